@@ -1,0 +1,2 @@
+"""harness: one evaluation harness for tool-using LLM agents."""
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Model clients: everything that turns a conversation into an assistant turn."""

@@ -1,0 +1,58 @@
+"""The model-client interface and the tiny deterministic clients."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+
+class ModelError(Exception):
+    """A model call failed. ``transient`` errors are retried; others are not."""
+
+    def __init__(self, message: str, transient: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+class ModelClient(ABC):
+    """Turns (messages, tools, sampling params) into one assistant turn."""
+
+    name: str = "model"
+
+    @abstractmethod
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        """One model reply. Raises ModelError on failure."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the manifest records about this client (never credentials)."""
+        return {"name": self.name, "kind": type(self).__name__}
+
+
+class NullClient(ModelClient):
+    """Answers every message with a short text and never calls a tool."""
+
+    name = "null"
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        return AssistantTurn(content="I cannot help with that.", finish_reason="stop")
+
+
+class ScriptedClient(ModelClient):
+    """Replays a fixed list of turns, then answers with text (tests, oracles)."""
+
+    def __init__(self, turns: list[AssistantTurn], name: str = "scripted", final_text: str = "Done."):
+        self.name = name
+        self._turns = list(turns)
+        self._final_text = final_text
+        self.calls: list[list[Message]] = []
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        self.calls.append(list(messages))
+        if self._turns:
+            return self._turns.pop(0)
+        return AssistantTurn(content=self._final_text, finish_reason="stop")

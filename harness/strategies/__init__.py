@@ -1,0 +1,1 @@
+"""Test-time strategies: how a model is driven through one sample."""

@@ -1,0 +1,216 @@
+"""The task interface: what an adapter gives the runner, and what it gets back.
+
+An adapter turns one benchmark into ``Sample`` objects. A sample says what the
+model sees first (messages, tools), how to build a fresh environment, who plays
+the user, and which per-episode limits apply. After the episode the adapter
+scores the stored trajectory, and aggregates scores with the benchmark's
+official formula.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.types import Message, Score, ToolCall, ToolResult, ToolSchema, Trajectory, Usage
+
+if TYPE_CHECKING:
+    from harness.models.base import ModelClient
+
+
+class Environment(ABC):
+    """A fresh world for one (sample, trial): answers tool calls, keeps state."""
+
+    @abstractmethod
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Run one well-formed tool call. Must not raise for bad model input:
+        unknown tools and bad arguments come back as ``ToolResult(is_error=True)``."""
+
+    def final_state(self) -> Any:
+        """A JSON-serialisable view of the end state, stored in the record (optional)."""
+        return None
+
+
+class NoEnvironment(Environment):
+    """For samples whose tool calls are scored but never executed."""
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        return ToolResult(f"Error: tool '{call.name}' cannot be executed in this task.", True)
+
+
+@dataclass
+class UserTurn:
+    """What the user side contributes before the agent acts again.
+
+    ``messages`` are appended to the transcript and to the model's context.
+    ``hidden`` are recorded in the transcript only (e.g. the user's own tool calls).
+    ``tools`` replaces the tool list from this turn on (None keeps it).
+    ``history`` replaces the model's whole context before ``messages`` are added
+    (teacher forcing); it is recorded in the trajectory, not in the transcript.
+    ``stop`` ends the episode after recording, with this termination reason.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    hidden: list[Message] = field(default_factory=list)
+    tools: list[ToolSchema] | None = None
+    history: list[Message] | None = None
+    stop: str | None = None
+    usage: Usage | None = None
+
+
+class UserSource(ABC):
+    """Who speaks for the user: nobody, scripted turns, a simulator or gold history."""
+
+    @abstractmethod
+    async def next_turn(self, transcript: list[Message]) -> UserTurn | None:
+        """The next user turn, or None when there is nothing more to say."""
+
+
+class ScriptedTurns(UserSource):
+    """Fixed user turns, one after each agent turn (BFCL multi-turn, single-turn tasks)."""
+
+    def __init__(self, turns: list[UserTurn]):
+        self._turns = list(turns)
+        self._next = 0
+
+    async def next_turn(self, transcript: list[Message]) -> UserTurn | None:
+        if self._next >= len(self._turns):
+            return None
+        turn = self._turns[self._next]
+        self._next += 1
+        return turn
+
+
+@dataclass
+class EpisodeLimits:
+    """Per-episode rules. Exceeding a limit ends the episode as a scored failure.
+
+    ``single_step``: each user turn gets exactly one model reply whose tool calls are
+    recorded but not executed (BFCL single-turn categories).
+    ``max_steps_per_turn``: model replies allowed per user turn (BFCL multi-turn: 20).
+    ``max_messages``: messages in the transcript (tau2's max_steps counts messages).
+    ``max_tool_errors``: tool results flagged as errors (tau2's max_errors).
+    """
+
+    single_step: bool = False
+    max_steps_per_turn: int | None = None
+    max_steps: int | None = 100
+    max_messages: int | None = None
+    max_tool_errors: int | None = None
+    max_completion_tokens: int | None = None
+    wall_time_s: float | None = 1800.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Services:
+    """Models and settings an adapter may need besides the model under test."""
+
+    user_client: ModelClient | None = None
+    user_model: str | None = None
+    judge_client: ModelClient | None = None
+    judge_model: str | None = None
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Sample:
+    """One task instance of a benchmark, ready to run."""
+
+    id: str
+    benchmark: str
+    subset: str
+    tools: list[ToolSchema]
+    initial_messages: list[Message]
+    make_environment: Callable[[], Environment] = NoEnvironment
+    make_user: Callable[[Environment, Services], UserSource] | None = None
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    gold: Any = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.benchmark}/{self.subset}/{self.id}"
+
+
+@dataclass
+class RecordView:
+    """What aggregation sees of one stored record."""
+
+    sample_id: str
+    subset: str
+    trial: int
+    status: str  # "ok" or "infra_error"
+    score: Score | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SubsetResult:
+    """Metrics and counts of one subset (category, domain, scenario...)."""
+
+    metrics: dict[str, float]
+    n_samples: int = 0
+    n_records: int = 0
+    n_infra_errors: int = 0
+
+
+@dataclass
+class BenchmarkResult:
+    """A benchmark's aggregate: headline metrics with the official formula,
+    per-subset metrics, and what was not run."""
+
+    benchmark: str
+    headline: dict[str, float]
+    subsets: dict[str, SubsetResult]
+    not_run: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Adapter(ABC):
+    """One benchmark behind the task interface."""
+
+    name: str = ""
+
+    @abstractmethod
+    def subsets(self) -> list[str]:
+        """Every subset this benchmark has (whether or not it can run here)."""
+
+    @abstractmethod
+    def load(
+        self,
+        subset: str,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
+        """The samples of one subset, optionally only the given ids."""
+
+    @abstractmethod
+    async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
+        """Score one stored trajectory (no call to the model under test)."""
+
+    @abstractmethod
+    def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
+        """The official aggregate over the given records."""
+
+    @abstractmethod
+    def oracle(self, sample: Sample) -> ModelClient:
+        """A model that plays the sample's gold actions (for parity checks)."""
+
+    def versions(self) -> dict[str, str]:
+        """Package and data versions that affect this benchmark's numbers."""
+        return {}
+
+    def unavailable_reason(self, subset: str) -> str | None:
+        """Why a subset cannot run on this machine (missing key or extra), else None."""
+        return None

@@ -1,0 +1,245 @@
+"""Plain data types shared by every part of the harness.
+
+Messages are OpenAI chat-format dicts (``{"role": ..., "content": ...}``) so that
+they go to any model client unchanged and serialise to JSON as they are.
+Everything here is JSON-serialisable through ``to_dict`` / ``from_dict``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+ToolSchema = dict[str, Any]  # {"type": "function", "function": {"name", "description", "parameters"}}
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the model wrote it.
+
+    ``arguments`` is the parsed JSON object, or None when ``raw_arguments`` could not
+    be parsed into an object; ``parse_error`` then says why. A call with a parse
+    error is never executed: the agent is shown the error instead.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+    parse_error: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        raw = self.raw_arguments
+        if not raw and self.arguments is not None:
+            raw = json.dumps(self.arguments, ensure_ascii=False)
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": raw}}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(**data)
+
+    @classmethod
+    def from_openai(cls, data: dict[str, Any]) -> ToolCall:
+        """Build from an OpenAI ``tool_calls`` entry, parsing its arguments safely."""
+        function = data.get("function") or {}
+        name = str(function.get("name") or "")
+        raw = function.get("arguments")
+        if isinstance(raw, dict):
+            return cls(id=str(data.get("id") or ""), name=name, arguments=raw, raw_arguments=json.dumps(raw))
+        raw_text = "" if raw is None else str(raw)
+        arguments, error = parse_arguments(raw_text)
+        return cls(
+            id=str(data.get("id") or ""),
+            name=name,
+            arguments=arguments,
+            raw_arguments=raw_text,
+            parse_error=error,
+        )
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse a JSON arguments string into an object, never raising.
+
+    An empty string means "no arguments" (some servers send it for zero-argument calls).
+    """
+    if raw.strip() == "":
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, f"arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+@dataclass
+class ToolResult:
+    """What the environment answered to one tool call."""
+
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Usage:
+    """Token and call counts of model calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cached_calls += other.cached_calls
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class AssistantTurn:
+    """One reply of a model: text, tool calls, reasoning (kept apart), usage."""
+
+    content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    reasoning: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    raw: Any = None  # the provider's reply, for the record
+    finish_reason: str | None = None
+
+    def to_message(self) -> Message:
+        message: Message = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+        return message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "tool_calls": [call.to_dict() for call in self.tool_calls],
+            "reasoning": self.reasoning,
+            "usage": self.usage.to_dict(),
+            "finish_reason": self.finish_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AssistantTurn:
+        return cls(
+            content=data.get("content"),
+            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
+            reasoning=data.get("reasoning"),
+            usage=Usage.from_dict(data.get("usage") or {}),
+            finish_reason=data.get("finish_reason"),
+        )
+
+
+@dataclass
+class SamplingParams:
+    """Sampling settings sent with every model call (None = the server's default)."""
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Score:
+    """The score of one (sample, trial).
+
+    ``passed`` is the benchmark's pass/fail; ``reward`` its numeric reward;
+    ``progress`` partial credit in [0, 1] (None where the benchmark has none);
+    tool-call counts where the benchmark scores tool calls.
+    """
+
+    passed: bool
+    reward: float
+    progress: float | None = None
+    tool_tp: int | None = None
+    tool_fp: int | None = None
+    tool_fn: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Score:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Trajectory:
+    """Everything an episode produced, enough to score it again without a model.
+
+    ``messages`` is the transcript: every message produced during the episode, in
+    order (user turns, assistant replies, tool results), after the sample's
+    ``initial_messages``. ``context_resets`` lists transcript indexes at which the
+    model's visible context was replaced by a given history (teacher forcing); the
+    replacement histories are in ``reset_histories`` (same order).
+    ``turns`` holds the parsed assistant turns (tool calls with parse errors,
+    reasoning, usage) in transcript order.
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    turns: list[AssistantTurn] = field(default_factory=list)
+    termination: str = "completed"
+    tool_calls: int = 0
+    tool_errors: int = 0
+    usage: dict[str, Usage] = field(default_factory=dict)  # by role: actor, user, ...
+    context_resets: list[int] = field(default_factory=list)
+    reset_histories: list[list[Message]] = field(default_factory=list)
+    final_state: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add_usage(self, role: str, usage: Usage) -> None:
+        self.usage.setdefault(role, Usage()).add(usage)
+
+    def assistant_tool_calls(self) -> list[ToolCall]:
+        return [call for turn in self.turns for call in turn.tool_calls]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "messages": self.messages,
+            "turns": [turn.to_dict() for turn in self.turns],
+            "termination": self.termination,
+            "tool_calls": self.tool_calls,
+            "tool_errors": self.tool_errors,
+            "usage": {role: usage.to_dict() for role, usage in self.usage.items()},
+            "context_resets": self.context_resets,
+            "reset_histories": self.reset_histories,
+            "final_state": self.final_state,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        return cls(
+            messages=list(data.get("messages") or []),
+            turns=[AssistantTurn.from_dict(t) for t in data.get("turns") or []],
+            termination=data.get("termination", "completed"),
+            tool_calls=int(data.get("tool_calls", 0)),
+            tool_errors=int(data.get("tool_errors", 0)),
+            usage={r: Usage.from_dict(u) for r, u in (data.get("usage") or {}).items()},
+            context_resets=list(data.get("context_resets") or []),
+            reset_histories=list(data.get("reset_histories") or []),
+            final_state=data.get("final_state"),
+            extra=dict(data.get("extra") or {}),
+        )
