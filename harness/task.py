@@ -19,6 +19,7 @@ from harness.types import Message, Score, ToolCall, ToolResult, ToolSchema, Traj
 
 if TYPE_CHECKING:
     from harness.models.base import ModelClient
+    from harness.models.prompt_format import PromptFormat
 
 
 class Environment(ABC):
@@ -210,6 +211,10 @@ class Adapter(ABC):
     def versions(self) -> dict[str, str]:
         """Package and data versions that affect this benchmark's numbers."""
         return {}
+
+    def prompt_format(self, sample: Sample) -> PromptFormat | None:
+        """The benchmark's own prompt-mode format (None: the harness default)."""
+        return None
 
     def unavailable_reason(self, subset: str) -> str | None:
         """Why a subset cannot run on this machine (missing key or extra), else None."""
