@@ -1,2 +1,3 @@
 """harness: one evaluation harness for tool-using LLM agents."""
+
 __version__ = "0.1.0"

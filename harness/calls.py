@@ -48,7 +48,7 @@ def _literal(node: ast.AST) -> Any:
     if isinstance(node, ast.Dict):
         if any(key is None for key in node.keys):
             raise UnsafeCallError("dict unpacking is not a literal")
-        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values)}
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}
     raise UnsafeCallError(f"argument is not a literal ({type(node).__name__})")
 
 

@@ -156,9 +156,15 @@ class _Episode:
                         "content": result.content,
                     }
                 )
-                if limits.max_tool_errors is not None and self.trajectory.tool_errors >= limits.max_tool_errors:
+                if (
+                    limits.max_tool_errors is not None
+                    and self.trajectory.tool_errors >= limits.max_tool_errors
+                ):
                     return "max_tool_errors"
-            if limits.max_steps_per_turn is not None and steps_this_turn >= limits.max_steps_per_turn:
+            if (
+                limits.max_steps_per_turn is not None
+                and steps_this_turn >= limits.max_steps_per_turn
+            ):
                 return "max_steps_per_turn"
 
     async def run(self) -> Trajectory:

@@ -181,6 +181,10 @@ class Adapter(ABC):
     """One benchmark behind the task interface."""
 
     name: str = ""
+    # Whether episodes need a simulated user / scoring needs a judge model, so the
+    # runner asks for (and records) those models only where they matter.
+    needs_user_model: bool = False
+    needs_judge_model: bool = False
 
     @abstractmethod
     def subsets(self) -> list[str]:

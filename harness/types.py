@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
-ToolSchema = dict[str, Any]  # {"type": "function", "function": {"name", "description", "parameters"}}
+ToolSchema = dict[
+    str, Any
+]  # {"type": "function", "function": {"name", "description", "parameters"}}
 
 
 @dataclass
@@ -34,7 +36,11 @@ class ToolCall:
         raw = self.raw_arguments
         if not raw and self.arguments is not None:
             raw = json.dumps(self.arguments, ensure_ascii=False)
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": raw}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": raw},
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,7 +56,12 @@ class ToolCall:
         name = str(function.get("name") or "")
         raw = function.get("arguments")
         if isinstance(raw, dict):
-            return cls(id=str(data.get("id") or ""), name=name, arguments=raw, raw_arguments=json.dumps(raw))
+            return cls(
+                id=str(data.get("id") or ""),
+                name=name,
+                arguments=raw,
+                raw_arguments=json.dumps(raw),
+            )
         raw_text = "" if raw is None else str(raw)
         arguments, error = parse_arguments(raw_text)
         return cls(

@@ -45,7 +45,9 @@ class NullClient(ModelClient):
 class ScriptedClient(ModelClient):
     """Replays a fixed list of turns, then answers with text (tests, oracles)."""
 
-    def __init__(self, turns: list[AssistantTurn], name: str = "scripted", final_text: str = "Done."):
+    def __init__(
+        self, turns: list[AssistantTurn], name: str = "scripted", final_text: str = "Done."
+    ):
         self.name = name
         self._turns = list(turns)
         self._final_text = final_text

@@ -1,0 +1,348 @@
+"""The ``harness`` command line.
+
+Imports stay inside the command functions: ``harness --help`` must not pay for
+litellm, pandas or the benchmark packages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+
+DEFAULT_USER_MODEL = "gpt-4.1-2025-04-14"
+DEFAULT_JUDGE_MODEL = "gpt-4.1-2025-04-14"
+RESULTS_DIR = Path("results")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad command as one line with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ConfigError(message)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+def default_run_dir(suite: str, model: str, strategy: str) -> Path:
+    """Deterministic, so that rerunning the same command resumes the same run."""
+    return RESULTS_DIR / f"{_slug(Path(suite).stem)}__{_slug(model)}__{_slug(strategy)}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="harness",
+        description="Evaluate tool-using LLM agents on BFCL-v4, tau2-Bench, VitaBench and FinMCP-Bench.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run a suite against a model (resumes an existing run)")
+    run.add_argument("--suite", required=True, help="suite name (tasks/<name>.yaml) or path")
+    run.add_argument("--model", required=True, help="oracle, null, or a litellm model name")
+    run.add_argument(
+        "--api-base", help="OpenAI-compatible server URL (vLLM, SGLang, llama.cpp, Ollama)"
+    )
+    run.add_argument(
+        "--prompt-mode", action="store_true", help="tools in the prompt, calls parsed from text"
+    )
+    run.add_argument("--trials", type=int, help="trials per sample (default: the suite's)")
+    run.add_argument("--limit", type=int, help="at most N samples per subset")
+    run.add_argument("--ids", help="comma-separated sample ids to run")
+    run.add_argument("--concurrency", type=int, default=8, help="samples in flight at once")
+    run.add_argument(
+        "--out", type=Path, help="run folder (default: results/<suite>__<model>__<strategy>)"
+    )
+    run.add_argument("--strategy", default="plain", help="test-time strategy (default: plain)")
+    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--top-p", type=float)
+    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--seed", type=int, default=0, help="base seed; trial t uses seed + t")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
+    run.add_argument(
+        "--max-attempts", type=int, default=6, help="tries per model call on transient errors"
+    )
+    run.add_argument("--episode-timeout", type=float, default=3600.0, help="seconds per episode")
+    run.add_argument(
+        "--user-model", default=DEFAULT_USER_MODEL, help="user simulator model, or 'scripted'"
+    )
+    run.add_argument("--judge-model", default=DEFAULT_JUDGE_MODEL, help="judge model, or 'stub'")
+    run.add_argument("--data-dir", type=Path, help="local copy of benchmark data not on PyPI")
+    run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
+    run.add_argument(
+        "--cache-dir", type=Path, help="response cache folder (default: ~/.cache/harness)"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
+
+    score = commands.add_parser("score", help="regrade a run from its stored trajectories")
+    score.add_argument("run_dir", type=Path)
+    score.add_argument("--no-rescore", action="store_true", help="aggregate the stored scores only")
+
+    board = commands.add_parser("leaderboard", help="tables over one or more runs")
+    board.add_argument("run_dirs", type=Path, nargs="+")
+    board.add_argument("--format", choices=["md", "csv", "json"], default="md")
+
+    export = commands.add_parser(
+        "export-bfcl", help="write a run's BFCL results in BFCL's file layout"
+    )
+    export.add_argument("run_dir", type=Path)
+    export.add_argument("out_dir", type=Path)
+    export.add_argument("--model-name", help="model name for the result folder (no '_')")
+
+    commands.add_parser("list", help="benchmarks, subsets, suites and built-in models")
+    return parser
+
+
+def _sampling(args: argparse.Namespace) -> Any:
+    from harness.types import SamplingParams
+
+    return SamplingParams(
+        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed
+    )
+
+
+def _aux_client(name: str, args: argparse.Namespace, cache_dir: Path | None) -> Any:
+    """The client for the user simulator or judge (None for built-in stand-ins)."""
+    from harness.models.factory import ModelSettings, build_remote_client, check_model
+
+    if name in ("scripted", "stub", "none"):
+        return None
+    settings = ModelSettings(
+        name=name,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        concurrency=args.concurrency,
+        cache_dir=cache_dir,
+    )
+    check_model(settings)
+    return build_remote_client(settings)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.leaderboard import render
+    from harness.manifest import base_versions, check_resumable
+    from harness.models.factory import ModelProvider, ModelSettings, check_model
+    from harness.registry import get_adapter
+    from harness.runner import Runner, now_iso, plan_suite
+    from harness.scoring import score_run
+    from harness.store import RunStore
+    from harness.strategies.registry import build_strategy
+    from harness.suites import load_suite
+    from harness.task import Services
+
+    suite = load_suite(args.suite)
+    trials = args.trials or suite.trials
+    if trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+        raise ConfigError("--trials, --concurrency and --limit must be positive")
+    strategy = build_strategy(args.strategy)
+    cache_dir = (
+        None
+        if args.no_cache
+        else (args.cache_dir or Path.home() / ".cache" / "harness" / "responses")
+    )
+    settings = ModelSettings(
+        name=args.model,
+        api_base=args.api_base,
+        prompt_mode=args.prompt_mode,
+        timeout_s=args.timeout,
+        max_attempts=args.max_attempts,
+        concurrency=args.concurrency,
+        cache_dir=cache_dir,
+    )
+    check_model(settings)
+    ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
+    plan = plan_suite(suite, limit=args.limit, data_dir=args.data_dir, ids=ids)
+    if not plan.samples and not plan.not_run:
+        raise ConfigError(f"suite '{suite.name}' selects no samples")
+    provider = ModelProvider(settings)
+    benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
+    # Only benchmarks with a simulated user or a judge need (and record) those models.
+    user_model = (
+        args.user_model if any(get_adapter(b).needs_user_model for b in benchmarks) else None
+    )
+    judge_model = (
+        args.judge_model if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
+    )
+    services = Services(
+        user_client=_aux_client(user_model, args, cache_dir) if user_model else None,
+        user_model=user_model,
+        judge_client=_aux_client(judge_model, args, cache_dir) if judge_model else None,
+        judge_model=judge_model,
+        seed=args.seed,
+    )
+    run_dir = args.out or default_run_dir(args.suite, args.model, args.strategy)
+    store = RunStore(run_dir)
+    versions = base_versions()
+    for name in benchmarks:
+        for key, value in get_adapter(name).versions().items():
+            versions[f"{name}.{key}"] = value
+    manifest = {
+        "run_id": run_dir.name,
+        "created_at": now_iso(),
+        "model": {
+            "name": args.model,
+            "api_base": provider.describe().get("api_base"),
+            "prompt_mode": args.prompt_mode,
+        },
+        "model_client": provider.describe(),
+        "sampling": _sampling(args).to_dict(),
+        "strategy": strategy.describe(),
+        "env_feedback": "standard",
+        "suite_name": suite.name,
+        "suite": suite.to_dict(),
+        "trials": trials,
+        "limit": args.limit,
+        "seed": args.seed,
+        "user_model": user_model,
+        "judge_model": judge_model,
+        "data_dir": str(args.data_dir) if args.data_dir else None,
+        "versions": versions,
+        "planned": plan.planned_counts(),
+        "not_run": [n.__dict__ for n in plan.not_run],
+        "cache": str(cache_dir) if cache_dir else None,
+    }
+    if store.exists():
+        old = store.read_manifest()
+        check_resumable(old, manifest, run_dir)
+        manifest["created_at"] = old.get("created_at", manifest["created_at"])
+        manifest["resumed_at"] = now_iso()
+    store.open_for_append()
+    try:
+        store.write_manifest(manifest)
+        runner = Runner(
+            store=store,
+            strategy=strategy,
+            model_provider=provider,
+            services=services,
+            params=_sampling(args),
+            concurrency=args.concurrency,
+            base_seed=args.seed,
+            episode_timeout_s=args.episode_timeout,
+            load_options=plan.load_options,
+        )
+        summary = _run_with_progress(runner, plan.samples, trials, quiet=args.quiet)
+        manifest["finished_at"] = now_iso()
+        manifest["last_summary"] = summary.__dict__
+        store.write_manifest(manifest)
+    finally:
+        store.close()
+    score_run(run_dir, rescore=False)
+    print(
+        f"{run_dir}: {summary.ran} ran, {summary.skipped} already done, {summary.ok} ok, "
+        f"{summary.infra_errors} infrastructure errors, {summary.score_errors} scoring errors "
+        f"in {summary.elapsed_s:.1f}s",
+        file=sys.stderr,
+    )
+    for item in plan.not_run:
+        print(f"not run: {item.benchmark}/{item.subset}: {item.reason}", file=sys.stderr)
+    if not args.quiet:
+        print(render([run_dir], "md"))
+    return 0 if summary.infra_errors == 0 and summary.score_errors == 0 else 1
+
+
+def _run_with_progress(runner: Any, samples: list[Any], trials: int, quiet: bool) -> Any:
+    import asyncio
+
+    from harness.progress import ProgressDisplay
+
+    display = ProgressDisplay(total=len(samples) * trials, enabled=not quiet)
+    runner.progress = display.advance
+    todo, skipped = runner.pending(samples, trials)
+    display.start(already_done=skipped)
+    try:
+        return asyncio.run(runner.run(samples, trials))
+    finally:
+        display.stop()
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from harness.leaderboard import render
+    from harness.scoring import score_run
+
+    scores = score_run(args.run_dir, rescore=not args.no_rescore)
+    regrade = scores["regrade"]
+    print(
+        f"{args.run_dir}: regraded {regrade['regraded']} records ({regrade['changed']} changed, "
+        f"{regrade['failed']} failed); wrote {args.run_dir / 'scores.json'}",
+        file=sys.stderr,
+    )
+    print(render([args.run_dir], "md"))
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from harness.leaderboard import render
+
+    print(render(args.run_dirs, args.format))
+    return 0
+
+
+def cmd_export_bfcl(args: argparse.Namespace) -> int:
+    from harness.adapters.bfcl.export import export_bfcl
+    from harness.store import RunStore
+
+    store = RunStore(args.run_dir)
+    manifest = store.read_manifest()
+    records = [r for r in store.records().values() if r["benchmark"] == "bfcl"]
+    if not records:
+        raise ConfigError(f"{args.run_dir} has no BFCL records")
+    name = args.model_name or _slug(manifest["model"]["name"]).replace("_", "-")
+    written = export_bfcl(records, args.out_dir, name)
+    print(f"wrote {len(written)} result files under {args.out_dir}", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from harness.models.factory import BUILTIN_MODELS
+    from harness.registry import benchmark_names, get_adapter
+    from harness.suites import available_suites
+
+    print("benchmarks:")
+    for name in benchmark_names():
+        try:
+            adapter = get_adapter(name)
+        except Exception as exc:  # a broken third-party adapter must not hide the others
+            print(f"  {name}: unavailable ({type(exc).__name__}: {exc})")
+            continue
+        subsets = adapter.subsets()
+        print(f"  {name}: {', '.join(subsets)}")
+    print("suites: " + ", ".join(available_suites()))
+    print("built-in models:")
+    for name, about in BUILTIN_MODELS.items():
+        print(f"  {name}: {about}")
+    print(
+        "other models: any litellm model name (e.g. openai/gpt-4.1), or with --api-base a local server"
+    )
+    return 0
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "score": cmd_score,
+    "leaderboard": cmd_leaderboard,
+    "export-bfcl": cmd_export_bfcl,
+    "list": cmd_list,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("harness: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""From a model name on the command line to the client the runner calls.
+
+``oracle`` and ``null`` are built in and need no network. Any other name goes to
+litellm (API models, or OpenAI-compatible local servers through ``api_base``),
+wrapped for reliability (retries, timeouts), per-endpoint concurrency and the
+response cache. Prompt mode puts the tools into the prompt for servers without a
+tool-call parser, using the benchmark's own prompt format where it has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.models.base import ModelClient, NullClient
+from harness.registry import get_adapter
+from harness.task import Sample
+
+BUILTIN_MODELS = {
+    "oracle": "plays each benchmark's gold actions (parity checks; no network)",
+    "null": "answers every turn with text and never calls a tool (do-nothing baseline)",
+}
+
+
+@dataclass
+class ModelSettings:
+    name: str
+    api_base: str | None = None
+    prompt_mode: bool = False
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    concurrency: int = 8
+    cache_dir: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def is_builtin(name: str) -> bool:
+    return name in BUILTIN_MODELS
+
+
+def check_model(settings: ModelSettings) -> None:
+    """Fail early, with one line, on a model that cannot be called."""
+    if is_builtin(settings.name):
+        return
+    from harness.models.litellm_client import missing_credentials
+
+    problem = missing_credentials(settings.name, settings.api_base)
+    if problem:
+        raise ConfigError(problem)
+
+
+def build_remote_client(settings: ModelSettings) -> ModelClient:
+    """The litellm client with retries, endpoint concurrency and cache around it."""
+    from harness.models.cache import CachingClient
+    from harness.models.litellm_client import LiteLLMClient
+    from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
+
+    client: ModelClient = LiteLLMClient(
+        settings.name, api_base=settings.api_base, timeout=settings.timeout_s
+    )
+    client = ConcurrencyLimitedClient(client, settings.concurrency)
+    client = RetryingClient(client, max_attempts=settings.max_attempts, timeout=settings.timeout_s)
+    if settings.cache_dir is not None:
+        client = CachingClient(client, settings.cache_dir)
+    return client
+
+
+class ModelProvider:
+    """Gives the runner the client for each sample."""
+
+    def __init__(self, settings: ModelSettings):
+        self.settings = settings
+        self._remote: ModelClient | None = None
+        if not is_builtin(settings.name):
+            self._remote = build_remote_client(settings)
+
+    def __call__(self, sample: Sample) -> ModelClient:
+        name = self.settings.name
+        if name == "oracle":
+            return get_adapter(sample.benchmark).oracle(sample)
+        if name == "null":
+            return NullClient()
+        assert self._remote is not None
+        if not self.settings.prompt_mode:
+            return self._remote
+        from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
+
+        fmt = get_adapter(sample.benchmark).prompt_format(sample) or HermesPromptFormat()
+        return PromptModeClient(self._remote, fmt)
+
+    def describe(self) -> dict[str, Any]:
+        if self._remote is None:
+            return {
+                "name": self.settings.name,
+                "kind": "builtin",
+                "about": BUILTIN_MODELS[self.settings.name],
+            }
+        info = dict(self._remote.describe())
+        info.update({"name": self.settings.name, "prompt_mode": self.settings.prompt_mode})
+        return info

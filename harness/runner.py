@@ -1,0 +1,260 @@
+"""The runner: every (sample, trial) of a suite, concurrently, into the results store.
+
+Finished (sample, trial) pairs are skipped on a rerun of the same command, so a
+killed run resumes where it stopped. A sample whose model calls keep failing, or
+whose episode raises, is recorded as an infrastructure error: counted apart in
+every table, never scored as a model failure, and run again on the next resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.models.base import ModelClient, ModelError
+from harness.registry import get_adapter
+from harness.store import OK, RunStore, record_key
+from harness.strategies.base import Strategy
+from harness.suites import Suite
+from harness.task import Sample, Services
+from harness.types import SamplingParams, Score, Trajectory
+
+INFRA_ERROR = "infra_error"
+SCORE_ERROR = "score_error"
+
+ModelProvider = Callable[[Sample], ModelClient]
+
+
+@dataclass
+class NotRun:
+    benchmark: str
+    subset: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    samples: list[Sample]
+    not_run: list[NotRun] = field(default_factory=list)
+    # sample.key -> the suite entry's load options, so scoring can reload samples
+    load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def planned_counts(self) -> dict[str, dict[str, int]]:
+        counts: dict[str, dict[str, int]] = {}
+        for sample in self.samples:
+            per_subset = counts.setdefault(sample.benchmark, {})
+            per_subset[sample.subset] = per_subset.get(sample.subset, 0) + 1
+        return counts
+
+
+@dataclass
+class WorkItem:
+    sample: Sample
+    trial: int
+
+    @property
+    def key(self) -> str:
+        return record_key(self.sample.benchmark, self.sample.subset, self.sample.id, self.trial)
+
+
+@dataclass
+class RunSummary:
+    total: int
+    skipped: int
+    ran: int
+    ok: int
+    infra_errors: int
+    score_errors: int
+    elapsed_s: float
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def plan_suite(
+    suite: Suite,
+    limit: int | None = None,
+    data_dir: Path | None = None,
+    ids: list[str] | None = None,
+) -> Plan:
+    """Load every sample a suite names; subsets that cannot run here are listed, not dropped."""
+    plan = Plan(samples=[])
+    for entry in suite.entries:
+        adapter = get_adapter(entry.benchmark)
+        known = adapter.subsets()
+        subsets = known if entry.subsets == "all" else list(entry.subsets)
+        unknown = [s for s in subsets if s not in known]
+        if unknown:
+            raise ConfigError(
+                f"suite '{suite.name}': benchmark '{entry.benchmark}' has no subset(s) "
+                f"{', '.join(unknown)} (known: {', '.join(known)})"
+            )
+        for subset in subsets:
+            reason = adapter.unavailable_reason(subset)
+            if reason:
+                plan.not_run.append(NotRun(entry.benchmark, subset, reason))
+                continue
+            wanted_ids = ids or entry.ids
+            samples = adapter.load(subset, ids=wanted_ids, data_dir=data_dir, options=entry.options)
+            caps = [c for c in (entry.limit, limit) if c is not None]
+            if caps:
+                samples = samples[: min(caps)]
+            plan.samples.extend(samples)
+            for sample in samples:
+                plan.load_options[sample.key] = dict(entry.options)
+    return plan
+
+
+def build_record(
+    item: WorkItem,
+    load_options: dict[str, Any],
+    seed: int,
+    status: str,
+    trajectory: Trajectory | None,
+    score: Score | None,
+    error: dict[str, Any] | None,
+    started_at: str,
+    latency_s: float,
+) -> dict[str, Any]:
+    sample = item.sample
+    return {
+        "key": item.key,
+        "benchmark": sample.benchmark,
+        "subset": sample.subset,
+        "sample_id": sample.id,
+        "trial": item.trial,
+        "seed": seed,
+        "status": status,
+        "error": error,
+        "score": score.to_dict() if score else None,
+        "metadata": sample.metadata,
+        "load_options": load_options,
+        "started_at": started_at,
+        "latency_s": round(latency_s, 4),
+        "trajectory": trajectory.to_dict() if trajectory else None,
+    }
+
+
+def _error_info(exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:2000],
+        "traceback": traceback.format_exc(limit=8)[-4000:],
+    }
+
+
+class Runner:
+    """Runs work items with bounded concurrency and appends one record each."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        strategy: Strategy,
+        model_provider: ModelProvider,
+        services: Services,
+        params: SamplingParams,
+        concurrency: int = 8,
+        base_seed: int = 0,
+        episode_timeout_s: float | None = None,
+        progress: Callable[[str, bool], None] | None = None,
+        load_options: dict[str, dict[str, Any]] | None = None,
+    ):
+        self.store = store
+        self.strategy = strategy
+        self.model_provider = model_provider
+        self.services = services
+        self.params = params
+        self.concurrency = max(1, concurrency)
+        self.base_seed = base_seed
+        self.episode_timeout_s = episode_timeout_s
+        self.progress = progress
+        self.load_options = load_options or {}
+
+    def trial_seed(self, trial: int) -> int:
+        # One seed per trial, shared by all samples: trials differ, reruns repeat.
+        return self.base_seed + trial
+
+    def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
+        done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
+        items = [WorkItem(s, t) for t in range(trials) for s in samples]
+        todo = [item for item in items if item.key not in done]
+        return todo, len(items) - len(todo)
+
+    async def run_item(self, item: WorkItem) -> dict[str, Any]:
+        seed = self.trial_seed(item.trial)
+        params = SamplingParams(**{**self.params.to_dict(), "seed": seed})
+        services = Services(**{**self.services.__dict__, "seed": seed})
+        options = self.load_options.get(item.sample.key, {})
+        started_at = now_iso()
+        start = time.monotonic()
+        adapter = get_adapter(item.sample.benchmark)
+        trajectory: Trajectory | None = None
+        try:
+            model = self.model_provider(item.sample)
+            episode = self.strategy.run(item.sample, model, services, params)
+            if self.episode_timeout_s:
+                trajectory = await asyncio.wait_for(episode, self.episode_timeout_s)
+            else:
+                trajectory = await episode
+        except (ModelError, asyncio.TimeoutError, Exception) as exc:  # noqa: B014 - all recorded
+            return build_record(
+                item,
+                options,
+                seed,
+                INFRA_ERROR,
+                trajectory,
+                None,
+                _error_info(exc),
+                started_at,
+                time.monotonic() - start,
+            )
+        try:
+            score = await adapter.score(item.sample, trajectory, services)
+        except Exception as exc:  # a scoring failure is shown, never a silent zero
+            return build_record(
+                item,
+                options,
+                seed,
+                SCORE_ERROR,
+                trajectory,
+                None,
+                _error_info(exc),
+                started_at,
+                time.monotonic() - start,
+            )
+        return build_record(
+            item, options, seed, OK, trajectory, score, None, started_at, time.monotonic() - start
+        )
+
+    async def run(self, samples: list[Sample], trials: int) -> RunSummary:
+        start = time.monotonic()
+        todo, skipped = self.pending(samples, trials)
+        counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(item: WorkItem) -> None:
+            async with semaphore:
+                record = await self.run_item(item)
+            self.store.append(record)
+            counts[record["status"]] += 1
+            if self.progress:
+                self.progress(record["key"], record["status"] == OK)
+
+        await asyncio.gather(*(one(item) for item in todo))
+        return RunSummary(
+            total=len(todo) + skipped,
+            skipped=skipped,
+            ran=len(todo),
+            ok=counts[OK],
+            infra_errors=counts[INFRA_ERROR],
+            score_errors=counts[SCORE_ERROR],
+            elapsed_s=round(time.monotonic() - start, 3),
+        )

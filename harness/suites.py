@@ -1,0 +1,112 @@
+"""Suites: which benchmarks, subsets, samples and trials one run covers (tasks/*.yaml)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+
+SUITES_DIR = Path(__file__).resolve().parents[1] / "tasks"
+
+
+@dataclass
+class SuiteEntry:
+    benchmark: str
+    subsets: list[str] | str = "all"
+    limit: int | None = None
+    ids: list[str] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Suite:
+    name: str
+    entries: list[SuiteEntry]
+    description: str = ""
+    trials: int = 1
+    source: str = ""
+    sha256: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def suite_dirs() -> list[Path]:
+    """Where suites are looked up by name: the project's tasks/ folder."""
+    return [SUITES_DIR]
+
+
+def available_suites() -> list[str]:
+    names = set()
+    for folder in suite_dirs():
+        if folder.is_dir():
+            names.update(path.stem for path in folder.glob("*.yaml"))
+    return sorted(names)
+
+
+def _resolve(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return path
+    for folder in suite_dirs():
+        candidate = folder / f"{name_or_path}.yaml"
+        if candidate.is_file():
+            return candidate
+    known = ", ".join(available_suites()) or "none"
+    raise ConfigError(f"unknown suite '{name_or_path}' (known: {known})")
+
+
+def _entry(raw: Any, where: str) -> SuiteEntry:
+    if not isinstance(raw, dict) or "benchmark" not in raw:
+        raise ConfigError(f"{where}: each entry needs a 'benchmark'")
+    unknown = set(raw) - {"benchmark", "subsets", "limit", "ids", "options"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown entry keys {sorted(unknown)}")
+    subsets = raw.get("subsets", "all")
+    if not (
+        subsets == "all" or (isinstance(subsets, list) and all(isinstance(s, str) for s in subsets))
+    ):
+        raise ConfigError(f"{where}: 'subsets' must be 'all' or a list of names")
+    limit = raw.get("limit")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"{where}: 'limit' must be a positive integer")
+    options = raw.get("options") or {}
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}: 'options' must be a mapping")
+    ids = raw.get("ids")
+    return SuiteEntry(
+        benchmark=str(raw["benchmark"]),
+        subsets=subsets,
+        limit=limit,
+        ids=[str(i) for i in ids] if ids else None,
+        options=options,
+    )
+
+
+def load_suite(name_or_path: str) -> Suite:
+    """Read and validate a suite by name (tasks/<name>.yaml) or path."""
+    import yaml
+
+    path = _resolve(name_or_path)
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
+        raise ConfigError(f"{path}: a suite needs a non-empty 'entries' list")
+    trials = raw.get("trials", 1)
+    if not isinstance(trials, int) or trials < 1:
+        raise ConfigError(f"{path}: 'trials' must be a positive integer")
+    entries = [_entry(item, f"{path} entry {i + 1}") for i, item in enumerate(raw["entries"])]
+    return Suite(
+        name=str(raw.get("name") or path.stem),
+        description=str(raw.get("description") or ""),
+        trials=trials,
+        entries=entries,
+        source=str(path),
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    )
