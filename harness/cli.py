@@ -136,11 +136,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.suites import load_suite
     from harness.task import Services
 
+    strategy = build_strategy(args.strategy)
     suite = load_suite(args.suite)
     trials = args.trials or suite.trials
     if trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--trials, --concurrency and --limit must be positive")
-    strategy = build_strategy(args.strategy)
     cache_dir = (
         None
         if args.no_cache

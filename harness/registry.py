@@ -8,6 +8,7 @@ harness working from a source checkout that was never installed.
 from __future__ import annotations
 
 import importlib
+import os
 from functools import cache
 from importlib.metadata import entry_points
 
@@ -24,8 +25,28 @@ BUILTIN_ADAPTERS = {
 }
 
 
+# Adapters registered at run time (tests, notebooks): name -> "module:Class".
+_registered: dict[str, str] = {}
+
+
+def register_adapter(name: str, target: str) -> None:
+    """Make an adapter class ("module:Class") available under a benchmark name."""
+    _registered[name] = target
+    get_adapter.cache_clear()
+
+
+def _env_adapters() -> dict[str, str]:
+    """``HARNESS_ADAPTERS="name=module:Class,..."``: local adapters without packaging."""
+    targets = {}
+    for item in os.environ.get("HARNESS_ADAPTERS", "").split(","):
+        name, _, target = item.strip().partition("=")
+        if name and ":" in target:
+            targets[name.strip()] = target.strip()
+    return targets
+
+
 def _adapter_targets() -> dict[str, str]:
-    targets = dict(BUILTIN_ADAPTERS)
+    targets = {**BUILTIN_ADAPTERS, **_env_adapters(), **_registered}
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         targets.setdefault(entry.name, entry.value)
     return targets

@@ -1,0 +1,85 @@
+"""The command line: a toy suite end to end, clear errors with exit code 2, lazy imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def toy_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text("name: toy\ntrials: 2\nentries:\n  - benchmark: toy\n    subsets: all\n")
+    return suite
+
+
+def test_run_then_score_then_leaderboard(toy_env, tmp_path, capsys):
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--quiet"]) == 0
+    run_dir = tmp_path / "results" / "toy__oracle__plain"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["trials"] == 2 and manifest["planned"] == {"toy": {"easy": 5, "hard": 3}}
+    assert manifest["not_run"][0]["subset"] == "keyed"
+    assert manifest["versions"]["harness"] and manifest["user_model"] is None
+    assert len((run_dir / "samples.jsonl").read_text().splitlines()) == 16
+    # Rerunning the same command resumes: nothing left to do.
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--quiet"]) == 0
+    assert len((run_dir / "samples.jsonl").read_text().splitlines()) == 16
+    capsys.readouterr()
+    assert main(["score", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "| toy__oracle__plain | oracle | plain |" in out and "100.00" in out and "keyed" in out
+    assert main(["leaderboard", str(run_dir), "--format", "csv"]) == 0
+    assert "toy,toy__oracle__plain,oracle" in capsys.readouterr().out
+
+
+def test_a_different_model_cannot_resume_into_the_same_folder(toy_env, tmp_path, capsys):
+    out = str(tmp_path / "shared")
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--out", out, "--quiet"]) == 0
+    assert main(["run", "--suite", str(toy_env), "--model", "null", "--out", out, "--quiet"]) == 2
+    assert "different model" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--suite", "no-such-suite", "--model", "oracle"], "unknown suite 'no-such-suite'"),
+        (["run", "--suite", "smoke", "--model", "oracle", "--bogus"], "unrecognized arguments: --bogus"),
+        (["run", "--suite", "smoke", "--model", "oracle", "--strategy", "magic"], "unknown strategy"),
+        (["score", "/nonexistent/run"], "is not a run folder"),
+    ],
+)
+def test_bad_commands_give_one_line_and_exit_code_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_suite_file_gives_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("entries:\n  - subsets: all\n")
+    assert main(["run", "--suite", str(bad), "--model", "oracle"]) == 2
+    assert "needs a 'benchmark'" in capsys.readouterr().err
+
+
+def test_help_does_not_import_heavy_packages():
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('litellm', 'pandas', 'tau2', 'bfcl_eval', 'datasets', 'torch') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert "usage: harness" in out.stdout
+    assert "HEAVY=\n" in out.stdout or out.stdout.rstrip().endswith("HEAVY=")

@@ -1,0 +1,128 @@
+"""The episode loop: tool execution, bad model output, limits."""
+
+from __future__ import annotations
+
+import asyncio
+
+from harness.episode import MAX_TOOL_OUTPUT_CHARS, EpisodeInput, run_episode, sanitize_tool_output
+from harness.models.base import ScriptedClient
+from harness.task import Environment, EpisodeLimits, ScriptedTurns, UserTurn
+from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
+from toy_adapter import ADD_TOOL, CounterEnvironment
+
+
+def run(turns, env=None, limits=None, user=None, initial=None):
+    spec = EpisodeInput(
+        initial_messages=initial if initial is not None else [{"role": "user", "content": "go"}],
+        tools=[ADD_TOOL],
+        environment=env or CounterEnvironment(),
+        user=user,
+        limits=limits or EpisodeLimits(),
+        params=SamplingParams(),
+    )
+    return asyncio.run(run_episode(spec, ScriptedClient(turns)))
+
+
+def call(name="add", **arguments):
+    return ToolCall(id="", name=name, arguments=arguments)
+
+
+def test_tool_calls_are_executed_until_the_model_answers_with_text():
+    trajectory = run([AssistantTurn(tool_calls=[call(n=2), call(n=3)]), AssistantTurn(content="5")])
+    assert trajectory.final_state == {"total": 5}
+    roles = [m["role"] for m in trajectory.messages]
+    assert roles == ["assistant", "tool", "tool", "assistant"]
+    assert trajectory.messages[1]["tool_call_id"] == trajectory.messages[0]["tool_calls"][0]["id"]
+    assert trajectory.tool_calls == 2 and trajectory.termination == "completed"
+
+
+def test_unparseable_arguments_become_an_error_the_model_sees_and_the_episode_goes_on():
+    bad = ToolCall.from_openai({"id": "x", "function": {"name": "add", "arguments": '{"n": 1'}})
+    assert bad.parse_error and bad.arguments is None
+    trajectory = run([AssistantTurn(tool_calls=[bad]), AssistantTurn(tool_calls=[call(n=1)])])
+    assert trajectory.messages[1]["content"].startswith("Error: could not parse")
+    assert trajectory.final_state == {"total": 1}
+    assert trajectory.tool_errors == 1
+
+
+def test_unknown_tool_and_wrong_types_are_errors_not_crashes():
+    trajectory = run([AssistantTurn(tool_calls=[call("rm_rf", path="/"), call(n="three")])])
+    assert [m["content"] for m in trajectory.messages if m["role"] == "tool"] == [
+        "Error: unknown tool rm_rf",
+        "Error: n must be an integer",
+    ]
+
+
+class ExplodingEnvironment(Environment):
+    async def execute(self, call):
+        raise RuntimeError("boom")
+
+
+def test_an_environment_exception_becomes_an_error_result():
+    trajectory = run([AssistantTurn(tool_calls=[call(n=1)])], env=ExplodingEnvironment())
+    assert trajectory.messages[1]["content"] == "Error: RuntimeError: boom"
+
+
+class NoisyEnvironment(Environment):
+    def __init__(self, payload):
+        self.payload = payload
+
+    async def execute(self, call):
+        return ToolResult(self.payload)
+
+
+def test_huge_and_non_utf8_outputs_are_bounded_valid_text():
+    huge = run([AssistantTurn(tool_calls=[call(n=1)])], env=NoisyEnvironment("x" * 5_000_000))
+    content = huge.messages[1]["content"]
+    assert len(content) < MAX_TOOL_OUTPUT_CHARS + 100 and "truncated" in content
+    assert sanitize_tool_output(b"\xff\xfeok") == "\ufffd\ufffdok"
+    assert sanitize_tool_output("a\udcffb").encode("utf-8")  # lone surrogate made encodable
+
+
+def test_single_step_records_calls_without_executing_them():
+    trajectory = run([AssistantTurn(tool_calls=[call(n=4)])], limits=EpisodeLimits(single_step=True))
+    assert trajectory.final_state == {"total": 0}
+    assert len(trajectory.turns) == 1 and trajectory.turns[0].tool_calls[0].arguments == {"n": 4}
+
+
+def test_step_cap_per_turn_ends_the_episode_with_its_reason():
+    turns = [AssistantTurn(tool_calls=[call(n=1)]) for _ in range(30)]
+    trajectory = run(turns, limits=EpisodeLimits(max_steps_per_turn=20))
+    assert trajectory.termination == "max_steps_per_turn"
+    assert len(trajectory.turns) == 20
+
+
+def test_tool_error_cap_ends_the_episode():
+    turns = [AssistantTurn(tool_calls=[call("nope")]) for _ in range(30)]
+    trajectory = run(turns, limits=EpisodeLimits(max_tool_errors=3))
+    assert trajectory.termination == "max_tool_errors" and trajectory.tool_errors == 3
+
+
+def test_scripted_user_turns_change_tools_and_teacher_forcing_resets_context():
+    history = [{"role": "user", "content": "gold question"}, {"role": "assistant", "content": "gold"}]
+    user = ScriptedTurns(
+        [
+            UserTurn(messages=[{"role": "user", "content": "first"}]),
+            UserTurn(messages=[{"role": "user", "content": "second"}], history=history, tools=[]),
+            UserTurn(messages=[{"role": "user", "content": "bye"}], stop="user_stop"),
+        ]
+    )
+    client = ScriptedClient([AssistantTurn(content="a1"), AssistantTurn(content="a2")])
+    spec = EpisodeInput([], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams())
+    trajectory = asyncio.run(run_episode(spec, client))
+    assert trajectory.termination == "user_stop"
+    assert [m["content"] for m in trajectory.messages] == ["first", "a1", "second", "a2", "bye"]
+    # The second model call saw the gold history, not the first exchange.
+    assert [m["content"] for m in client.calls[1]] == ["gold question", "gold", "second"]
+    assert trajectory.context_resets == [2] and trajectory.reset_histories == [history]
+
+
+def test_hidden_user_messages_are_recorded_but_not_shown_to_the_model():
+    user = ScriptedTurns(
+        [UserTurn(messages=[{"role": "user", "content": "hi"}], hidden=[{"role": "user", "content": "secret"}])]
+    )
+    client = ScriptedClient([AssistantTurn(content="hello")])
+    spec = EpisodeInput([], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams())
+    trajectory = asyncio.run(run_episode(spec, client))
+    assert trajectory.messages[0] == {"role": "user", "content": "secret", "hidden": True}
+    assert [m["content"] for m in client.calls[0]] == ["hi"]

@@ -1,0 +1,127 @@
+"""Runner and results store: records, resume, infrastructure errors, regrading."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from toy_adapter import FlakyOracle
+
+from harness.registry import get_adapter, register_adapter
+from harness.runner import Runner, plan_suite
+from harness.scoring import score_run
+from harness.store import RunStore, read_records
+from harness.strategies.base import PlainStrategy
+from harness.suites import Suite, SuiteEntry
+from harness.task import Services
+from harness.types import SamplingParams
+
+
+@pytest.fixture(autouse=True)
+def toy_registered():
+    register_adapter("toy", "toy_adapter:ToyAdapter")
+
+
+def toy_suite(subsets="all"):
+    return Suite(name="toy", entries=[SuiteEntry(benchmark="toy", subsets=subsets)])
+
+
+def write_manifest(store, plan):
+    store.write_manifest({"run_id": store.root.name, "planned": plan.planned_counts(),
+                          "not_run": [n.__dict__ for n in plan.not_run], "model": {"name": "test"}})
+
+
+def run_toy(tmp_path, provider, trials=1, subsets="all"):
+    plan = plan_suite(toy_suite(subsets))
+    store = RunStore(tmp_path / "run")
+    write_manifest(store, plan)
+    store.open_for_append()
+    try:
+        runner = Runner(store, PlainStrategy(), provider, Services(), SamplingParams(), concurrency=4,
+                        load_options=plan.load_options)
+        summary = asyncio.run(runner.run(plan.samples, trials))
+    finally:
+        store.close()
+    return plan, store, summary
+
+
+def oracle(sample):
+    return get_adapter("toy").oracle(sample)
+
+
+def test_plan_lists_subsets_that_cannot_run_instead_of_dropping_them():
+    plan = plan_suite(toy_suite())
+    assert len(plan.samples) == 8
+    assert [(n.subset, n.reason) for n in plan.not_run] == [("keyed", "needs TOY_KEY")]
+
+
+def test_oracle_run_scores_every_sample_and_records_one_line_per_trial(tmp_path):
+    plan, store, summary = run_toy(tmp_path, oracle, trials=2)
+    assert (summary.ran, summary.ok, summary.infra_errors) == (16, 16, 0)
+    records = store.records()
+    assert len(records) == 16
+    assert all(r["score"]["passed"] for r in records.values())
+    assert {r["seed"] for r in records.values()} == {0, 1}
+    scores = score_run(store.root)
+    toy = scores["benchmarks"]["toy"]
+    assert toy["headline"]["overall"] == 1.0
+    assert toy["not_run"] == ["keyed"] and toy["counts"]["infra_errors"] == 0
+    assert scores["regrade"] == {"regraded": 16, "changed": 0, "failed": 0}
+
+
+def test_failing_samples_are_counted_apart_and_retried_on_resume(tmp_path):
+    flaky = {3}  # the easy sample with target 3 always fails
+    plan, store, summary = run_toy(tmp_path, lambda s: FlakyOracle(s, flaky), subsets=["easy"])
+    assert (summary.ok, summary.infra_errors) == (4, 1)
+    failed = [r for r in store.records().values() if r["status"] != "ok"]
+    assert [r["sample_id"] for r in failed] == ["easy-2"]
+    assert failed[0]["error"]["type"] == "ModelError" and failed[0]["score"] is None
+    scores = score_run(store.root)
+    assert scores["benchmarks"]["toy"]["counts"]["infra_errors"] == 1
+    # The infra error counts as not passed in the accuracy, and is shown apart.
+    assert scores["benchmarks"]["toy"]["subsets"]["easy"]["n_infra_errors"] == 1
+    # Resume: only the failed sample runs again, and now succeeds.
+    _, store, summary = run_toy(tmp_path, oracle, subsets=["easy"])
+    assert (summary.ran, summary.skipped, summary.ok) == (1, 4, 1)
+    assert all(r["status"] == "ok" for r in store.records().values())
+    lines = store.samples_path.read_text().splitlines()
+    assert len(lines) == 6  # append-only: the failed record stays in the file
+
+
+def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path):
+    _, store, _ = run_toy(tmp_path, oracle, subsets=["easy"])
+    with store.samples_path.open("a") as handle:
+        handle.write('{"key": "toy/easy/easy-0#0", "status": "o')  # killed mid-write
+    loaded = read_records(store.samples_path)
+    assert loaded.torn_lines == 1 and len(loaded.latest) == 5
+    _, store, summary = run_toy(tmp_path, oracle, subsets=["easy"])
+    assert summary.ran == 0
+    store.open_for_append()
+    store.append({"key": "extra", "benchmark": "toy", "subset": "easy", "sample_id": "x", "trial": 0})
+    store.close()
+    assert "extra" in read_records(store.samples_path).latest
+
+
+def test_regrade_uses_only_the_stored_trajectory(tmp_path):
+    _, store, _ = run_toy(tmp_path, oracle, subsets=["easy"])
+    # Tamper with one stored trajectory: regrading must notice.
+    lines = store.samples_path.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["trajectory"]["final_state"] = {"total": -1}
+    store.samples_path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    scores = score_run(store.root)
+    assert scores["regrade"]["changed"] == 1
+    assert scores["benchmarks"]["toy"]["headline"]["overall"] == pytest.approx(0.8)
+
+
+def test_one_writer_per_run_folder(tmp_path):
+    from harness.errors import ConfigError
+
+    store = RunStore(tmp_path / "run")
+    store.open_for_append()
+    try:
+        with pytest.raises(ConfigError, match="in use"):
+            RunStore(tmp_path / "run").open_for_append()
+    finally:
+        store.close()

@@ -1,0 +1,123 @@
+"""A tiny benchmark for testing the core: count to a target with an `add` tool.
+
+Each sample asks the agent to reach a target number by calling add(n=...)
+(each call adds n to a counter); it passes when the counter equals the target.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from harness.models.base import ModelClient, ModelError, ScriptedClient
+from harness.task import (
+    Adapter,
+    BenchmarkResult,
+    Environment,
+    EpisodeLimits,
+    RecordView,
+    Sample,
+    SubsetResult,
+)
+from harness.types import AssistantTurn, Score, ToolCall, ToolResult, Trajectory
+
+ADD_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "add",
+        "description": "Add n to the counter.",
+        "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    },
+}
+
+
+class CounterEnvironment(Environment):
+    def __init__(self) -> None:
+        self.total = 0
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        if call.name != "add":
+            return ToolResult(f"Error: unknown tool {call.name}", True)
+        n = call.arguments.get("n") if call.arguments else None
+        if not isinstance(n, int) or isinstance(n, bool):
+            return ToolResult("Error: n must be an integer", True)
+        self.total += n
+        return ToolResult(str(self.total))
+
+    def final_state(self) -> dict:
+        return {"total": self.total}
+
+
+class ToyAdapter(Adapter):
+    name = "toy"
+
+    def subsets(self) -> list[str]:
+        return ["easy", "hard", "keyed"]
+
+    def unavailable_reason(self, subset: str) -> str | None:
+        return "needs TOY_KEY" if subset == "keyed" else None
+
+    def load(self, subset, ids=None, data_dir=None, options=None) -> list[Sample]:
+        count = 5 if subset == "easy" else 3
+        samples = []
+        for i in range(count):
+            target = i + 1 if subset == "easy" else 10 * (i + 1)
+            sample_id = f"{subset}-{i}"
+            if ids is not None and sample_id not in ids:
+                continue
+            samples.append(
+                Sample(
+                    id=sample_id,
+                    benchmark="toy",
+                    subset=subset,
+                    tools=[ADD_TOOL],
+                    initial_messages=[{"role": "user", "content": f"Reach {target}."}],
+                    make_environment=CounterEnvironment,
+                    limits=EpisodeLimits(max_steps=10),
+                    gold={"target": target},
+                    metadata={"target": target},
+                )
+            )
+        return samples
+
+    async def score(self, sample, trajectory: Trajectory, services) -> Score:
+        total = (trajectory.final_state or {}).get("total")
+        passed = total == sample.gold["target"]
+        return Score(passed=passed, reward=float(passed), details={"total": total})
+
+    def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
+        subsets: dict[str, SubsetResult] = {}
+        for subset in sorted({r.subset for r in records}):
+            group = [r for r in records if r.subset == subset]
+            scored = [r for r in group if r.score is not None]
+            accuracy = sum(r.score.passed for r in scored) / len(group) if group else 0.0
+            subsets[subset] = SubsetResult(
+                metrics={"accuracy": accuracy},
+                n_samples=len({r.sample_id for r in group}),
+                n_records=len(group),
+                n_infra_errors=len(group) - len(scored),
+            )
+        overall = sum(s.metrics["accuracy"] for s in subsets.values()) / len(subsets) if subsets else 0
+        return BenchmarkResult("toy", {"overall": overall}, subsets)
+
+    def oracle(self, sample: Sample) -> ModelClient:
+        call = ToolCall(id="c1", name="add", arguments={"n": sample.gold["target"]})
+        return ScriptedClient([AssistantTurn(tool_calls=[call])], name="oracle")
+
+
+class FlakyOracle(ModelClient):
+    """Fails with a permanent error on chosen sample targets, else plays the oracle."""
+
+    name = "flaky"
+
+    def __init__(self, sample: Sample, fail_targets: set[int], delay: float = 0.0):
+        self.sample = sample
+        self.inner = ToyAdapter().oracle(sample)
+        self.fail_targets = fail_targets
+        self.delay = delay
+
+    async def complete(self, messages, tools, params):
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.sample.gold["target"] in self.fail_targets:
+            raise ModelError("server unavailable", transient=True)
+        return await self.inner.complete(messages, tools, params)
