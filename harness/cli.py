@@ -163,11 +163,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     provider = ModelProvider(settings)
     benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
     # Only benchmarks with a simulated user or a judge need (and record) those models.
-    user_model = (
-        args.user_model if any(get_adapter(b).needs_user_model for b in benchmarks) else None
-    )
+    wanted_user = args.user_model or suite.user_model or DEFAULT_USER_MODEL
+    wanted_judge = args.judge_model or suite.judge_model or DEFAULT_JUDGE_MODEL
+    user_model = wanted_user if any(get_adapter(b).needs_user_model for b in benchmarks) else None
     judge_model = (
-        args.judge_model if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
+        wanted_judge if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
     )
     services = Services(
         user_client=_aux_client(user_model, args, cache_dir) if user_model else None,

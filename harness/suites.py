@@ -27,6 +27,9 @@ class Suite:
     entries: list[SuiteEntry]
     description: str = ""
     trials: int = 1
+    # Defaults for the simulated user and the judge (the command line overrides them).
+    user_model: str | None = None
+    judge_model: str | None = None
     source: str = ""
     sha256: str = ""
 
@@ -106,6 +109,8 @@ def load_suite(name_or_path: str) -> Suite:
         name=str(raw.get("name") or path.stem),
         description=str(raw.get("description") or ""),
         trials=trials,
+        user_model=raw.get("user_model"),
+        judge_model=raw.get("judge_model"),
         entries=entries,
         source=str(path),
         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),

@@ -1,0 +1,21 @@
+# The two commands of the README. Both make the environment first.
+.PHONY: demo test lint bench
+
+# A real evaluation with no key and no GPU: the smoke suite with the built-in
+# oracle model, ending with its leaderboard.
+demo:
+	@bash scripts/bootstrap.sh
+	uv run harness run --suite smoke --model oracle --out results/smoke-oracle
+
+test:
+	@bash scripts/bootstrap.sh
+	uv run pytest -q
+
+lint:
+	@bash scripts/bootstrap.sh
+	uv run ruff check .
+	uv run ruff format --check .
+
+bench:
+	@bash scripts/bootstrap.sh
+	for script in bench/*.py; do uv run python $$script || exit 1; done
