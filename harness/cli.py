@@ -96,7 +96,32 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--model-name", help="model name for the result folder (no '_')")
 
     commands.add_parser("list", help="benchmarks, subsets, suites and built-in models")
+    for name, module_name in EXTRA_COMMANDS:
+        module = _command_module(module_name)
+        if module is not None:
+            module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser
+
+
+# Commands that live in modules of their own under harness/commands/. Each module
+# defines HELP, add_arguments(parser) and run(args) -> exit code, and imports
+# nothing heavy at module level (the parser is built on every call).
+EXTRA_COMMANDS = [
+    ("compare", "harness.commands.compare"),
+    ("plot", "harness.commands.plot"),
+    ("report", "harness.commands.report"),
+    ("sweep", "harness.commands.sweep"),
+    ("merge", "harness.commands.merge"),
+]
+
+
+def _command_module(module_name: str) -> Any:
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec(module_name) is None:
+        return None
+    return importlib.import_module(module_name)
 
 
 def _sampling(args: argparse.Namespace) -> Any:
@@ -335,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        if args.command in COMMANDS:
+            return COMMANDS[args.command](args)
+        return _command_module(dict(EXTRA_COMMANDS)[args.command]).run(args)
     except ConfigError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return 2
