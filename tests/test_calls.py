@@ -34,7 +34,10 @@ def test_hostile_text_is_refused_or_inert(text, tmp_path):
     # What parses is plain data: a dotted name string and literal arguments.
     for call in calls:
         assert isinstance(call.name, str) and "__" not in call.name
-        assert all(isinstance(v, (str, int, float, bool, type(None), list, dict)) for v in call.arguments.values())
+        assert all(
+            isinstance(v, (str, int, float, bool, type(None), list, dict))
+            for v in call.arguments.values()
+        )
 
 
 def test_literal_arguments_round_trip():
@@ -47,7 +50,9 @@ def test_literal_arguments_round_trip():
 def test_positional_arguments_are_refused_unless_dropped():
     with pytest.raises(UnsafeCallError):
         parse_python_calls("sort('f')")
-    assert parse_python_calls("sort('f', reverse=True)", drop_positional=True)[0].arguments == {"reverse": True}
+    assert parse_python_calls("sort('f', reverse=True)", drop_positional=True)[0].arguments == {
+        "reverse": True
+    }
 
 
 def test_megabyte_arguments_and_deep_nesting_do_not_crash():

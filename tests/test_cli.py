@@ -54,8 +54,14 @@ def test_a_different_model_cannot_resume_into_the_same_folder(toy_env, tmp_path,
     "argv, message",
     [
         (["run", "--suite", "no-such-suite", "--model", "oracle"], "unknown suite 'no-such-suite'"),
-        (["run", "--suite", "smoke", "--model", "oracle", "--bogus"], "unrecognized arguments: --bogus"),
-        (["run", "--suite", "smoke", "--model", "oracle", "--strategy", "magic"], "unknown strategy"),
+        (
+            ["run", "--suite", "smoke", "--model", "oracle", "--bogus"],
+            "unrecognized arguments: --bogus",
+        ),
+        (
+            ["run", "--suite", "smoke", "--model", "oracle", "--strategy", "magic"],
+            "unknown strategy",
+        ),
         (["score", "/nonexistent/run"], "is not a run folder"),
     ],
 )
@@ -80,6 +86,8 @@ def test_help_does_not_import_heavy_packages():
         "heavy = [m for m in ('litellm', 'pandas', 'tau2', 'bfcl_eval', 'datasets', 'torch') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy()
+    )
     assert "usage: harness" in out.stdout
     assert "HEAVY=\n" in out.stdout or out.stdout.rstrip().endswith("HEAVY=")

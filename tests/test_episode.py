@@ -8,6 +8,7 @@ from harness.episode import MAX_TOOL_OUTPUT_CHARS, EpisodeInput, run_episode, sa
 from harness.models.base import ScriptedClient
 from harness.task import Environment, EpisodeLimits, ScriptedTurns, UserTurn
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
+
 from toy_adapter import ADD_TOOL, CounterEnvironment
 
 
@@ -80,7 +81,9 @@ def test_huge_and_non_utf8_outputs_are_bounded_valid_text():
 
 
 def test_single_step_records_calls_without_executing_them():
-    trajectory = run([AssistantTurn(tool_calls=[call(n=4)])], limits=EpisodeLimits(single_step=True))
+    trajectory = run(
+        [AssistantTurn(tool_calls=[call(n=4)])], limits=EpisodeLimits(single_step=True)
+    )
     assert trajectory.final_state == {"total": 0}
     assert len(trajectory.turns) == 1 and trajectory.turns[0].tool_calls[0].arguments == {"n": 4}
 
@@ -99,7 +102,10 @@ def test_tool_error_cap_ends_the_episode():
 
 
 def test_scripted_user_turns_change_tools_and_teacher_forcing_resets_context():
-    history = [{"role": "user", "content": "gold question"}, {"role": "assistant", "content": "gold"}]
+    history = [
+        {"role": "user", "content": "gold question"},
+        {"role": "assistant", "content": "gold"},
+    ]
     user = ScriptedTurns(
         [
             UserTurn(messages=[{"role": "user", "content": "first"}]),
@@ -108,7 +114,9 @@ def test_scripted_user_turns_change_tools_and_teacher_forcing_resets_context():
         ]
     )
     client = ScriptedClient([AssistantTurn(content="a1"), AssistantTurn(content="a2")])
-    spec = EpisodeInput([], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams())
+    spec = EpisodeInput(
+        [], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams()
+    )
     trajectory = asyncio.run(run_episode(spec, client))
     assert trajectory.termination == "user_stop"
     assert [m["content"] for m in trajectory.messages] == ["first", "a1", "second", "a2", "bye"]
@@ -119,10 +127,17 @@ def test_scripted_user_turns_change_tools_and_teacher_forcing_resets_context():
 
 def test_hidden_user_messages_are_recorded_but_not_shown_to_the_model():
     user = ScriptedTurns(
-        [UserTurn(messages=[{"role": "user", "content": "hi"}], hidden=[{"role": "user", "content": "secret"}])]
+        [
+            UserTurn(
+                messages=[{"role": "user", "content": "hi"}],
+                hidden=[{"role": "user", "content": "secret"}],
+            )
+        ]
     )
     client = ScriptedClient([AssistantTurn(content="hello")])
-    spec = EpisodeInput([], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams())
+    spec = EpisodeInput(
+        [], [ADD_TOOL], CounterEnvironment(), user, EpisodeLimits(), SamplingParams()
+    )
     trajectory = asyncio.run(run_episode(spec, client))
     assert trajectory.messages[0] == {"role": "user", "content": "secret", "hidden": True}
     assert [m["content"] for m in client.calls[0]] == ["hi"]

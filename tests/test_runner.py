@@ -6,7 +6,6 @@ import asyncio
 import json
 
 import pytest
-from toy_adapter import FlakyOracle
 
 from harness.registry import get_adapter, register_adapter
 from harness.runner import Runner, plan_suite
@@ -16,6 +15,8 @@ from harness.strategies.base import PlainStrategy
 from harness.suites import Suite, SuiteEntry
 from harness.task import Services
 from harness.types import SamplingParams
+
+from toy_adapter import FlakyOracle
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +29,14 @@ def toy_suite(subsets="all"):
 
 
 def write_manifest(store, plan):
-    store.write_manifest({"run_id": store.root.name, "planned": plan.planned_counts(),
-                          "not_run": [n.__dict__ for n in plan.not_run], "model": {"name": "test"}})
+    store.write_manifest(
+        {
+            "run_id": store.root.name,
+            "planned": plan.planned_counts(),
+            "not_run": [n.__dict__ for n in plan.not_run],
+            "model": {"name": "test"},
+        }
+    )
 
 
 def run_toy(tmp_path, provider, trials=1, subsets="all"):
@@ -38,8 +45,15 @@ def run_toy(tmp_path, provider, trials=1, subsets="all"):
     write_manifest(store, plan)
     store.open_for_append()
     try:
-        runner = Runner(store, PlainStrategy(), provider, Services(), SamplingParams(), concurrency=4,
-                        load_options=plan.load_options)
+        runner = Runner(
+            store,
+            PlainStrategy(),
+            provider,
+            Services(),
+            SamplingParams(),
+            concurrency=4,
+            load_options=plan.load_options,
+        )
         summary = asyncio.run(runner.run(plan.samples, trials))
     finally:
         store.close()
@@ -98,7 +112,9 @@ def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path):
     _, store, summary = run_toy(tmp_path, oracle, subsets=["easy"])
     assert summary.ran == 0
     store.open_for_append()
-    store.append({"key": "extra", "benchmark": "toy", "subset": "easy", "sample_id": "x", "trial": 0})
+    store.append(
+        {"key": "extra", "benchmark": "toy", "subset": "easy", "sample_id": "x", "trial": 0}
+    )
     store.close()
     assert "extra" in read_records(store.samples_path).latest
 

@@ -25,7 +25,11 @@ ADD_TOOL = {
     "function": {
         "name": "add",
         "description": "Add n to the counter.",
-        "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
     },
 }
 
@@ -96,7 +100,9 @@ class ToyAdapter(Adapter):
                 n_records=len(group),
                 n_infra_errors=len(group) - len(scored),
             )
-        overall = sum(s.metrics["accuracy"] for s in subsets.values()) / len(subsets) if subsets else 0
+        overall = (
+            sum(s.metrics["accuracy"] for s in subsets.values()) / len(subsets) if subsets else 0
+        )
         return BenchmarkResult("toy", {"overall": overall}, subsets)
 
     def oracle(self, sample: Sample) -> ModelClient:
