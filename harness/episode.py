@@ -136,6 +136,7 @@ class _Episode:
         termination reason when a limit ends the episode, else None."""
         limits = self.spec.limits
         steps_this_turn = 0
+        calls_this_turn = 0
         while True:
             reason = self.limit_reached()
             if reason:
@@ -144,6 +145,10 @@ class _Episode:
             steps_this_turn += 1
             if not turn.tool_calls or limits.single_step:
                 return None
+            cap = limits.max_tool_calls_per_turn
+            if cap is not None and calls_this_turn > cap:
+                return None  # over the per-turn cap: recorded, not executed; the turn ends
+            calls_this_turn += len(turn.tool_calls)
             for call in turn.tool_calls:
                 result = await execute_call(self.spec.environment, call)
                 self.trajectory.tool_calls += 1

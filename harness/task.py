@@ -92,12 +92,16 @@ class EpisodeLimits:
     ``single_step``: each user turn gets exactly one model reply whose tool calls are
     recorded but not executed (BFCL single-turn categories).
     ``max_steps_per_turn``: model replies allowed per user turn (BFCL multi-turn: 20).
+    ``max_tool_calls_per_turn``: once a turn has executed more than this many calls,
+    the next reply's calls are recorded but not executed and the turn (not the
+    episode) ends (FinMCP's official loop: 20).
     ``max_messages``: messages in the transcript (tau2's max_steps counts messages).
     ``max_tool_errors``: tool results flagged as errors (tau2's max_errors).
     """
 
     single_step: bool = False
     max_steps_per_turn: int | None = None
+    max_tool_calls_per_turn: int | None = None
     max_steps: int | None = 100
     max_messages: int | None = None
     max_tool_errors: int | None = None

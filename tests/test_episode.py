@@ -141,3 +141,28 @@ def test_hidden_user_messages_are_recorded_but_not_shown_to_the_model():
     trajectory = asyncio.run(run_episode(spec, client))
     assert trajectory.messages[0] == {"role": "user", "content": "secret", "hidden": True}
     assert [m["content"] for m in client.calls[0]] == ["hi"]
+
+
+def test_tool_call_cap_per_turn_ends_the_turn_not_the_episode():
+    user = ScriptedTurns(
+        [
+            UserTurn(messages=[{"role": "user", "content": "t1"}]),
+            UserTurn(messages=[{"role": "user", "content": "t2"}]),
+        ]
+    )
+    # Turn 1: replies of 2 calls each, forever; turn 2 gets a text answer.
+    turns = [AssistantTurn(tool_calls=[call(n=1), call(n=1)]) for _ in range(4)]
+    turns.append(AssistantTurn(content="second turn answer"))
+    spec = EpisodeInput(
+        [],
+        [ADD_TOOL],
+        CounterEnvironment(),
+        user,
+        EpisodeLimits(max_tool_calls_per_turn=5),
+        SamplingParams(),
+    )
+    trajectory = asyncio.run(run_episode(spec, ScriptedClient(turns)))
+    # Replies 1-3 run (6 calls > 5); reply 4 is recorded unexecuted and turn 1 ends.
+    assert trajectory.final_state == {"total": 6}
+    assert trajectory.termination == "completed"
+    assert trajectory.messages[-1]["content"] == "second turn answer"

@@ -40,7 +40,10 @@ def write(path: Path, items: list[dict]) -> Path:
 
 def test_shared_folder_subsets_are_derived_from_the_task_field(finmcp_dir):
     adapter = FinMCPAdapter()
-    counts = {s: len(adapter.load(s, data_dir=finmcp_dir)) for s in ("single_tool", "multi_tool", "multi_turn", "all")}
+    counts = {
+        s: len(adapter.load(s, data_dir=finmcp_dir))
+        for s in ("single_tool", "multi_tool", "multi_turn", "all")
+    }
     # 73 single-step items in the part file + 6 demo items, demo item 1 being one of the 73.
     assert counts == {"single_tool": 74, "multi_tool": 2, "multi_turn": 2, "all": 78}
     assert adapter.subsets() == ["single_tool", "multi_tool", "multi_turn"]
@@ -55,7 +58,8 @@ def test_ids_are_the_id_field_or_a_content_hash_independent_of_position(tmp_path
     shuffled_items = list(part_items)
     random.Random(7).shuffle(shuffled_items)
     shuffled = [
-        s.id for s in FinMCPAdapter().load("all", data_dir=write(tmp_path / "b.json", shuffled_items))
+        s.id
+        for s in FinMCPAdapter().load("all", data_dir=write(tmp_path / "b.json", shuffled_items))
     ]
     assert sorted(original) == sorted(shuffled)
     assert len(set(original)) == len(original) == 73
@@ -86,6 +90,14 @@ def test_official_layout_reads_each_subset_from_its_file(tmp_path, part_items, d
     assert {"GetStrategyAssetClassAnalysis", "BatchGetFundTradeRules"} <= names
     versions = adapter.versions()
     assert "file:benchmark_all.json" in versions and versions["dataset"] == "DianJin/FinMCP-Bench"
+
+
+def test_json_lines_files_are_read_too(tmp_path, demo_items):
+    lines = "\n".join(json.dumps(item, ensure_ascii=False) for item in demo_items)
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "benchmark_all.jsonl").write_text(lines + "\n", encoding="utf-8")
+    samples = FinMCPAdapter().load("multi_tool", data_dir=tmp_path)
+    assert [s.id for s in samples] == ["201", "202"]
 
 
 def test_missing_data_gives_one_clear_error(tmp_path, monkeypatch):
@@ -216,7 +228,9 @@ def test_system_policy_message_is_kept_in_every_turn_history(tmp_path, demo_item
     while (turn := asyncio.run(user.next_turn([]))) is not None:
         turns.append(turn)
     assert len(turns) == 3  # the trailing "###STOP###" user message is a turn too
-    assert all(turn.history[0] == {"role": "system", "content": "Fin agent policy"} for turn in turns)
+    assert all(
+        turn.history[0] == {"role": "system", "content": "Fin agent policy"} for turn in turns
+    )
     assert turns[0].history == [{"role": "system", "content": "Fin agent policy"}]
     assert turns[2].messages == [item["messages"][-1]]
     assert turns[2].history == item["messages"][:-1]

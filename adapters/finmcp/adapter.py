@@ -1,0 +1,284 @@
+"""FinMCP-Bench behind the harness task interface.
+
+One sample per benchmark item. The model sees the reconstructed tool list (the
+same for every item) and is teacher-forced turn by turn (protocol.py); tool calls
+are answered from the item's recordings (replay.py); the score compares tool-name
+multisets (metrics.py, scoring.py).
+
+Episode limits: the official per-turn cap is on tool calls and ends only that
+turn (``EpisodeLimits.max_tool_calls_per_turn``): once a turn has executed more
+than 20 calls, the next reply is recorded unexecuted and the next gold turn
+follows. The replay environment also refuses calls past the cap, and scoring
+counts only what the official loop would have kept.
+
+Error items: the official script drops items flagged ``error: true``. Here they
+are scored but kept out of the headline and reported in their own breakdown
+(``error_items``); records that could not be scored (infrastructure errors) are
+kept out too and counted. ``all_incl_errors`` includes both, an unscored record
+counting as no predicted call (all its gold calls are false negatives).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.models.base import ModelClient
+from harness.task import (
+    Adapter,
+    BenchmarkResult,
+    Environment,
+    EpisodeLimits,
+    RecordView,
+    Sample,
+    Services,
+    SubsetResult,
+)
+from harness.types import Score, ToolSchema, Trajectory
+
+from .data import ALL, HF_DATASET, SUBSET_FILES, DataSource, Item, item_id, load_source
+from .gold import gold_turns, recorded_calls
+from .metrics import ItemResult, summarize, tool_names
+from .oracle import GoldOracle
+from .protocol import GoldHistoryUser
+from .replay import TOOL_CALL_CAP, ReplayEnvironment
+from .schemas import load_schema_file, merge_tools, reconstruct_tools
+from .scoring import score_trajectory
+
+KNOWN_OPTIONS = {"data_dir", "tool_schemas"}
+INCLUDING_ERRORS = "all_incl_errors"
+HEADLINE_KEYS = (
+    "micro_precision",
+    "micro_recall",
+    "micro_f1",
+    "exact_match_ordered",
+    "exact_match_grouped",
+    "macro_precision",
+    "macro_recall",
+    "macro_f1",
+)
+
+
+def item_metadata(item: Item) -> dict[str, Any]:
+    """What aggregation needs: the official breakdown keys and the gold call count."""
+    scenery = str(item.get("scenery") or "")
+    diff_level = item.get("diff_level") if isinstance(item.get("diff_level"), dict) else {}
+    return {
+        "task": str(item.get("task") or "unknown").replace(" ", "_"),
+        "scenario": scenery.split("-")[0].strip() or "unknown",
+        "scenery": scenery,
+        "difficulty": str(diff_level.get("level") or "unknown"),
+        "error_flag": bool(item.get("error", False)),
+        "gold_tool_count": len(tool_names(item["messages"])),
+        "gold_turns": sum(1 for m in item["messages"] if m.get("role") == "user"),
+    }
+
+
+def _unique_ids(items: list[Item]) -> list[str]:
+    """Item ids, with -2, -3... appended to repeats of the same id."""
+    seen: dict[str, int] = defaultdict(int)
+    ids = []
+    for item in items:
+        base = item_id(item)
+        seen[base] += 1
+        ids.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return ids
+
+
+class FinMCPAdapter(Adapter):
+    name = "finmcp"
+
+    def __init__(self) -> None:
+        self._sources: dict[str, DataSource] = {}
+        self._tools: dict[tuple[str, str], list[ToolSchema]] = {}
+        self._last_source: DataSource | None = None
+
+    def subsets(self) -> list[str]:
+        # "all" is loadable too, but it is the union of these three: listing it here
+        # would run every item twice when a suite asks for every subset.
+        return ["single_tool", "multi_tool", "multi_turn"]
+
+    # -- loading -----------------------------------------------------------------
+
+    def _source(self, local: Path | None) -> DataSource:
+        key = str(local) if local is not None else f"hf:{HF_DATASET}"
+        if key not in self._sources:
+            self._sources[key] = load_source(local)
+        self._last_source = self._sources[key]
+        return self._sources[key]
+
+    def _tool_list(self, source: DataSource, schema_file: str | None) -> list[ToolSchema]:
+        key = (source.location, schema_file or "")
+        if key not in self._tools:
+            tools = reconstruct_tools(source.pool)
+            if schema_file:
+                tools = merge_tools(tools, load_schema_file(Path(schema_file).expanduser()))
+            self._tools[key] = tools
+        return self._tools[key]
+
+    def load(
+        self,
+        subset: str,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
+        options = dict(options or {})
+        unknown = set(options) - KNOWN_OPTIONS
+        if unknown:
+            raise ConfigError(
+                f"finmcp: unknown option(s) {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"
+            )
+        if subset not in SUBSET_FILES:
+            raise ConfigError(
+                f"finmcp: unknown subset '{subset}' (known: {', '.join(SUBSET_FILES)})"
+            )
+        local = options.get("data_dir") or data_dir
+        source = self._source(Path(local).expanduser() if local else None)
+        tools = self._tool_list(source, options.get("tool_schemas"))
+        items = source.subsets[subset]
+        wanted = {str(i) for i in ids} if ids else None
+        samples = []
+        for sample_id, item in zip(_unique_ids(items), items, strict=True):
+            if wanted is None or sample_id in wanted:
+                samples.append(self._sample(sample_id, subset, item, tools))
+        return samples
+
+    def _sample(self, sample_id: str, subset: str, item: Item, tools: list[ToolSchema]) -> Sample:
+        turns = gold_turns(item["messages"])
+        calls = recorded_calls(item["messages"])
+
+        def make_environment() -> Environment:
+            return ReplayEnvironment(calls, tools)
+
+        def make_user(environment: Environment, services: Services) -> GoldHistoryUser:
+            replay = environment if isinstance(environment, ReplayEnvironment) else None
+            return GoldHistoryUser(turns, replay)
+
+        return Sample(
+            id=sample_id,
+            benchmark=self.name,
+            subset=subset,
+            tools=tools,
+            initial_messages=[],
+            make_environment=make_environment,
+            make_user=make_user,
+            limits=EpisodeLimits(max_steps=None, max_tool_calls_per_turn=TOOL_CALL_CAP),
+            gold=item["messages"],
+            metadata=item_metadata(item),
+        )
+
+    # -- scoring -----------------------------------------------------------------
+
+    async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
+        score = score_trajectory(sample.gold, trajectory)
+        score.details["error_flag"] = bool(sample.metadata.get("error_flag", False))
+        return score
+
+    def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
+        """Official metrics over "all" and each breakdown; error items apart.
+
+        Breakdowns: ``all``, ``task:<task>``, ``scenario:<level-1 scenario>``,
+        ``difficulty:<level>`` (headline records only); ``error_items`` (flagged
+        items that were scored); ``all_incl_errors`` (every record, unscored ones
+        as predicting nothing). Records of the same (item, trial) count once.
+        """
+        groups: dict[str, list[ItemResult]] = defaultdict(list)
+        sample_ids: dict[str, set[str]] = defaultdict(set)
+        seen: set[tuple[str, int]] = set()
+        duplicates = unscored = 0
+        for record in records:
+            key = (record.sample_id, record.trial)
+            if key in seen:  # the same item loaded through two subsets
+                duplicates += 1
+                continue
+            seen.add(key)
+            metadata = record.metadata or {}
+            scored = record.status == "ok" and record.score is not None
+            if scored:
+                result = _item_result(record.score)
+                if metadata.get("error_flag"):
+                    names = ["error_items"]
+                else:
+                    names = _breakdown_keys(metadata)
+            else:
+                unscored += 1
+                result = _unscored(metadata)
+                names = []
+            for name in [*names, INCLUDING_ERRORS]:
+                groups[name].append(result)
+                sample_ids[name].add(record.sample_id)
+        subsets = {
+            name: SubsetResult(
+                metrics=summarize(items),
+                n_samples=len(sample_ids[name]),
+                n_records=len(items),
+                n_infra_errors=unscored if name == INCLUDING_ERRORS else 0,
+            )
+            for name, items in sorted(groups.items(), key=lambda kv: (kv[0] != ALL, kv[0]))
+        }
+        overall = summarize(groups.get(ALL, []))
+        headline = {key: overall[key] for key in HEADLINE_KEYS}
+        flagged = len(groups.get("error_items", []))
+        notes = [
+            "Headline = micro precision/recall/F1 (the paper's TP/TR/TF1) and "
+            "exact_match_ordered (the published EMR), as fractions; the paper prints percent.",
+            f"Headline over {len(groups.get(ALL, []))} scored record(s). Left out, as the "
+            f"official script does: {flagged} record(s) of items flagged error=true "
+            f"(breakdown 'error_items') and {unscored} record(s) without a score "
+            f"(infrastructure errors); '{INCLUDING_ERRORS}' includes both, an unscored "
+            "record counting as no predicted call.",
+            "Tool outputs are replayed from the recordings; approximate replays in this run: "
+            f"{_approximate_replays(records)} (score details 'replay').",
+        ]
+        if duplicates:
+            notes.append(f"{duplicates} duplicate record(s) of the same (item, trial) ignored.")
+        return BenchmarkResult(benchmark=self.name, headline=headline, subsets=subsets, notes=notes)
+
+    # -- oracle, versions --------------------------------------------------------
+
+    def oracle(self, sample: Sample) -> ModelClient:
+        return GoldOracle(gold_turns(sample.gold))
+
+    def versions(self) -> dict[str, str]:
+        versions = {"dataset": HF_DATASET, "tool_call_cap_per_turn": str(TOOL_CALL_CAP)}
+        if self._last_source is not None:
+            versions["data_location"] = self._last_source.location
+            for name, digest in sorted(self._last_source.files.items()):
+                versions[f"file:{name}"] = digest
+        return versions
+
+
+def _item_result(score: Score) -> ItemResult:
+    details = score.details or {}
+    return ItemResult(
+        tp=int(score.tool_tp or 0),
+        fp=int(score.tool_fp or 0),
+        fn=int(score.tool_fn or 0),
+        exact_ordered=bool(details.get("exact_match_ordered", score.passed)),
+        exact_grouped=bool(details.get("exact_match_grouped", score.passed)),
+    )
+
+
+def _unscored(metadata: dict[str, Any]) -> ItemResult:
+    return ItemResult(0, 0, int(metadata.get("gold_tool_count", 0)), False, False)
+
+
+def _breakdown_keys(metadata: dict[str, Any]) -> list[str]:
+    return [
+        ALL,
+        f"task:{metadata.get('task', 'unknown')}",
+        f"scenario:{metadata.get('scenario', 'unknown')}",
+        f"difficulty:{metadata.get('difficulty', 'unknown')}",
+    ]
+
+
+def _approximate_replays(records: list[RecordView]) -> int:
+    total = 0
+    for record in records:
+        if record.score is not None:
+            total += int((record.score.details.get("replay") or {}).get("approximate", 0))
+    return total
