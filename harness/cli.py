@@ -132,27 +132,10 @@ def _sampling(args: argparse.Namespace) -> Any:
     )
 
 
-def _aux_client(name: str, args: argparse.Namespace, cache_dir: Path | None) -> Any:
-    """The client for the user simulator or judge (None for built-in stand-ins)."""
-    from harness.models.factory import ModelSettings, build_remote_client, check_model
-
-    if name in ("scripted", "stub", "none"):
-        return None
-    settings = ModelSettings(
-        name=name,
-        timeout_s=args.timeout,
-        max_attempts=args.max_attempts,
-        concurrency=args.concurrency,
-        cache_dir=cache_dir,
-    )
-    check_model(settings)
-    return build_remote_client(settings)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.leaderboard import render
     from harness.manifest import base_versions, check_resumable
-    from harness.models.factory import ModelProvider, ModelSettings, check_model
+    from harness.models.factory import ModelProvider, ModelSettings, aux_client, check_model
     from harness.registry import get_adapter
     from harness.runner import Runner, now_iso, plan_suite
     from harness.scoring import score_run
@@ -183,8 +166,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_model(settings)
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
     plan = plan_suite(suite, limit=args.limit, data_dir=args.data_dir, ids=ids)
-    if not plan.samples and not plan.not_run:
-        raise ConfigError(f"suite '{suite.name}' selects no samples")
+    if not plan.samples:
+        reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
+        raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
     provider = ModelProvider(settings)
     benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
     # Only benchmarks with a simulated user or a judge need (and record) those models.
@@ -195,9 +179,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         wanted_judge if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
     )
     services = Services(
-        user_client=_aux_client(user_model, args, cache_dir) if user_model else None,
+        user_client=aux_client(user_model, "user", benchmarks, settings),
         user_model=user_model,
-        judge_client=_aux_client(judge_model, args, cache_dir) if judge_model else None,
+        judge_client=aux_client(judge_model, "judge", benchmarks, settings),
         judge_model=judge_model,
         seed=args.seed,
     )

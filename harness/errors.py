@@ -3,3 +3,8 @@
 
 class ConfigError(Exception):
     """A bad suite, model, flag, path or missing key: the user must fix the command."""
+
+
+class DataNotFoundError(ConfigError):
+    """Benchmark data that is not on this machine: the message says where it was
+    looked for and how to get it. A run lists the subset as not run."""

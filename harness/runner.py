@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DataNotFoundError
 from harness.models.base import ModelClient, ModelError
 from harness.registry import get_adapter
 from harness.store import OK, RunStore, record_key
@@ -103,7 +103,13 @@ def plan_suite(
                 plan.not_run.append(NotRun(entry.benchmark, subset, reason))
                 continue
             wanted_ids = ids or entry.ids
-            samples = adapter.load(subset, ids=wanted_ids, data_dir=data_dir, options=entry.options)
+            try:
+                samples = adapter.load(
+                    subset, ids=wanted_ids, data_dir=data_dir, options=entry.options
+                )
+            except DataNotFoundError as exc:
+                plan.not_run.append(NotRun(entry.benchmark, subset, str(exc)))
+                continue
             caps = [c for c in (entry.limit, limit) if c is not None]
             if caps:
                 samples = samples[: min(caps)]

@@ -131,6 +131,22 @@ def usage_totals(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return totals
 
 
+def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]) -> Services:
+    """The judge (and user model name) the run was made with; the user simulator
+    itself is not needed to score a stored trajectory."""
+    from harness.models.factory import ModelSettings, aux_client
+
+    benchmarks = sorted({r["benchmark"] for r in records})
+    judge_model = manifest.get("judge_model")
+    cache = manifest.get("cache")
+    base = ModelSettings(name=judge_model or "", cache_dir=Path(cache) if cache else None)
+    return Services(
+        user_model=manifest.get("user_model"),
+        judge_client=aux_client(judge_model, "judge", benchmarks, base),
+        judge_model=judge_model,
+    )
+
+
 def score_run(
     run_dir: Path, services: Services | None = None, rescore: bool = True
 ) -> dict[str, Any]:
@@ -141,9 +157,7 @@ def score_run(
     data_dir = Path(manifest["data_dir"]) if manifest.get("data_dir") else None
     stats = RegradeStats()
     if rescore:
-        services = services or Services(
-            user_model=manifest.get("user_model"), judge_model=manifest.get("judge_model")
-        )
+        services = services or services_for_regrade(manifest, records)
         stats = asyncio.run(regrade(records, services, data_dir))
     planned = manifest.get("planned") or {}
     recorded: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))

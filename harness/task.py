@@ -220,6 +220,11 @@ class Adapter(ABC):
         """Package and data versions that affect this benchmark's numbers."""
         return {}
 
+    def builtin_client(self, role: str, name: str) -> ModelClient | None:
+        """A built-in stand-in for the user simulator or judge (``role`` "user" or
+        "judge") named ``name`` on the command line, e.g. an offline stub judge."""
+        return None
+
     def prompt_format(self, sample: Sample) -> PromptFormat | None:
         """The benchmark's own prompt-mode format (None: the harness default)."""
         return None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DataNotFoundError
 
 HF_DATASET = "DianJin/FinMCP-Bench"
 ALL = "all"
@@ -214,4 +214,4 @@ def load_source(local: Path | None) -> DataSource:
         return read_local(download_from_hub())
     except Exception as exc:  # offline, gated, renamed: one clear message instead
         hub_problem = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
-        raise ConfigError(missing_data_message(local, local_problem, hub_problem)) from exc
+        raise DataNotFoundError(missing_data_message(local, local_problem, hub_problem)) from exc

@@ -67,6 +67,32 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
     return client
 
 
+# Names that mean "no model client": the adapter's own deterministic stand-in.
+SCRIPTED = "scripted"
+
+
+def aux_client(
+    name: str | None, role: str, benchmarks: list[str], base: ModelSettings
+) -> ModelClient | None:
+    """The client for the user simulator or the judge (``role``): an adapter's
+    built-in stand-in when one is named so, else a remote model like the actor's."""
+    if name is None or name == SCRIPTED:
+        return None
+    for benchmark in benchmarks:
+        client = get_adapter(benchmark).builtin_client(role, name)
+        if client is not None:
+            return client
+    settings = ModelSettings(
+        name=name,
+        timeout_s=base.timeout_s,
+        max_attempts=base.max_attempts,
+        concurrency=base.concurrency,
+        cache_dir=base.cache_dir,
+    )
+    check_model(settings)
+    return build_remote_client(settings)
+
+
 class ModelProvider:
     """Gives the runner the client for each sample."""
 

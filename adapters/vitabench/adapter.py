@@ -1,0 +1,245 @@
+"""The VitaBench adapter: tasks in, scored episodes and per-scenario metrics out.
+
+Subsets are the benchmark's four task sets: ``delivery``, ``instore``, ``ota`` and
+``cross`` (the cross-domain set, with all 66 tools). The language is chosen with
+the load option ``language`` (``zh`` or ``en``); like the benchmark, the default
+is Chinese. Sample ids are ``<language>-<task id>``; ``load(ids=...)`` accepts
+those or the bare task ids.
+
+Services: ``user_client`` is the user simulator (``user_model == "scripted"``
+selects the deterministic offline user instead) and ``judge_client`` the rubric
+judge (``OrdersStubJudge`` in judge.py is an offline stand-in, not the benchmark's
+judge).
+
+Where this differs from the benchmark's code:
+
+- an episode whose run fails is never dropped: it is scored 0 and counted
+  (see metrics.py); a judge call that fails (ModelError) propagates, so the
+  runner records the scoring failure and can grade the stored episode again;
+- an unreadable judge reply is asked for again, then the window keeps the
+  previous rubric states (the benchmark's intent; its code crashes the episode
+  and re-runs it), and a ``meetExpectation`` that is not a boolean is ignored;
+- the step limit and the stop token in a message that also calls tools are
+  handled as described in episode.py (same termination and judged conversation);
+- task files are read as raw JSON from the Hub (see data.py), and sample ids
+  carry the language.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.models.base import ModelClient
+from harness.task import (
+    Adapter,
+    BenchmarkResult,
+    Environment,
+    RecordView,
+    Sample,
+    Services,
+    UserSource,
+)
+from harness.types import Score, ToolSchema, Trajectory
+
+from .data import (
+    HF_DATASET,
+    SCENARIOS,
+    Downloader,
+    VitaTask,
+    download_from_hub,
+    locate_task_file,
+    normalise_language,
+    read_task_file,
+)
+from .episode import (
+    JUDGED_TERMINATIONS,
+    MAX_STEPS,
+    VitaUserSource,
+    conversation_messages,
+    vita_limits,
+)
+from .judge import judge_conversation
+from .metrics import aggregate_records, orders_diagnostic
+from .prompts import GREETING, agent_system_prompt
+from .user import LLMUser, ScriptedUser
+
+SPEC_SNAPSHOT = "96f3b85"  # the benchmark revision this implementation follows
+SCRIPTED_USER_MODEL = "scripted"
+
+EnvironmentFactory = Callable[[dict[str, Any], str, str], Environment]
+
+
+def sample_id(task: VitaTask) -> str:
+    return f"{task.language}-{task.task_id}"
+
+
+class VitaBenchAdapter(Adapter):
+    name = "vitabench"
+    needs_user_model = True
+    needs_judge_model = True
+
+    def __init__(
+        self,
+        environment_factory: EnvironmentFactory | None = None,
+        downloader: Downloader | None = None,
+    ):
+        # Both are replaceable so tests can run without the real tools or the Hub.
+        self._environment_factory = environment_factory
+        self._downloader = downloader or download_from_hub
+        self._tool_schemas: dict[tuple[str, str], list[ToolSchema]] = {}
+        self._data_sources: dict[str, str] = {}
+
+    # ------------------------------------------------------------ loading
+
+    def subsets(self) -> list[str]:
+        return list(SCENARIOS)
+
+    def environment_factory(self) -> EnvironmentFactory:
+        if self._environment_factory is not None:
+            return self._environment_factory
+        from .environment import VitaEnvironment  # the tools are only needed to run
+
+        return VitaEnvironment
+
+    def load(
+        self,
+        subset: str,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
+        options = dict(options or {})
+        language = normalise_language(options.get("language"))
+        folder = data_dir if data_dir is not None else options.get("data_dir")
+        path = locate_task_file(
+            subset, language, Path(folder) if folder else None, self._downloader
+        )
+        self._data_sources[f"{subset}-{language}"] = str(path)
+        max_steps = int(options.get("max_steps", MAX_STEPS))
+        wanted = set(ids) if ids else None
+        samples = []
+        for record in read_task_file(path):
+            task = VitaTask(record=record, scenario=subset, language=language)
+            if wanted is not None and not wanted & {sample_id(task), task.task_id}:
+                continue
+            samples.append(self.make_sample(task, max_steps))
+        return samples
+
+    def tool_schemas(self, task: VitaTask) -> list[ToolSchema]:
+        """The agent's tools; they depend only on scenario and language."""
+        key = (task.scenario, task.language)
+        if key not in self._tool_schemas:
+            environment = self.environment_factory()(task.record, task.scenario, task.language)
+            self._tool_schemas[key] = environment.tool_schemas()  # type: ignore[attr-defined]
+        return self._tool_schemas[key]
+
+    def make_sample(self, task: VitaTask, max_steps: int = MAX_STEPS) -> Sample:
+        factory = self.environment_factory()
+        system = {"role": "system", "content": agent_system_prompt(task.time, task.language)}
+        initial_messages = [system]
+
+        def make_environment() -> Environment:
+            # The environment builds its database from a deep copy of the record.
+            return factory(task.record, task.scenario, task.language)
+
+        def make_user(environment: Environment, services: Services) -> UserSource:
+            return build_user(task, environment, services, initial_messages, max_steps)
+
+        return Sample(
+            id=sample_id(task),
+            benchmark=self.name,
+            subset=task.scenario,
+            tools=self.tool_schemas(task),
+            initial_messages=initial_messages,
+            make_environment=make_environment,
+            make_user=make_user,
+            limits=vita_limits(max_steps),
+            gold=task,
+            metadata={
+                "task_id": task.task_id,
+                "scenario": task.scenario,
+                "language": task.language,
+                "domain": task.record.get("domain"),
+                "num_rubrics": len(task.rubrics),
+            },
+        )
+
+    # ------------------------------------------------------------ scoring
+
+    async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
+        task: VitaTask = sample.gold
+        diagnostic = orders_diagnostic(trajectory.final_state, task)
+        details: dict[str, Any] = {
+            "termination": trajectory.termination,
+            "orders_match": diagnostic,
+            "judge_model": services.judge_model,
+        }
+        if trajectory.termination not in JUDGED_TERMINATIONS:
+            details["note"] = (
+                f"Simulation terminated prematurely. Termination reason: {trajectory.termination}"
+            )
+            return Score(passed=False, reward=0.0, progress=None, details=details)
+        if task.rubrics and services.judge_client is None:
+            raise ValueError(
+                "VitaBench scoring needs a judge model (set the judge model; "
+                "'stub' gives an offline stand-in that is not the benchmark's judge)"
+            )
+        judgement = await judge_conversation(
+            task,
+            conversation_messages(trajectory.messages),
+            services.judge_client,  # type: ignore[arg-type]  # unused when there are no rubrics
+            orders_match=bool(diagnostic["match"]),
+        )
+        details.update(judgement.details())
+        return Score(
+            passed=judgement.reward == 1.0,
+            reward=judgement.reward,
+            progress=judgement.progress,
+            details=details,
+        )
+
+    def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
+        return aggregate_records(self.name, records)
+
+    def builtin_client(self, role: str, name: str) -> ModelClient | None:
+        if role == "judge" and name == "stub":
+            from .judge import OrdersStubJudge
+
+            return OrdersStubJudge()
+        return None
+
+    def oracle(self, sample: Sample) -> ModelClient:
+        from .oracle import VitaOracle
+        from .orders import plan_required_orders  # the planner lives with the tools
+
+        task: VitaTask = sample.gold
+        calls, reason = plan_required_orders(task.record, task.scenario)
+        return VitaOracle(calls, reason, task.language)
+
+    def versions(self) -> dict[str, str]:
+        versions = {"vitabench": SPEC_SNAPSHOT, "dataset": HF_DATASET}
+        versions.update({f"data:{key}": source for key, source in self._data_sources.items()})
+        return versions
+
+
+def build_user(
+    task: VitaTask,
+    environment: Environment,
+    services: Services,
+    agent_initial_messages: list[dict[str, Any]],
+    max_steps: int = MAX_STEPS,
+) -> VitaUserSource:
+    """The user side of one episode: the LLM simulator, or the scripted user."""
+    greeting = GREETING[task.language]
+    if services.user_model == SCRIPTED_USER_MODEL:
+        speaker = ScriptedUser(task, environment)
+    elif services.user_client is not None:
+        speaker = LLMUser(services.user_client, task, greeting)
+    else:
+        raise ValueError(
+            "VitaBench needs a user simulator model (set the user model; "
+            f"'{SCRIPTED_USER_MODEL}' gives the offline scripted user)"
+        )
+    return VitaUserSource(speaker, greeting, agent_initial_messages, max_steps)

@@ -1,0 +1,259 @@
+"""VitaBench metrics: the benchmark's per-task-set numbers, and an order diagnostic.
+
+Per task set (scenario), with n trials of a task of which c succeeded
+(success = reward 1.0):
+
+- ``avg_reward``: mean reward over all trials;
+- ``pass^k``: mean over tasks of C(c, k) / C(n, k), for k = 1..min(trials, min n);
+- ``pass@k``: mean over tasks with n >= k of 1 - C(n - c, k) / C(n, k);
+- ``avg@k``: mean over the same tasks of the task's mean reward (independent of k).
+
+Trials that failed for infrastructure reasons count as reward 0 (the benchmark's
+own code drops them from the metrics instead). ``Avg`` is the unweighted mean of
+the task sets' ``avg@k`` over the sets that were run; the benchmark's code has no
+overall number, papers compute this one outside it.
+
+The order diagnostic compares the orders in the final database with the task's
+``required_orders``. It needs no judge and is not part of the official score.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from math import comb
+from typing import Any
+
+from harness.task import BenchmarkResult, RecordView, SubsetResult
+
+from .data import VitaTask
+
+DIAGNOSTIC_LABEL = "judge-free diagnostic (not the official score)"
+RECORD_COLLECTIONS = ("orders", "books", "reservations")
+ID_FIELDS = ("order_id", "book_id", "reservation_id")
+# Status changes of existing records that the tools can make (others, such as
+# "delivered", happen outside the conversation and are not checked).
+REACHABLE_STATUSES = ("cancelled", "paid")
+
+
+# ---------------------------------------------------------------- diagnostic
+
+
+def record_id(record: dict[str, Any], fallback: str = "") -> str:
+    for field in ID_FIELDS:
+        if record.get(field):
+            return str(record[field])
+    return fallback
+
+
+def _records_of(collection: Any) -> list[tuple[str, dict[str, Any]]]:
+    if isinstance(collection, dict):
+        return [(str(k), v) for k, v in collection.items() if isinstance(v, dict)]
+    if isinstance(collection, list):
+        return [("", v) for v in collection if isinstance(v, dict)]
+    return []
+
+
+def state_records(final_state: Any) -> dict[str, dict[str, Any]]:
+    """Orders, bookings and reservations of a final database view, by id."""
+    records: dict[str, dict[str, Any]] = {}
+    if not isinstance(final_state, dict):
+        return records
+    for name in (*RECORD_COLLECTIONS, "new_states", "old_states"):
+        for key, record in _records_of(final_state.get(name)):
+            records[record_id(record, key)] = record
+    return records
+
+
+def changed_records(final_state: Any, initial: dict[str, dict[str, Any]]) -> list[str]:
+    """Ids of records that are new or whose status changed during the episode."""
+    changed = []
+    for rid, record in state_records(final_state).items():
+        before = initial.get(rid)
+        if before is None or before.get("status") != record.get("status"):
+            changed.append(rid)
+    return changed
+
+
+def _count(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return int(value) if float(value).is_integer() else value
+    return 1 if value is None else value
+
+
+def signature(record: dict[str, Any]) -> list[Any]:
+    """What a record must match: type, provider, and products x quantity
+    (bookings and reservations: shop, time and head count)."""
+    if "book_id" in record or "book_time" in record:
+        return [
+            "book",
+            record.get("shop_id"),
+            record.get("book_time"),
+            _count(record.get("customer_count")),
+        ]
+    if "reservation_id" in record or "reservation_time" in record:
+        return [
+            "reservation",
+            record.get("shop_id"),
+            record.get("reservation_time"),
+            _count(record.get("customer_count")),
+        ]
+    products = sorted(
+        (str(p.get("product_id")), _count(p.get("quantity")))
+        for p in record.get("products") or []
+        if isinstance(p, dict)
+    )
+    provider = record.get("store_id") or record.get("shop_id")
+    return [record.get("order_type"), provider, [list(p) for p in products]]
+
+
+def _key(sig: list[Any]) -> str:
+    return repr(sig)
+
+
+def _multiset_difference(wanted: list[list[Any]], got: list[list[Any]]) -> list[list[Any]]:
+    remaining = Counter(_key(s) for s in got)
+    missing = []
+    for sig in wanted:
+        if remaining[_key(sig)] > 0:
+            remaining[_key(sig)] -= 1
+        else:
+            missing.append(sig)
+    return missing
+
+
+def orders_diagnostic(final_state: Any, task: VitaTask) -> dict[str, Any]:
+    """Final orders vs the task's required orders (a diagnostic, not the score)."""
+    initial = task.initial_records
+    actual = state_records(final_state)
+    required_new: dict[bool, list[list[Any]]] = {True: [], False: []}  # by "cancelled"
+    placed_new: dict[bool, list[list[Any]]] = {True: [], False: []}
+    status_mismatches = []
+    for required in task.required_orders:
+        rid = record_id(required)
+        before = initial.get(rid)
+        if before is None:
+            required_new[required.get("status") == "cancelled"].append(signature(required))
+            continue
+        wanted = required.get("status")
+        if wanted in REACHABLE_STATUSES and wanted != before.get("status"):
+            got = (actual.get(rid) or {}).get("status")
+            if got != wanted:
+                status_mismatches.append({"id": rid, "required": wanted, "actual": got})
+    for rid, record in actual.items():
+        if rid not in initial:
+            placed_new[record.get("status") == "cancelled"].append(signature(record))
+    missing = _multiset_difference(required_new[False], placed_new[False]) + _multiset_difference(
+        required_new[True], placed_new[True]
+    )
+    unexpected = _multiset_difference(
+        placed_new[False], required_new[False]
+    ) + _multiset_difference(placed_new[True], required_new[True])
+    has_state = isinstance(final_state, dict)
+    return {
+        "label": DIAGNOSTIC_LABEL,
+        "match": has_state and not missing and not unexpected and not status_mismatches,
+        "required_new": len(required_new[False]) + len(required_new[True]),
+        "placed_new": len(placed_new[False]) + len(placed_new[True]),
+        "missing": missing,
+        "unexpected": unexpected,
+        "status_mismatches": status_mismatches,
+        **({} if has_state else {"error": "the trajectory has no final database state"}),
+    }
+
+
+# ---------------------------------------------------------------- pass metrics
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that k trials drawn without replacement all succeed."""
+    return comb(c, k) / comb(n, k)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k trials drawn without replacement succeeds."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def task_set_metrics(rewards_by_task: dict[str, list[float]], num_trials: int) -> dict[str, float]:
+    """The benchmark's metrics of one task set from each task's trial rewards."""
+    tasks = {task: rewards for task, rewards in rewards_by_task.items() if rewards}
+    if not tasks:
+        return {}
+    counts = {task: (len(r), sum(1 for x in r if x == 1.0)) for task, r in tasks.items()}
+    metrics: dict[str, float] = {"avg_reward": _mean([x for r in tasks.values() for x in r])}
+    max_k = min(num_trials, min(n for n, _ in counts.values()))
+    for k in range(1, num_trials + 1):
+        having = [task for task, (n, _) in counts.items() if n >= k]
+        if not having:
+            continue
+        metrics[f"avg@{k}"] = _mean([_mean(tasks[t]) for t in having])
+        metrics[f"pass@{k}"] = _mean([pass_at_k(*counts[t], k) for t in having])
+        if k <= max_k:
+            metrics[f"pass^{k}"] = _mean([pass_hat_k(*counts[t], k) for t in counts])
+    return metrics
+
+
+def _group_key(record: RecordView, several_languages: bool) -> str:
+    language = record.metadata.get("language")
+    return f"{record.subset}-{language}" if several_languages and language else record.subset
+
+
+def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkResult:
+    """Per-task-set metrics, the headline at k = trials, and the mean ``Avg``."""
+    several_languages = len({r.metadata.get("language") for r in records}) > 1
+    groups: dict[str, list[RecordView]] = defaultdict(list)
+    for record in records:
+        groups[_group_key(record, several_languages)].append(record)
+
+    subsets: dict[str, SubsetResult] = {}
+    headline: dict[str, float] = {}
+    avg_values: list[float] = []
+    for name in sorted(groups):
+        group = groups[name]
+        rewards: dict[str, list[float]] = defaultdict(list)
+        progress: list[float] = []
+        orders_match: list[float] = []
+        for record in sorted(group, key=lambda r: (r.sample_id, r.trial)):
+            score = record.score if record.status == "ok" else None
+            rewards[record.sample_id].append(score.reward if score is not None else 0.0)
+            if score is not None and score.progress is not None:
+                progress.append(score.progress)
+            diagnostic = (score.details or {}).get("orders_match") if score is not None else None
+            if isinstance(diagnostic, dict):
+                orders_match.append(1.0 if diagnostic.get("match") else 0.0)
+        num_trials = max(len(r) for r in rewards.values())
+        metrics = task_set_metrics(rewards, num_trials)
+        if progress:
+            metrics["rubric_progress"] = _mean(progress)
+        if orders_match:
+            metrics["diagnostic/orders_match"] = _mean(orders_match)
+        subsets[name] = SubsetResult(
+            metrics=metrics,
+            n_samples=len(rewards),
+            n_records=len(group),
+            n_infra_errors=sum(1 for r in group if r.status != "ok"),
+        )
+        for metric in (f"avg@{num_trials}", f"pass@{num_trials}", f"pass^{num_trials}"):
+            if metric in metrics:
+                headline[f"{name}/{metric}"] = metrics[metric]
+        avg_values.append(metrics[f"avg@{num_trials}"])
+    if avg_values:
+        headline["Avg"] = _mean(avg_values)
+    notes = [
+        "Avg = unweighted mean of avg@k over the task sets run (computed outside the "
+        "benchmark's code, as papers report it).",
+        "Trials that failed for infrastructure reasons count as reward 0; the "
+        "benchmark's code drops them.",
+        "diagnostic/orders_match compares final orders with required_orders; "
+        + DIAGNOSTIC_LABEL
+        + ".",
+    ]
+    return BenchmarkResult(benchmark=benchmark, headline=headline, subsets=subsets, notes=notes)

@@ -1,0 +1,256 @@
+"""VitaBench's sliding-window rubric judge: windows, judge input, state updates,
+parse failures, the reward rule and the stub judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from harness.adapters.vitabench.data import VitaTask
+from harness.adapters.vitabench.judge import (
+    MAX_JUDGE_ATTEMPTS,
+    ORDERS_MATCH_HINT,
+    OrdersStubJudge,
+    env_info,
+    judge_conversation,
+    parse_judge_reply,
+    render_line,
+    window_bounds,
+    window_lines,
+)
+from harness.models.base import ModelClient
+from harness.types import AssistantTurn, Usage
+
+
+def make_task(rubrics=("A", "B"), overall=("B", "C"), language="en") -> VitaTask:
+    record = {
+        "id": "T1",
+        "environment": {"time": "2025-06-21 11:20:00", "user_id": "U1"},
+        "instructions": "Order noodles.",
+        "user_scenario": {"user_profile": {"user id": "U1"}},
+        "evaluation_criteria": {
+            "expected_states": [{"required_orders": [], "state_rubrics": list(rubrics)}],
+            "overall_rubrics": list(overall),
+        },
+    }
+    return VitaTask(record=record, scenario="delivery", language=language)
+
+
+class RecordingJudge(ModelClient):
+    """Replays judge replies and keeps every prompt it was given."""
+
+    name = "recording-judge"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.prompts: list[list[dict]] = []
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        self.prompts.append(messages)
+        reply = self.replies.pop(0) if self.replies else "no verdict"
+        return AssistantTurn(content=reply, usage=Usage(calls=1, prompt_tokens=10))
+
+
+def verdict(*rows) -> str:
+    items = [
+        {"rubric_idx": key, "justification": why, "meetExpectation": met} for key, met, why in rows
+    ]
+    return "Here you go:\n```json\n" + json.dumps(items) + "\n```"
+
+
+def conversation(n: int) -> list[dict]:
+    messages = [{"role": "assistant", "content": "Hello, how can I help you?", "hidden": True}]
+    for i in range(1, n):
+        messages.append({"role": "user" if i % 2 else "assistant", "content": f"m{i}"})
+    return messages
+
+
+def states_in(prompt: str) -> list[dict]:
+    body = prompt.split("<current_rubrics>\n", 1)[1].split("\n</current_rubrics>", 1)[0]
+    return json.loads(body)
+
+
+def test_rubric_set_is_state_rubrics_then_overall_deduplicated():
+    assert make_task().rubrics == ["A", "B", "C"]
+
+
+def test_window_bounds_match_the_benchmark():
+    assert window_bounds(5) == [(0, 5)]
+    assert window_bounds(10) == [(0, 10)]
+    assert window_bounds(13) == [(0, 10), (8, 13)]
+    assert window_bounds(18) == [(0, 10), (8, 18)]
+    assert window_bounds(27) == [(0, 10), (8, 18), (16, 26), (24, 27)]
+
+
+def test_lines_use_global_one_based_indexes_and_python_literal_calls():
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "pay_delivery_order", "arguments": '{"order_id": "WILL_FAIL"}'},
+    }
+    two_calls = [
+        {"function": {"name": "f", "arguments": '{"a": 1, "b": [1, 2]}'}},
+        {"function": {"name": "g", "arguments": '{"s": "中文", "flag": true, "none": null}'}},
+    ]
+    messages = [{"role": "user", "content": f"x{i}"} for i in range(9)] + [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "Error: Order WILL_FAIL not found"},
+        {"role": "assistant", "content": "Let me check.", "tool_calls": two_calls},
+        {"role": "tool", "content": ""},
+        {"role": "assistant", "content": "done"},
+    ]
+    lines = window_lines(messages, 8, 14)
+    assert lines == [
+        "[9] user: x8",
+        "[10] assistant: pay_delivery_order(order_id='WILL_FAIL')",
+        "[11] tool: Error: Order WILL_FAIL not found",
+        "[12] assistant: Let me check. f(a=1, b=[1, 2]).g(s='中文', flag=True, none=None)",
+        # [13] is the empty tool result: skipped, but it keeps its index
+        "[14] assistant: done",
+    ]
+    bad = {"function": {"name": "h", "arguments": "{not json"}}
+    assert render_line(1, {"role": "assistant", "content": "", "tool_calls": [bad]}) == (
+        "[1] assistant: h({not json)"
+    )
+
+
+def test_judge_input_layout_and_system_prompt():
+    task = make_task()
+    judge = RecordingJudge([verdict(("rubric_0", True, "[2] ok"))])
+    messages = conversation(3)
+    asyncio.run(judge_conversation(task, messages, judge))
+    system, user = judge.prompts[0]
+    assert system["role"] == "system" and user["role"] == "user"
+    assert "{'system_time': '2025-06-21 11:20:00 Saturday', 'database': []}" in system["content"]
+    assert env_info(task) == "{'system_time': '2025-06-21 11:20:00 Saturday', 'database': []}"
+    assert "Order noodles." in system["content"] and "window 1 of 1" in system["content"]
+    states = [
+        {
+            "rubric_idx": f"rubric_{i}",
+            "rubric": r,
+            "justification": "Not evaluated yet",
+            "meetExpectation": False,
+        }
+        for i, r in enumerate(["A", "B", "C"])
+    ]
+    expected = (
+        "\n# Input\n<window_content>\n"
+        "[1] assistant: Hello, how can I help you?\n[2] user: m1\n[3] assistant: m2"
+        "\n</window_content>\n\n<current_rubrics>\n"
+        + json.dumps(states, indent=2, ensure_ascii=False)
+        + "\n</current_rubrics>\n"
+    )
+    assert user["content"] == expected
+
+
+def test_chinese_judge_keeps_non_ascii_and_weekday():
+    task = make_task(rubrics=("米线",), overall=(), language="zh")
+    judge = RecordingJudge([verdict(("rubric_0", True, "好"))])
+    result = asyncio.run(judge_conversation(task, conversation(2), judge))
+    assert "星期六" in judge.prompts[0][0]["content"]
+    assert '"rubric": "米线"' in judge.prompts[0][1]["content"]
+    assert result.reward == 1.0
+
+
+def test_states_carry_over_windows_and_update_by_rubric_idx():
+    task = make_task()
+    judge = RecordingJudge(
+        [
+            verdict(("rubric_0", True, "[3] ordered"), ("rubric_1", True, "[5] paid")),
+            # second window: rubric_0 omitted (kept), rubric_1 flipped back, unknown key ignored,
+            # rubric_2 met written as a string, justification missing
+            json.dumps(
+                [
+                    {
+                        "rubric_idx": "rubric_1",
+                        "justification": "[12] undone",
+                        "meetExpectation": False,
+                    },
+                    {"rubric_idx": "rubric_9", "meetExpectation": True},
+                    {"rubric_idx": "rubric_2", "meetExpectation": "true"},
+                    "not an object",
+                ]
+            ),
+        ]
+    )
+    result = asyncio.run(judge_conversation(task, conversation(13), judge))
+    assert len(judge.prompts) == 2
+    second = states_in(judge.prompts[1][1]["content"])
+    assert [s["meetExpectation"] for s in second] == [True, True, False]
+    assert second[0]["justification"] == "[3] ordered"
+    assert "window 2 of 2" in judge.prompts[1][0]["content"]
+    assert judge.prompts[1][1]["content"].startswith(
+        "\n# Input\n<window_content>\n[9] assistant: m8"
+    )
+    assert [r["met"] for r in result.rubrics] == [True, False, True]
+    assert result.rubrics[2]["justification"] == "No justification provided"
+    assert result.reward == 0.0
+    assert abs(result.progress - 2 / 3) < 1e-9
+    assert result.details()["info"] == {
+        "evaluation_method": "sliding_window",
+        "num_windows": 2,
+        "window_size": 10,
+    }
+
+
+def test_reward_is_one_only_when_every_rubric_is_met():
+    task = make_task()
+    all_met = verdict(("rubric_0", True, "a"), ("rubric_1", True, "b"), ("rubric_2", True, "c"))
+    result = asyncio.run(judge_conversation(task, conversation(4), RecordingJudge([all_met])))
+    assert (result.reward, result.progress) == (1.0, 1.0)
+    two = verdict(("rubric_0", True, "a"), ("rubric_1", True, "b"))
+    result = asyncio.run(judge_conversation(task, conversation(4), RecordingJudge([two])))
+    assert result.reward == 0.0 and abs(result.progress - 2 / 3) < 1e-9
+
+
+def test_no_rubrics_gives_full_reward_without_a_judge_call():
+    judge = RecordingJudge([])
+    result = asyncio.run(judge_conversation(make_task((), ()), conversation(4), judge))
+    assert result.reward == 1.0 and judge.prompts == []
+
+
+def test_malformed_reply_is_retried_then_accepted():
+    task = make_task()
+    judge = RecordingJudge(
+        ["I think it is fine", '{"rubric_idx": "rubric_0"}', verdict(("rubric_0", True, "ok"))]
+    )
+    result = asyncio.run(judge_conversation(task, conversation(4), judge))
+    assert len(judge.prompts) == 3
+    assert judge.prompts[0] == judge.prompts[2]  # the same question again
+    assert result.parse_failures == 2
+    assert result.rubrics[0]["met"] is True
+    assert result.windows[0].parsed and len(result.windows[0].replies) == 3
+
+
+def test_reply_that_never_parses_keeps_the_previous_states():
+    task = make_task()
+    first = verdict(("rubric_0", True, "[2] done"))
+    judge = RecordingJudge([first] + ["garbage"] * MAX_JUDGE_ATTEMPTS)
+    result = asyncio.run(judge_conversation(task, conversation(13), judge))
+    assert len(judge.prompts) == 1 + MAX_JUDGE_ATTEMPTS
+    assert result.parse_failures == MAX_JUDGE_ATTEMPTS
+    assert result.windows[1].parsed is False
+    assert [r["met"] for r in result.rubrics] == [True, False, False]
+    assert result.rubrics[0]["justification"] == "[2] done"
+
+
+def test_parse_judge_reply_variants():
+    assert parse_judge_reply('```json\n[{"a": 1}]\n```') == [{"a": 1}]
+    assert parse_judge_reply('prefix [{"a": 1}] suffix') == [{"a": 1}]
+    assert parse_judge_reply("[]") == []
+    assert parse_judge_reply('{"a": 1}') is None
+    assert parse_judge_reply("") is None
+    assert parse_judge_reply(None) is None
+    assert parse_judge_reply("[" * 100_000) is None
+
+
+def test_stub_judge_follows_the_order_diagnostic():
+    task = make_task()
+    for match in (True, False):
+        result = asyncio.run(
+            judge_conversation(task, conversation(13), OrdersStubJudge(), orders_match=match)
+        )
+        assert result.reward == (1.0 if match else 0.0)
+        assert all(r["met"] is match for r in result.rubrics)
+        assert result.parse_failures == 0
+    assert ORDERS_MATCH_HINT.get() is None  # the hint does not leak out of the scorer
