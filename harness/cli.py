@@ -52,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--prompt-mode", action="store_true", help="tools in the prompt, calls parsed from text"
     )
+    run.add_argument(
+        "--client",
+        default="auto",
+        help="auto (direct HTTP with --api-base, else litellm), litellm, or direct",
+    )
     run.add_argument("--trials", type=int, help="trials per sample (default: the suite's)")
     run.add_argument("--limit", type=int, help="at most N samples per subset")
     run.add_argument("--ids", help="comma-separated sample ids to run")
@@ -67,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
     run.add_argument(
         "--max-attempts", type=int, default=6, help="tries per model call on transient errors"
+    )
+    run.add_argument(
+        "--retry-delay", type=float, default=1.0, help="first backoff delay in seconds (doubles)"
     )
     run.add_argument("--episode-timeout", type=float, default=3600.0, help="seconds per episode")
     run.add_argument(
@@ -162,6 +170,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_attempts=args.max_attempts,
         concurrency=args.concurrency,
         cache_dir=cache_dir,
+        client=args.client,
+        retry_base_delay=args.retry_delay,
     )
     check_model(settings)
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
@@ -235,7 +245,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             episode_timeout_s=args.episode_timeout,
             load_options=plan.load_options,
         )
-        summary = _run_with_progress(runner, plan.samples, trials, quiet=args.quiet)
+        summary = _run_with_progress(
+            runner,
+            plan.samples,
+            trials,
+            quiet=args.quiet,
+            clients=[provider, services.user_client, services.judge_client],
+        )
         manifest["finished_at"] = now_iso()
         manifest["last_summary"] = summary.__dict__
         store.write_manifest(manifest)
@@ -255,17 +271,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if summary.infra_errors == 0 and summary.score_errors == 0 else 1
 
 
-def _run_with_progress(runner: Any, samples: list[Any], trials: int, quiet: bool) -> Any:
+def _run_with_progress(
+    runner: Any, samples: list[Any], trials: int, quiet: bool, clients: list[Any]
+) -> Any:
     import asyncio
 
     from harness.progress import ProgressDisplay
 
     display = ProgressDisplay(total=len(samples) * trials, enabled=not quiet)
     runner.progress = display.advance
-    todo, skipped = runner.pending(samples, trials)
+    _, skipped = runner.pending(samples, trials)
     display.start(already_done=skipped)
+
+    async def run_then_close() -> Any:
+        try:
+            return await runner.run(samples, trials)
+        finally:
+            for client in clients:
+                if client is not None:
+                    await client.aclose()
+
     try:
-        return asyncio.run(runner.run(samples, trials))
+        return asyncio.run(run_then_close())
     finally:
         display.stop()
 

@@ -14,7 +14,7 @@ import copy
 import time
 from dataclasses import dataclass
 
-from harness.models.base import ModelClient
+from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
 from harness.task import Environment, EpisodeLimits, UserSource, UserTurn
 from harness.types import (
     AssistantTurn,
@@ -141,7 +141,12 @@ class _Episode:
             reason = self.limit_reached()
             if reason:
                 return reason
-            turn = await self.model_reply()
+            try:
+                turn = await self.model_reply()
+            except ModelError as exc:
+                if exc.kind == CONTEXT_OVERFLOW:
+                    return CONTEXT_OVERFLOW  # the model's limit: a scored failure
+                raise
             steps_this_turn += 1
             if not turn.tool_calls or limits.single_step:
                 return None

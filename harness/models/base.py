@@ -7,14 +7,26 @@ from typing import Any
 
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
+# ModelError.kind of a request longer than the model's context window: the
+# episode ends there as a scored failure (the model's limit, not the network's).
+CONTEXT_OVERFLOW = "context_overflow"
+
 
 class ModelError(Exception):
-    """A model call failed. ``transient`` errors are retried; others are not."""
+    """A model call failed. ``transient`` errors are retried; others are not.
+    ``kind`` names failures the episode treats specially (CONTEXT_OVERFLOW)."""
 
-    def __init__(self, message: str, transient: bool = False, retry_after: float | None = None):
+    def __init__(
+        self,
+        message: str,
+        transient: bool = False,
+        retry_after: float | None = None,
+        kind: str | None = None,
+    ):
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
+        self.kind = kind
 
 
 class ModelClient(ABC):
@@ -31,6 +43,12 @@ class ModelClient(ABC):
     def describe(self) -> dict[str, Any]:
         """What the manifest records about this client (never credentials)."""
         return {"name": self.name, "kind": type(self).__name__}
+
+    async def aclose(self) -> None:
+        """Release connections; wrappers pass this on to the client they wrap."""
+        inner = getattr(self, "inner", None)
+        if isinstance(inner, ModelClient):
+            await inner.aclose()
 
 
 class NullClient(ModelClient):

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import random
 import threading
@@ -122,8 +123,7 @@ class Reply:
 
     @classmethod
     def slow(cls, delay: float, reply: Reply | None = None) -> Reply:
-        base = reply if reply is not None else cls()
-        return cls(**{**base.__dict__, "delay": delay})
+        return dataclasses.replace(reply if reply is not None else cls(), delay=delay)
 
     @classmethod
     def dropped(cls) -> Reply:

@@ -1,0 +1,129 @@
+"""A content-addressed cache of model replies on disk.
+
+The key is the SHA-256 of the canonical JSON of everything that decides a reply:
+the client's identity (model, api_base without credentials, prompt format), the
+messages, the tools and the sampling parameters including the seed. The value is
+the AssistantTurn (and the provider's raw reply) as JSON, one file per entry in
+sharded folders (``ab/abcdef....json``), written to a temporary file and renamed
+so that a crash never leaves half an entry. An unreadable entry is treated as a
+miss and overwritten. Only successful replies are stored.
+
+A hit comes back with ``usage.cached_calls = 1`` and its token counts kept, so a
+rerun after a crash pays for nothing twice while the records still show the
+tokens the reply cost.
+
+Sampling: with temperature > 0 the runner gives every trial its own seed, so
+trials of one sample have different keys and do not collapse onto one cached
+reply. Two calls with identical messages, tools, parameters and seed do share
+an entry, which is the point of the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.models.base import ModelClient
+from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+CACHE_FORMAT = 1
+
+
+def client_identity(client: ModelClient) -> dict[str, Any]:
+    """What identifies a client's replies: its ``cache_identity()`` if it has one
+    (wrappers pass on their inner client's), else its name and kind."""
+    method = getattr(client, "cache_identity", None)
+    identity = method() if callable(method) else None
+    if identity is None:
+        identity = {"name": client.name, "kind": type(client).__name__}
+    return identity
+
+
+def cache_key(
+    identity: dict[str, Any],
+    messages: list[Message],
+    tools: list[ToolSchema],
+    params: SamplingParams,
+) -> str:
+    material = {
+        "format": CACHE_FORMAT,
+        "client": identity,
+        "messages": messages,
+        "tools": tools,
+        "params": params.to_dict(),
+    }
+    canonical = json.dumps(
+        material, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+class CachingClient(ModelClient):
+    """Serves repeated requests from ``cache_dir``; asks ``inner`` otherwise."""
+
+    def __init__(
+        self, inner: ModelClient, cache_dir: str | Path, identity: dict[str, Any] | None = None
+    ):
+        self.inner = inner
+        self.name = inner.name
+        self.cache_dir = Path(cache_dir)
+        self.identity = identity if identity is not None else client_identity(inner)
+        self.hits = 0
+        self.misses = 0
+
+    def path_for(self, key: str) -> Path:
+        return self.cache_dir / key[:2] / f"{key}.json"
+
+    def load(self, key: str) -> AssistantTurn | None:
+        """The cached turn, or None when absent or unreadable."""
+        try:
+            data = json.loads(self.path_for(key).read_text(encoding="utf-8"))
+            if data.get("format") != CACHE_FORMAT:
+                return None
+            turn = AssistantTurn.from_dict(data["turn"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        turn.raw = data.get("raw")
+        return turn
+
+    def store(self, key: str, turn: AssistantTurn) -> None:
+        path = self.path_for(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw}
+        text = json.dumps(entry, ensure_ascii=False, default=str)
+        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
+                out.write(text)
+            os.replace(temp_name, path)
+        except BaseException:
+            Path(temp_name).unlink(missing_ok=True)
+            raise
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        key = cache_key(self.identity, messages, tools, params)
+        cached = self.load(key)
+        if cached is not None:
+            self.hits += 1
+            cached.usage.calls = max(cached.usage.calls, 1)
+            cached.usage.cached_calls = 1
+            return cached
+        self.misses += 1
+        turn = await self.inner.complete(messages, tools, params)
+        try:
+            self.store(key, turn)
+        except (OSError, TypeError, ValueError):
+            pass  # a full disk or an odd reply must not fail the call; it is just not cached
+        return turn
+
+    def cache_identity(self) -> dict[str, Any]:
+        return self.identity
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "cache_dir": str(self.cache_dir)}

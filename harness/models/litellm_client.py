@@ -1,0 +1,211 @@
+"""The model client for API models and OpenAI-compatible local servers (litellm).
+
+One client covers hosted APIs (``gpt-4o``, ``anthropic/claude-...``) and local
+servers such as vLLM or SGLang (``openai/<served-name>`` or
+``hosted_vllm/<served-name>`` with ``api_base``), using native function calling.
+litellm is imported on the first call, not with this module, so that the CLI
+starts fast. Its own retries are off: RetryingClient (retry.py) decides.
+
+Errors become ModelError: rate limits (429, with Retry-After), server errors,
+timeouts and dropped connections are transient; other 4xx (bad request, bad or
+missing key, unknown model) are not. No message, record or description carries
+a credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from functools import lru_cache
+from importlib import metadata
+from typing import Any
+
+from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
+from harness.models.openai_wire import http_error, turn_from_response
+from harness.models.redact import redact_url, scrub_secrets
+from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+# OpenAI-compatible local servers accept any key; the OpenAI SDK insists on one.
+PLACEHOLDER_KEY = "EMPTY"
+
+
+@lru_cache(maxsize=1)
+def _litellm() -> Any:
+    """litellm, imported once and told to keep quiet.
+
+    The cost map is read from the installed package (there may be no internet),
+    and litellm's debug banners and info logs are switched off through its own
+    settings; our records say what happened.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.set_verbose = False
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return litellm
+
+
+def litellm_version() -> str:
+    try:
+        return metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def provider_of(model: str) -> str:
+    """The provider prefix of a litellm model name (``openai`` when there is none)."""
+    if "/" in model:
+        return model.split("/", 1)[0]
+    try:
+        return str(_litellm().get_llm_provider(model=model)[1])
+    except Exception:  # unknown model: litellm will say so on the first call
+        return "unknown"
+
+
+def missing_credentials(
+    model: str, api_base: str | None = None, api_key: str | None = None
+) -> str | None:
+    """One line saying which API key is missing for ``model``, or None if it can run.
+
+    A local server (``api_base`` given) needs no key. Unknown providers pass here
+    and fail, clearly, on their first call.
+    """
+    if api_key or api_base:
+        return None
+    try:
+        report = _litellm().validate_environment(model=model)
+    except Exception:
+        return None
+    missing = [str(name) for name in report.get("missing_keys") or []]
+    if report.get("keys_in_environment") or not missing:
+        return None
+    return f"model '{model}' needs {', '.join(missing)} set in the environment"
+
+
+class LiteLLMClient(ModelClient):
+    """Calls a chat model through ``litellm.acompletion``.
+
+    ``extra_kwargs`` go to every litellm call (e.g. ``extra_headers``); sampling
+    ``params.extra`` per call (e.g. ``{"extra_body": {"top_k": 20}}``).
+    ``drop_params`` lets litellm drop sampling settings a provider does not
+    support (e.g. ``seed``) instead of failing every call.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        drop_params: bool = True,
+        extra_kwargs: dict[str, Any] | None = None,
+        name: str | None = None,
+    ):
+        self.model = model
+        self.name = name or model
+        self.api_base = api_base
+        self.timeout = timeout
+        self.drop_params = drop_params
+        self._api_key = api_key
+        self._extra_kwargs = dict(extra_kwargs or {})
+        self._resolved_key: str | None = None
+        self._key_resolved = False
+
+    def _key(self) -> str | None:
+        """The key to send: the given one, else the provider's environment variable
+        (litellm reads it), else a placeholder for a local server."""
+        if not self._key_resolved:
+            self._resolved_key = self._api_key
+            if self._resolved_key is None and self.api_base:
+                env_missing = missing_credentials(self.model) is not None
+                self._resolved_key = PLACEHOLDER_KEY if env_missing else None
+            self._key_resolved = True
+        return self._resolved_key
+
+    def request_kwargs(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> dict[str, Any]:
+        """The keyword arguments of one ``litellm.acompletion`` call."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "timeout": self.timeout,
+            "num_retries": 0,
+            "drop_params": self.drop_params,
+            **self._extra_kwargs,
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        key = self._key()
+        if key is not None:
+            kwargs["api_key"] = key
+        if tools:
+            kwargs["tools"] = tools
+        for field_name in ("temperature", "top_p", "max_tokens", "seed"):
+            value = getattr(params, field_name)
+            if value is not None:
+                kwargs[field_name] = value
+        kwargs.update(params.extra)
+        return kwargs
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        litellm = _litellm()
+        kwargs = self.request_kwargs(messages, tools, params)
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            # "from None": the chained litellm/httpx exceptions may quote the key.
+            raise self.model_error(exc) from None
+        try:
+            data = response.model_dump()
+        except Exception as exc:
+            raise ModelError(f"unreadable reply: {type(exc).__name__}", transient=True) from None
+        return turn_from_response(data, self._secrets())
+
+    def _secrets(self) -> list[str | None]:
+        return [
+            self._api_key,
+            self._resolved_key if self._resolved_key != PLACEHOLDER_KEY else None,
+        ]
+
+    def model_error(self, exc: Exception) -> ModelError:
+        """Classify a litellm exception as a transient or permanent ModelError."""
+        litellm = _litellm()
+        status = getattr(exc, "status_code", None)
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        message = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, litellm.ContextWindowExceededError):
+            text = scrub_secrets(message, self._secrets())[:1000]
+            return ModelError(text, transient=False, kind=CONTEXT_OVERFLOW)
+        if isinstance(exc, (litellm.Timeout, litellm.APIConnectionError)):
+            text = scrub_secrets(message, self._secrets())[:1000]
+            return ModelError(text, transient=True)
+        if isinstance(status, int):
+            return http_error(status, message, headers, self._secrets())
+        # Not an HTTP failure (a bug, a bad argument): retrying would not help.
+        return ModelError(scrub_secrets(message, self._secrets())[:1000], transient=False)
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What, besides the request, decides the reply (for the response cache)."""
+        return {"model": self.model, "api_base": redact_url(self.api_base)}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": type(self).__name__,
+            "model": self.model,
+            "provider": provider_of(self.model),
+            "api_base": redact_url(self.api_base),
+            "timeout_s": self.timeout,
+            "drop_params": self.drop_params,
+            "extra_kwargs": sorted(self._extra_kwargs),
+            "litellm_version": litellm_version(),
+        }

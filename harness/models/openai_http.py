@@ -1,0 +1,168 @@
+"""A direct HTTP client for OpenAI-compatible local servers (vLLM, SGLang, llama.cpp).
+
+litellm spends several milliseconds of CPU per call (cost lookup, logging,
+response objects); with dozens of calls in flight against a fast local server
+that, not the server, becomes the limit. This client posts the chat request
+itself with aiohttp (a dependency of litellm, so always installed) and reads the
+reply with the same code as LiteLLMClient (openai_wire.py), so both clients give
+the same turns, errors and records. It supports only the OpenAI chat wire
+format; API providers go through LiteLLMClient.
+
+aiohttp rather than httpx: httpx's connection pool does work proportional to
+pending requests times open connections on every request, which at 64
+concurrent calls costs more CPU than litellm itself.
+
+A session (connection pool) is opened per event loop on first use; call
+``aclose()`` when done to close it cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from importlib import metadata
+from typing import Any
+
+from harness.models.base import ModelClient, ModelError
+from harness.models.openai_wire import http_error, turn_from_response
+from harness.models.redact import redact_url, scrub_secrets
+from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+# litellm-style provider prefixes that name an OpenAI-compatible server.
+LOCAL_PREFIXES = ("openai/", "hosted_vllm/", "openai_compatible/")
+# Replies larger than this are refused (a runaway server must not exhaust memory).
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+
+
+def served_name(model: str) -> str:
+    """The model name the server knows (``openai/qwen`` -> ``qwen``)."""
+    for prefix in LOCAL_PREFIXES:
+        if model.startswith(prefix):
+            return model[len(prefix) :]
+    return model
+
+
+def _error_message(body: bytes) -> str:
+    text = body[:4000].decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:1000]
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:1000]
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])[:1000]
+    return text[:1000]
+
+
+class OpenAIHTTPClient(ModelClient):
+    """Posts chat completions to ``api_base`` directly (no litellm).
+
+    ``params.extra`` is merged into the request body; an ``extra_body`` entry in
+    it is merged too (as the OpenAI SDK does), so the same settings work with
+    both clients.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        max_connections: int = 0,
+        name: str | None = None,
+    ):
+        self.model = model
+        self.name = name or model
+        self.api_base = api_base.rstrip("/")
+        self.timeout = timeout
+        self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
+        self._api_key = api_key
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _session(self) -> Any:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.max_connections),
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+            )
+            self._sessions[loop] = session
+        return session
+
+    async def aclose(self) -> None:
+        """Close this event loop's connection pool."""
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": served_name(self.model), "messages": messages}
+        if tools:
+            body["tools"] = tools
+        for field_name in ("temperature", "top_p", "max_tokens", "seed"):
+            value = getattr(params, field_name)
+            if value is not None:
+                body[field_name] = value
+        extra = dict(params.extra)
+        extra_body = extra.pop("extra_body", None)
+        body.update(extra)
+        if isinstance(extra_body, dict):
+            body.update(extra_body)
+        return body
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        import aiohttp
+
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        payload = json.dumps(self.request_body(messages, tools, params), ensure_ascii=False)
+        url = f"{self.api_base}/chat/completions"
+        try:
+            async with self._session().post(
+                url, data=payload.encode("utf-8", errors="surrogatepass"), headers=headers
+            ) as response:
+                if (response.content_length or 0) > MAX_REPLY_BYTES:
+                    raise ModelError(f"reply larger than {MAX_REPLY_BYTES} bytes", transient=False)
+                body = await response.read()
+                status, reply_headers = response.status, dict(response.headers)
+        except asyncio.TimeoutError:
+            raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None
+        except aiohttp.ClientError as exc:
+            message = scrub_secrets(f"{type(exc).__name__}: {exc}", [self._api_key])
+            raise ModelError(message[:1000], transient=True) from None
+        if status != 200:
+            raise http_error(status, _error_message(body), reply_headers, [self._api_key])
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            raise ModelError("the reply is not JSON", transient=True) from None
+        if not isinstance(data, dict):
+            raise ModelError("the reply is not a JSON object", transient=True)
+        return turn_from_response(data, [self._api_key])
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {"model": self.model, "api_base": redact_url(self.api_base)}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": type(self).__name__,
+            "model": self.model,
+            "provider": "openai-compatible",
+            "api_base": redact_url(self.api_base),
+            "timeout_s": self.timeout,
+            "aiohttp_version": metadata.version("aiohttp"),
+        }

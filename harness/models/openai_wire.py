@@ -1,0 +1,179 @@
+"""The OpenAI chat-completions wire format: reading replies and HTTP errors.
+
+Shared by every client that talks to an OpenAI-compatible endpoint, so that a
+reply means the same AssistantTurn whichever client fetched it. Reading a reply
+never raises for bad model output: malformed tool calls become ToolCalls with
+``parse_error``; only a reply without any choice is an error (of the server).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from harness.models.base import CONTEXT_OVERFLOW, ModelError
+from harness.models.reasoning import join_reasoning, split_reasoning
+from harness.models.redact import scrub_secrets
+from harness.types import AssistantTurn, ToolCall, Usage
+
+# Reply text longer than this is cut (with a note) so that one runaway reply
+# cannot exhaust memory or bloat the records; no real answer is this long.
+MAX_CONTENT_CHARS = 2_000_000
+# HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors.
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+
+
+def is_transient_status(status: int) -> bool:
+    return status in TRANSIENT_STATUSES or status >= 500
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``retry-after`` (seconds or a date)."""
+    if not headers:
+        return None
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+# How OpenAI-compatible servers (OpenAI, vLLM, SGLang, llama.cpp) word a request
+# that does not fit the context window.
+_CONTEXT_OVERFLOW_WORDING = re.compile(
+    r"maximum context length|context length|context window|too many tokens|exceeds? the context",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int, message: str) -> bool:
+    return status in (400, 413) and bool(_CONTEXT_OVERFLOW_WORDING.search(message))
+
+
+def http_error(
+    status: int,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    secrets: Iterable[str | None] = (),
+) -> ModelError:
+    """A ModelError for an HTTP error status, classified and scrubbed."""
+    text = scrub_secrets(f"HTTP {status}: {message}", secrets)[:1000]
+    return ModelError(
+        text,
+        transient=is_transient_status(status),
+        retry_after=parse_retry_after(headers),
+        kind=CONTEXT_OVERFLOW if is_context_overflow(status, message) else None,
+    )
+
+
+def clean_text(value: Any) -> str | None:
+    """Reply text as valid, bounded UTF-8 text (content parts joined)."""
+    if value is None:
+        return None
+    if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        value = "".join(
+            str(part.get("text") or "") if isinstance(part, dict) else str(part) for part in value
+        )
+    text = value if isinstance(value, str) else str(value)
+    # Lone surrogates (from "\ud800" escapes) cannot be stored as UTF-8.
+    text = text.encode("utf-8", errors="replace").decode("utf-8")
+    if len(text) > MAX_CONTENT_CHARS:
+        cut = len(text) - MAX_CONTENT_CHARS
+        text = text[:MAX_CONTENT_CHARS] + f"\n[reply truncated: {cut} more characters]"
+    return text
+
+
+def _tool_call(entry: Any, index: int) -> ToolCall:
+    if not isinstance(entry, dict):
+        return ToolCall(
+            id=f"call_{index}",
+            name="",
+            arguments=None,
+            raw_arguments=clean_text(entry) or "",
+            parse_error="tool call is not an object",
+        )
+    try:
+        call = ToolCall.from_openai(entry)
+    except Exception as exc:  # any shape of garbage becomes a parse error
+        return ToolCall(
+            id=f"call_{index}",
+            name="",
+            arguments=None,
+            raw_arguments=clean_text(json.dumps(entry, default=str)) or "",
+            parse_error=f"unreadable tool call: {type(exc).__name__}",
+        )
+    call.name = clean_text(call.name) or ""
+    call.raw_arguments = clean_text(call.raw_arguments) or ""
+    return call
+
+
+def _usage(data: Any) -> Usage:
+    def count(key: str) -> int:
+        try:
+            return max(0, int((data or {}).get(key) or 0))
+        except (TypeError, ValueError):
+            return 0
+
+    if not isinstance(data, dict):
+        data = {}
+    return Usage(
+        calls=1, prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens")
+    )
+
+
+def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """A JSON-serialisable, secret-free copy of a provider reply (for ``raw``)."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    scrubbed = scrub_secrets(text, secrets)
+    if scrubbed is text or scrubbed == text:
+        return json.loads(text)
+    try:
+        return json.loads(scrubbed)
+    except ValueError:  # masking broke the JSON; keep the record anyway
+        return {"unparseable_reply": scrubbed[:MAX_CONTENT_CHARS]}
+
+
+def turn_from_response(
+    response: dict[str, Any], secrets: Iterable[str | None] = ()
+) -> AssistantTurn:
+    """An AssistantTurn from a ``chat.completion`` object (as a dict)."""
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ModelError("the reply has no choices", transient=True)
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    field_reasoning = clean_text(message.get("reasoning_content") or message.get("reasoning"))
+    content, inline_reasoning = split_reasoning(clean_text(message.get("content")))
+    entries = message.get("tool_calls")
+    if not entries and isinstance(message.get("function_call"), dict):
+        entries = [{"id": "", "function": message["function_call"]}]  # legacy single call
+    tool_calls = [
+        _tool_call(entry, i) for i, entry in enumerate(entries if isinstance(entries, list) else [])
+    ]
+    finish = choice.get("finish_reason")
+    return AssistantTurn(
+        content=content,
+        tool_calls=tool_calls,
+        reasoning=join_reasoning(field_reasoning, inline_reasoning),
+        usage=_usage(response.get("usage")),
+        raw=json_safe(response, secrets),
+        finish_reason=str(finish) if finish is not None else None,
+    )

@@ -1,0 +1,50 @@
+"""Separating a model's reasoning from its answer.
+
+Reasoning models either send their thoughts in a separate field
+(``reasoning_content``, or ``reasoning`` on newer servers) or inline in the text
+as ``<think>...</think>``. Qwen3-style chat templates open the ``<think>`` tag in
+the prompt, so the reply may hold only the closing tag; a reply cut off by the
+token limit may hold only the opening one. Reasoning is kept in the turn for the
+record but never parsed for tool calls and never shown back to the model.
+"""
+
+from __future__ import annotations
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+
+def split_reasoning(text: str | None) -> tuple[str | None, str | None]:
+    """(text without reasoning, reasoning) from reply text; either may be None."""
+    if text is None or (THINK_OPEN not in text and THINK_CLOSE not in text):
+        return text, None
+    thoughts: list[str] = []
+    kept: list[str] = []
+    rest = text
+    first_close = rest.find(THINK_CLOSE)
+    first_open = rest.find(THINK_OPEN)
+    if first_close != -1 and (first_open == -1 or first_close < first_open):
+        # The opening tag was part of the prompt: everything before the close is thought.
+        thoughts.append(rest[:first_close])
+        rest = rest[first_close + len(THINK_CLOSE) :]
+    while True:
+        start = rest.find(THINK_OPEN)
+        if start == -1:
+            kept.append(rest)
+            break
+        kept.append(rest[:start])
+        end = rest.find(THINK_CLOSE, start + len(THINK_OPEN))
+        if end == -1:  # cut off while thinking
+            thoughts.append(rest[start + len(THINK_OPEN) :])
+            break
+        thoughts.append(rest[start + len(THINK_OPEN) : end])
+        rest = rest[end + len(THINK_CLOSE) :]
+    answer = "".join(kept).strip()
+    reasoning = "\n".join(t.strip() for t in thoughts if t.strip())
+    return (answer or None), (reasoning or None)
+
+
+def join_reasoning(*parts: str | None) -> str | None:
+    """Reasoning from several sources (field and inline tags) as one text."""
+    texts = [part.strip() for part in parts if isinstance(part, str) and part.strip()]
+    return "\n".join(texts) if texts else None

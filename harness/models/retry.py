@@ -1,0 +1,225 @@
+"""Reliability around a model client: retries, per-call timeouts, concurrency.
+
+``RetryingClient`` retries only transient ModelErrors (rate limits, server
+errors, timeouts, dropped connections) with exponential backoff and jitter, and
+waits as long as a Retry-After header asks (up to a cap). A permanent error (bad
+request, bad key) is raised at once. When the attempts run out the last error
+escapes, and the runner records an infrastructure error.
+
+``ConcurrencyLimitedClient`` bounds the calls in flight per endpoint, shared by
+every client object that talks to the same endpoint (actor and user simulator
+on one server share its limit).
+
+Order them as Retrying(ConcurrencyLimited(client)): a call waiting out its
+backoff does not hold an endpoint slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from harness.models.base import ModelClient, ModelError
+from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+
+@dataclass
+class RetryStats:
+    """Counts over the life of a RetryingClient (for the run's record)."""
+
+    calls: int = 0
+    attempts: int = 0
+    retries: int = 0
+    transient_errors: int = 0
+    timeouts: int = 0
+    gave_up: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError) and exc.transient
+
+
+class RetryingClient(ModelClient):
+    """Retries transient failures of ``inner``; bounds each attempt by ``timeout``.
+
+    Backoff before retry n (n = 1, 2, ...) is drawn from
+    [d/2, d] with d = min(max_delay, base_delay * 2**(n-1)). A Retry-After of r
+    seconds waits min(r, max_retry_after) plus up to 10% of base_delay jitter.
+    """
+
+    def __init__(
+        self,
+        inner: ModelClient,
+        max_attempts: int = 6,
+        base_delay: float = 1.0,
+        max_delay: float = 60.0,
+        timeout: float | None = None,
+        max_retry_after: float = 120.0,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        rng: random.Random | None = None,
+    ):
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.inner = inner
+        self.name = inner.name
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.timeout = timeout
+        self.max_retry_after = max_retry_after
+        self.stats = RetryStats()
+        self._sleep = sleep or asyncio.sleep
+        self._rng = rng or random.Random()
+
+    def backoff(self, retry_number: int, error: BaseException | None) -> float:
+        """Seconds to wait before retry ``retry_number`` (1-based) after ``error``."""
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is not None:
+            jitter = self._rng.uniform(0, 0.1 * self.base_delay)
+            return min(float(retry_after), self.max_retry_after) + jitter
+        ceiling = min(self.max_delay, self.base_delay * 2 ** (retry_number - 1))
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        return self.backoff(state.attempt_number, error)
+
+    def _before_sleep(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
+
+    async def _attempt(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        self.stats.attempts += 1
+        try:
+            if self.timeout is None:
+                return await self.inner.complete(messages, tools, params)
+            return await asyncio.wait_for(
+                self.inner.complete(messages, tools, params), self.timeout
+            )
+        except asyncio.TimeoutError:
+            self.stats.timeouts += 1
+            self.stats.transient_errors += 1
+            raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None
+        except ModelError as exc:
+            self.stats.transient_errors += int(exc.transient)
+            raise
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        self.stats.calls += 1
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_is_transient),
+            before_sleep=self._before_sleep,
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    return await self._attempt(messages, tools, params)
+        except ModelError as exc:
+            if not exc.transient:
+                raise
+            self.stats.gave_up += 1
+            attempts = retrying.statistics.get("attempt_number", self.max_attempts)
+            raise ModelError(
+                f"{exc} (gave up after {attempts} attempts)",
+                transient=True,
+                retry_after=exc.retry_after,
+            ) from None
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        return _identity_of(self.inner)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.inner.describe(),
+            "retry": {
+                "max_attempts": self.max_attempts,
+                "base_delay_s": self.base_delay,
+                "max_delay_s": self.max_delay,
+                "timeout_s": self.timeout,
+                "max_retry_after_s": self.max_retry_after,
+            },
+        }
+
+
+def _identity_of(client: ModelClient) -> dict[str, Any] | None:
+    method = getattr(client, "cache_identity", None)
+    return method() if callable(method) else None
+
+
+def endpoint_key(client: ModelClient) -> str:
+    """Which endpoint a client calls: its api_base (or model) through any wrappers."""
+    current: Any = client
+    while current is not None:
+        api_base = getattr(current, "api_base", None)
+        model = getattr(current, "model", None)
+        if api_base or model:
+            return str(api_base or model)
+        current = getattr(current, "inner", None)
+    return client.name
+
+
+# One semaphore per (endpoint, limit) and event loop: asyncio primitives belong to
+# the loop they were first used on, and tests run many loops in one process.
+_LIMITERS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
+] = weakref.WeakKeyDictionary()
+
+
+def endpoint_semaphore(key: str, limit: int) -> asyncio.Semaphore:
+    per_loop = _LIMITERS.setdefault(asyncio.get_running_loop(), {})
+    semaphore = per_loop.get((key, limit))
+    if semaphore is None:
+        semaphore = per_loop[(key, limit)] = asyncio.Semaphore(limit)
+    return semaphore
+
+
+class ConcurrencyLimitedClient(ModelClient):
+    """At most ``max_concurrency`` calls in flight per endpoint.
+
+    ``key`` names the endpoint; by default the api_base (or model) of the
+    wrapped client, so separate client objects for one server share the limit.
+    """
+
+    def __init__(self, inner: ModelClient, max_concurrency: int, key: str | None = None):
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.inner = inner
+        self.name = inner.name
+        self.max_concurrency = max_concurrency
+        self.key = key or endpoint_key(inner)
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        async with endpoint_semaphore(self.key, self.max_concurrency):
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                return await self.inner.complete(messages, tools, params)
+            finally:
+                self.in_flight -= 1
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        return _identity_of(self.inner)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.inner.describe(), "max_concurrency": self.max_concurrency}

@@ -1,0 +1,177 @@
+"""Nothing is lost: flaky servers, kills mid-run, missing keys (through the real network path)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.store import read_records
+from harness.testing.fake_server import FakeServer, Reply
+
+TESTS = Path(__file__).resolve().parent
+
+
+def toy_reply(request: dict) -> Reply:
+    """A perfect toy agent: add(n=target), then a final answer."""
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply.text("done")
+    target = int(re.search(r"Reach (\d+)", messages[-1]["content"]).group(1))
+    return Reply.calls(("add", {"n": target}))
+
+
+@pytest.fixture
+def toy_suite(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+    return suite
+
+
+def records_of(run_dir: Path) -> dict:
+    return read_records(run_dir / "samples.jsonl").latest
+
+
+def comparable(record: dict) -> tuple:
+    trajectory = record["trajectory"]
+    return (record["status"], json.dumps(record["score"]), json.dumps(trajectory["messages"]))
+
+
+def test_twenty_percent_failing_calls_lose_no_sample(toy_suite, tmp_path):
+    with FakeServer(fail_fraction=0.2, timeout_delay=3.0, seed=7, handler=toy_reply) as server:
+        code = main(
+            [
+                "run",
+                "--suite",
+                str(toy_suite),
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.url,
+                "--trials",
+                "3",
+                "--concurrency",
+                "8",
+                "--timeout",
+                "1",
+                "--max-attempts",
+                "12",
+                "--retry-delay",
+                "0.01",
+                "--no-cache",
+                "--quiet",
+                "--out",
+                str(tmp_path / "run"),
+            ]
+        )
+        served = len(server.chat_requests)
+    records = records_of(tmp_path / "run")
+    assert code == 0
+    assert len(records) == 8 * 3
+    assert all(r["status"] == "ok" and r["score"]["passed"] for r in records.values())
+    assert served > 8 * 3 * 2  # failures happened and were retried
+
+
+def _run_cli(args: list[str], env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(toy_suite, tmp_path):
+    env = {**os.environ}
+    with FakeServer(latency=0.05, handler=toy_reply) as server:
+        common = [
+            "run",
+            "--suite",
+            str(toy_suite),
+            "--model",
+            "openai/fake-model",
+            "--api-base",
+            server.url,
+            "--trials",
+            "4",
+            "--concurrency",
+            "2",
+            "--no-cache",
+            "--quiet",
+        ]
+        killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
+        process = _run_cli([*common, "--out", str(killed_dir)], env)
+        samples = killed_dir / "samples.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if samples.exists() and len(samples.read_text().splitlines()) >= 5:
+                break
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        lines_at_kill = len(samples.read_text().splitlines())
+        assert 5 <= lines_at_kill < 32, "the kill must land mid-run"
+        rerun = _run_cli([*common, "--out", str(killed_dir)], env)
+        assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
+        clean = _run_cli([*common, "--out", str(clean_dir)], env)
+        assert clean.wait(timeout=120) == 0, clean.stderr.read()
+    resumed, uninterrupted = records_of(killed_dir), records_of(clean_dir)
+    assert len(resumed) == len(uninterrupted) == 32
+    assert {k: comparable(r) for k, r in resumed.items()} == {
+        k: comparable(r) for k, r in uninterrupted.items()
+    }
+    # No duplicates: every key has exactly one successful record in the file.
+    ok_keys = [
+        json.loads(line)["key"]
+        for line in samples.read_text().splitlines()
+        if line.strip().startswith("{") and '"status": "ok"' in line
+    ]
+    assert len(ok_keys) == len(set(ok_keys)) == 32
+
+
+def test_a_missing_api_key_is_one_line_and_exit_code_2(toy_suite, capsys):
+    assert main(["run", "--suite", str(toy_suite), "--model", "openai/gpt-4.1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "OPENAI_API_KEY" in err
+
+
+def test_api_keys_never_reach_the_run_folder(toy_suite, tmp_path, monkeypatch):
+    secret = "sk-test-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with FakeServer(handler=toy_reply) as server:
+        code = main(
+            [
+                "run",
+                "--suite",
+                str(toy_suite),
+                "--model",
+                "openai/fake-model",
+                "--client",
+                "litellm",
+                "--api-base",
+                server.url,
+                "--limit",
+                "1",
+                "--no-cache",
+                "--quiet",
+                "--out",
+                str(tmp_path / "run"),
+            ]
+        )
+    assert code == 0
+    # The key went to the server (litellm sends it) but nowhere into the run folder.
+    assert any(secret in str(r.headers) for r in server.chat_requests)
+    for path in (tmp_path / "run").iterdir():
+        assert secret not in path.read_text(errors="replace"), path.name
