@@ -166,3 +166,48 @@ def test_tool_call_cap_per_turn_ends_the_turn_not_the_episode():
     assert trajectory.final_state == {"total": 6}
     assert trajectory.termination == "completed"
     assert trajectory.messages[-1]["content"] == "second turn answer"
+
+
+class OverflowingClient(ScriptedClient):
+    async def complete(self, messages, tools, params):
+        if len(messages) > 2:
+            from harness.models.base import CONTEXT_OVERFLOW, ModelError
+
+            raise ModelError("HTTP 400: maximum context length exceeded", kind=CONTEXT_OVERFLOW)
+        return await super().complete(messages, tools, params)
+
+
+def test_context_overflow_ends_the_episode_as_a_scored_failure():
+    spec = EpisodeInput(
+        [{"role": "user", "content": "go"}],
+        [ADD_TOOL],
+        CounterEnvironment(),
+        None,
+        EpisodeLimits(),
+        SamplingParams(),
+    )
+    client = OverflowingClient([AssistantTurn(tool_calls=[call(n=1)])])
+    trajectory = asyncio.run(run_episode(spec, client))
+    assert trajectory.termination == "context_overflow"
+    assert trajectory.final_state == {"total": 1}
+
+
+def test_other_model_errors_leave_the_episode_for_the_runner():
+    import pytest
+
+    from harness.models.base import ModelError
+
+    class Failing(ScriptedClient):
+        async def complete(self, messages, tools, params):
+            raise ModelError("HTTP 401: bad key")
+
+    spec = EpisodeInput(
+        [{"role": "user", "content": "go"}],
+        [ADD_TOOL],
+        CounterEnvironment(),
+        None,
+        EpisodeLimits(),
+        SamplingParams(),
+    )
+    with pytest.raises(ModelError):
+        asyncio.run(run_episode(spec, Failing([])))
