@@ -7,8 +7,11 @@ demo:
 	@bash scripts/bootstrap.sh
 	uv run harness run --suite smoke --model oracle --out results/smoke-oracle
 
+# The HTML report's test opens the report in headless Chromium (installed here
+# from the Debian package when missing).
 test:
 	@bash scripts/bootstrap.sh
+	@bash .ci/install-chromium.sh
 	uv run pytest -q
 
 lint:

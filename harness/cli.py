@@ -64,7 +64,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--out", type=Path, help="run folder (default: results/<suite>__<model>__<strategy>)"
     )
-    run.add_argument("--strategy", default="plain", help="test-time strategy (default: plain)")
+    run.add_argument(
+        "--strategy",
+        default="plain",
+        help="plain, rehearsal-parallel:N, rehearsal-sequential:N or self-consistency:K",
+    )
+    run.add_argument(
+        "--strategy-opt",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy setting, e.g. rehearser_model=openai/Qwen3-8B (repeatable)",
+    )
+    run.add_argument("--strategy-config", type=Path, help="YAML mapping of strategy settings")
+    run.add_argument(
+        "--env-feedback",
+        choices=["standard", "augmented"],
+        default="standard",
+        help="augmented: actionable error messages (non-standard, marked in every table)",
+    )
+    run.add_argument(
+        "--measure-world-model",
+        action="store_true",
+        help="the rehearser predicts every real tool result before it is known",
+    )
     run.add_argument("--temperature", type=float, default=0.0)
     run.add_argument("--top-p", type=float)
     run.add_argument("--max-tokens", type=int)
@@ -78,9 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--episode-timeout", type=float, default=3600.0, help="seconds per episode")
     run.add_argument(
-        "--user-model", default=DEFAULT_USER_MODEL, help="user simulator model, or 'scripted'"
+        "--user-model",
+        help=f"user simulator model, or 'scripted' (default: the suite's, else {DEFAULT_USER_MODEL})",
     )
-    run.add_argument("--judge-model", default=DEFAULT_JUDGE_MODEL, help="judge model, or 'stub'")
+    run.add_argument(
+        "--judge-model",
+        help=f"judge model, or 'stub' (default: the suite's, else {DEFAULT_JUDGE_MODEL})",
+    )
     run.add_argument("--data-dir", type=Path, help="local copy of benchmark data not on PyPI")
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
     run.add_argument(
@@ -94,7 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     board = commands.add_parser("leaderboard", help="tables over one or more runs")
     board.add_argument("run_dirs", type=Path, nargs="+")
-    board.add_argument("--format", choices=["md", "csv", "json"], default="md")
+    board.add_argument("--format", choices=["md", "csv", "json", "latex"], default="md")
+    board.add_argument(
+        "--with-reference",
+        action="append",
+        metavar="NAME",
+        help="published rows beside the runs: envace, envace-rehearsal, envace-finmcp, finmcp, "
+        "tau2, or a YAML file (repeatable)",
+    )
+    board.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for 95%% CIs")
+    board.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
     export = commands.add_parser(
         "export-bfcl", help="write a run's BFCL results in BFCL's file layout"
@@ -140,6 +176,51 @@ def _sampling(args: argparse.Namespace) -> Any:
     )
 
 
+def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Strategy settings: the YAML file, then --strategy-opt pairs, then flags."""
+    options: dict[str, Any] = {}
+    if args.strategy_config is not None:
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(args.strategy_config.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"--strategy-config {args.strategy_config}: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"--strategy-config {args.strategy_config}: not a mapping")
+        options.update(loaded)
+    for pair in args.strategy_opt:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--strategy-opt '{pair}' is not KEY=VALUE")
+        options[key.strip()] = value
+    if args.env_feedback != "standard":
+        options["env_feedback"] = args.env_feedback
+    if args.measure_world_model:
+        options["measure_world_model"] = True
+    return options
+
+
+def _strategy_slug(spec: str, options: dict[str, Any]) -> str:
+    """Strategy plus its settings, so different settings get different run folders."""
+    parts = [spec] + [f"{key}={options[key]}" for key in sorted(options)]
+    return "+".join(parts)
+
+
+def _model_factory(base: Any) -> Any:
+    """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
+    from dataclasses import replace
+
+    from harness.models.factory import build_remote_client, check_model
+
+    def build(name: str, api_base: str | None) -> Any:
+        settings = replace(base, name=name, api_base=api_base, prompt_mode=False)
+        check_model(settings)
+        return build_remote_client(settings)
+
+    return build
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.leaderboard import render
     from harness.manifest import base_versions, check_resumable
@@ -152,7 +233,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.suites import load_suite
     from harness.task import Services
 
-    strategy = build_strategy(args.strategy)
     suite = load_suite(args.suite)
     trials = args.trials or suite.trials
     if trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
@@ -174,6 +254,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         retry_base_delay=args.retry_delay,
     )
     check_model(settings)
+    strategy_options = _strategy_options(args)
+    strategy = build_strategy(
+        args.strategy, strategy_options, model_factory=_model_factory(settings)
+    )
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
     plan = plan_suite(suite, limit=args.limit, data_dir=args.data_dir, ids=ids)
     if not plan.samples:
@@ -195,7 +279,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         judge_model=judge_model,
         seed=args.seed,
     )
-    run_dir = args.out or default_run_dir(args.suite, args.model, args.strategy)
+    run_dir = args.out or default_run_dir(
+        args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
+    )
     store = RunStore(run_dir)
     versions = base_versions()
     for name in benchmarks:
@@ -212,7 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "model_client": provider.describe(),
         "sampling": _sampling(args).to_dict(),
         "strategy": strategy.describe(),
-        "env_feedback": "standard",
+        "env_feedback": strategy.describe().get("env_feedback", "standard"),
         "suite_name": suite.name,
         "suite": suite.to_dict(),
         "trials": trials,
@@ -315,7 +401,15 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.leaderboard import render
 
-    print(render(args.run_dirs, args.format))
+    print(
+        render(
+            args.run_dirs,
+            args.format,
+            reference=args.with_reference,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
+    )
     return 0
 
 

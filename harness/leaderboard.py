@@ -1,9 +1,13 @@
-"""Leaderboards: one table per benchmark, one row per run, from scores.json.
+"""Leaderboards over runs: a summary across benchmarks plus one detail table per benchmark.
 
-Every row names what produced it (model, strategy, user simulator, judge) and
-shows its infrastructure errors, missing samples and not-run subsets beside the
-metrics, so that no number is read without its conditions.
-Metrics are stored as fractions and shown as percentages.
+Every row names what produced it (model, strategy, user simulator, judge, whether
+the environment's feedback was the standard one) and shows its infrastructure
+errors, missing samples and not-run subsets beside the metrics, so that no number
+is read without its conditions. Primary metrics carry a 95% bootstrap interval
+over tasks (see ``harness.stats``). Published numbers can be shown beside the runs
+(``reference=``, see ``harness.reference``).
+
+Metrics are stored as fractions; tables show percentages, CSV and JSON fractions.
 """
 
 from __future__ import annotations
@@ -11,23 +15,137 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from harness import stats
 from harness.errors import ConfigError
+from harness.headlines import (
+    COMPOSITE_BENCHMARKS,
+    COMPOSITE_LABEL,
+    METADATA_BENCHMARKS,
+    PRIMARY_METRIC,
+    benchmark_label,
+    estimator_for,
+    is_count_metric,
+    normalise,
+    primary_metric,
+    sort_benchmarks,
+)
+from harness.reference import ReferenceTable, load_references
+from harness.stats import Interval, TaskOutcome
 from harness.store import RunStore
+
+FORMATS = ("md", "csv", "json", "latex")
+# A recomputed metric must match the official one this closely before its CI is shown.
+CI_TOLERANCE = 5e-4
+STANDARD_FEEDBACK = "standard"
+
+
+# --- what a leaderboard row holds ------------------------------------------------------
 
 
 @dataclass
-class RunRow:
-    run: str
-    settings: dict[str, Any]
-    metrics: dict[str, float]
-    counts: dict[str, int]
-    not_run: list[str] = field(default_factory=list)
+class MetricValue:
+    value: float | None
+    interval: Interval | None = None
+    note: str = ""  # shown instead of the value when there is none
+
+
+@dataclass
+class BenchmarkEntry:
+    """One benchmark of one run (or of one published row)."""
+
+    benchmark: str
+    headline: dict[str, float]
+    primary: str | None
+    interval: Interval | None = None
+    ci_note: str = ""
+    replicates: Any = None  # bootstrap replicates of the primary metric
+    counts: dict[str, int] = field(default_factory=dict)
     missing: int = 0
-    versions: dict[str, str] = field(default_factory=dict)
+    not_run: dict[str, str] = field(default_factory=dict)  # subset -> reason
+    notes: list[str] = field(default_factory=list)
+    subsets: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def primary_value(self) -> float | None:
+        return None if self.primary is None else self.headline.get(self.primary)
+
+    @property
+    def errors(self) -> int:
+        return self.counts.get("infra_errors", 0) + self.counts.get("score_errors", 0)
+
+    def incomplete(self) -> str:
+        """Why this benchmark's number does not cover all it should ('' when it does)."""
+        parts = []
+        if self.not_run:
+            parts.append("not run: " + ", ".join(sorted(self.not_run)))
+        if self.missing:
+            parts.append(f"{self.missing} sample(s) missing")
+        if self.errors:
+            parts.append(f"{self.errors} error record(s)")
+        return "; ".join(parts)
+
+
+@dataclass
+class Composite:
+    """Overall = mean(BFCL-v4, tau2, VitaBench), only when all three are present."""
+
+    value: float | None
+    interval: Interval | None = None
+    missing: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+    published: bool = False
+
+    def metric(self) -> MetricValue:
+        if self.value is None:
+            if not self.missing:
+                return MetricValue(None)
+            absent = ", ".join(benchmark_label(b) for b in self.missing)
+            return MetricValue(None, note=f"partial (no {absent})")
+        return MetricValue(self.value, self.interval, "*" if self.caveats else "")
+
+
+@dataclass
+class Cost:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float | None = None
+    by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    """A leaderboard row: a run of the harness, or a published row (``reference`` set)."""
+
+    name: str
+    model: str
+    strategy: str
+    env_feedback: str
+    user_model: str
+    judge_model: str
+    benchmarks: dict[str, BenchmarkEntry]
+    composite: Composite
+    cost: Cost | None = None
+    step: int | None = None
+    strategy_settings: dict[str, Any] = field(default_factory=dict)
+    reference: str | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+    run_dir: Path | None = None
+    tasks: dict[str, TaskOutcome] = field(default_factory=dict, repr=False)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.reference is not None
+
+
+# --- loading runs ---------------------------------------------------------------------
 
 
 def load_scores(run_dir: Path) -> dict[str, Any]:
@@ -42,97 +160,753 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
     return score_run(run_dir, rescore=False)
 
 
-def rows_by_benchmark(run_dirs: list[Path]) -> dict[str, list[RunRow]]:
-    tables: dict[str, list[RunRow]] = {}
-    for run_dir in run_dirs:
-        scores = load_scores(run_dir)
-        settings = scores.get("settings") or {}
-        for benchmark, result in (scores.get("benchmarks") or {}).items():
-            missing = sum((scores.get("missing_samples") or {}).get(benchmark, {}).values())
-            tables.setdefault(benchmark, []).append(
-                RunRow(
-                    run=Path(run_dir).name,
-                    settings=settings,
-                    metrics=result.get("headline") or {},
-                    counts=result.get("counts") or {},
-                    not_run=result.get("not_run") or [],
-                    missing=missing,
-                    versions={
-                        k: v
-                        for k, v in (scores.get("versions") or {}).items()
-                        if k.startswith(benchmark)
-                    },
-                )
+def _label(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("name") or "-")
+    return "-" if value in (None, "") else str(value)
+
+
+def strategy_label(value: Any) -> str:
+    """A strategy's own label when it has one (it names e.g. the rehearser), else its name."""
+    if isinstance(value, dict) and value.get("label"):
+        return str(value["label"])
+    return _label(value)
+
+
+def env_feedback_label(value: Any) -> str:
+    if value in (None, STANDARD_FEEDBACK):
+        return STANDARD_FEEDBACK
+    return f"{value} (NON-STANDARD)"
+
+
+_STEP_PATTERN = re.compile(r"(?:global_step|step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
+
+
+def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
+    """The checkpoint's training step: the manifest's "step", else a number in its
+    "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
+    step = manifest.get("step")
+    if isinstance(step, int) and not isinstance(step, bool):
+        return step
+    if isinstance(step, str) and step.isdigit():
+        return int(step)
+    for text in (str(manifest.get("checkpoint") or ""), run_name):
+        match = _STEP_PATTERN.search(text)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _wall_seconds(manifest: dict[str, Any]) -> float | None:
+    try:
+        start = datetime.fromisoformat(str(manifest["created_at"]))
+        end = datetime.fromisoformat(str(manifest["finished_at"]))
+    except (KeyError, ValueError):
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+def _cost(scores: dict[str, Any], manifest: dict[str, Any]) -> Cost:
+    usage = scores.get("usage") or {}
+    return Cost(
+        calls=sum(int(u.get("calls", 0)) for u in usage.values()),
+        prompt_tokens=sum(int(u.get("prompt_tokens", 0)) for u in usage.values()),
+        completion_tokens=sum(int(u.get("completion_tokens", 0)) for u in usage.values()),
+        wall_s=_wall_seconds(manifest),
+        by_role=usage,
+    )
+
+
+def _primary_interval(
+    entry: BenchmarkEntry, tasks: list[TaskOutcome], n_boot: int, seed: int
+) -> None:
+    """Attach the bootstrap CI of the primary metric, if it can be recomputed exactly."""
+    official = entry.primary_value
+    if official is None or not tasks:
+        entry.ci_note = "no CI: no scored tasks" if official is not None else ""
+        return
+    estimator = estimator_for(entry.benchmark, entry.primary)
+    result = stats.estimate(
+        stats.by_subset(tasks), estimator, n_boot, stats.derive_seed(seed, entry.benchmark)
+    )
+    if abs(result.value - float(official)) > CI_TOLERANCE:
+        entry.ci_note = (
+            f"no CI: {entry.primary} could not be recomputed from the records "
+            f"({result.value:.4f} vs official {float(official):.4f})"
+        )
+        return
+    entry.interval = result.interval
+    entry.replicates = result.replicates
+
+
+def composite_of(entries: dict[str, BenchmarkEntry]) -> Composite:
+    missing = [
+        b for b in COMPOSITE_BENCHMARKS if b not in entries or entries[b].primary_value is None
+    ]
+    if missing:
+        return Composite(None, missing=missing)
+    parts = [entries[b] for b in COMPOSITE_BENCHMARKS]
+    value = sum(float(e.primary_value) for e in parts) / len(parts)
+    interval = None
+    if all(e.replicates is not None for e in parts):
+        # The three benchmarks are independent task sets: averaging their
+        # independent bootstrap replicates gives replicates of the composite.
+        replicates = sum(e.replicates for e in parts) / len(parts)
+        interval = stats.percentile_interval(replicates)
+    caveats = [f"{benchmark_label(e.benchmark)}: {e.incomplete()}" for e in parts if e.incomplete()]
+    return Composite(value, interval, caveats=caveats)
+
+
+def _env_feedback(settings: dict[str, Any], manifest: dict[str, Any], strategy: Any) -> Any:
+    """The run's environment feedback; a strategy that rewrites it says so in its settings."""
+    value = settings.get("env_feedback", manifest.get("env_feedback"))
+    if value in (None, STANDARD_FEEDBACK) and isinstance(strategy, dict):
+        return strategy.get("env_feedback", value)
+    return value
+
+
+def _scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The records with their current scores (scores.json holds the regraded ones), plus
+    the metadata of the benchmarks whose recomputation needs it (from samples.jsonl)."""
+    records = scores.get("records")
+    if records is None:  # an older scores.json: read the records themselves
+        return store.records()
+    wanted = [b for b in METADATA_BENCHMARKS if b in (scores.get("benchmarks") or {})]
+    if not wanted:
+        return records
+    stored = store.records()
+    merged = {}
+    for key, record in records.items():
+        source = stored.get(key) or {}
+        if source.get("benchmark") in wanted:
+            record = {**record, "metadata": source.get("metadata") or {}}
+        merged[key] = record
+    return merged
+
+
+def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) -> RunResult:
+    """Everything the leaderboard, plots and report show about one run folder."""
+    run_dir = Path(run_dir)
+    store = RunStore(run_dir)
+    if not store.exists():
+        raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
+    manifest = store.read_manifest()
+    scores = load_scores(run_dir)
+    settings = scores.get("settings") or {}
+    records = _scored_records(store, scores)
+    tasks = stats.task_outcomes(records)
+    tasks_by_benchmark = stats.by_benchmark(tasks.values())
+    entries: dict[str, BenchmarkEntry] = {}
+    for benchmark, result in (scores.get("benchmarks") or {}).items():
+        headline = result.get("headline") or {}
+        entry = BenchmarkEntry(
+            benchmark=benchmark,
+            headline=headline,
+            primary=primary_metric(benchmark, headline),
+            counts=result.get("counts") or {},
+            missing=sum((scores.get("missing_samples") or {}).get(benchmark, {}).values()),
+            not_run={
+                subset: (result.get("not_run_reasons") or {}).get(subset, "")
+                for subset in result.get("not_run") or []
+            },
+            notes=list(result.get("notes") or []),
+            subsets=result.get("subsets") or {},
+        )
+        _primary_interval(entry, tasks_by_benchmark.get(benchmark, []), n_boot, seed)
+        entries[benchmark] = entry
+    name = str(scores.get("run_id") or manifest.get("run_id") or run_dir.name)
+    strategy = settings.get("strategy", manifest.get("strategy"))
+    return RunResult(
+        name=name,
+        model=_label(settings.get("model", manifest.get("model"))),
+        strategy=strategy_label(strategy),
+        env_feedback=env_feedback_label(_env_feedback(settings, manifest, strategy)),
+        user_model=_label(settings.get("user_model", manifest.get("user_model"))),
+        judge_model=_label(settings.get("judge_model", manifest.get("judge_model"))),
+        benchmarks=entries,
+        composite=composite_of(entries),
+        cost=_cost(scores, manifest),
+        step=training_step(manifest, name),
+        strategy_settings=strategy if isinstance(strategy, dict) else {"name": strategy},
+        run_dir=run_dir,
+        tasks=tasks,
+    )
+
+
+def _short_setting(settings: dict[str, Any], key: str) -> str:
+    value = settings.get(key)
+    if value is None:
+        return "-"
+    text = " ".join(str(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def reference_rows(table: ReferenceTable) -> list[RunResult]:
+    """Published rows as leaderboard rows (no tasks, so no intervals)."""
+    rows = []
+    for row in table.rows:
+        entries = {
+            bench: BenchmarkEntry(
+                benchmark=bench,
+                headline=dict(metrics),
+                primary=primary_metric(bench, metrics),
+                notes=[f"published ({table.name})"],
             )
+            for bench, metrics in row.scores.items()
+        }
+        composite = composite_of(entries)
+        if row.overall is not None:
+            composite = Composite(row.overall, published=True)
+        rows.append(
+            RunResult(
+                name=f"ref:{table.name}",
+                model=row.model,
+                strategy=row.strategy,
+                env_feedback=STANDARD_FEEDBACK,
+                user_model=_short_setting(table.settings, "user_model"),
+                judge_model=_short_setting(table.settings, "judge_model"),
+                benchmarks=entries,
+                composite=composite,
+                reference=table.name,
+                extra=dict(row.extra),
+                note=row.note,
+            )
+        )
+    return rows
+
+
+def load_board(
+    run_dirs: list[Path],
+    reference: str | list[str] | None = None,
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+) -> tuple[list[RunResult], list[ReferenceTable]]:
+    tables = load_references(reference)
+    results = [load_run(Path(d), n_boot, seed) for d in run_dirs]
+    for table in tables:
+        results.extend(reference_rows(table))
+    return results, tables
+
+
+# --- tables -----------------------------------------------------------------------------
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    kind: str = "text"  # text | metric | count | tokens | seconds
+
+
+@dataclass
+class Table:
+    key: str  # "summary" or a benchmark name
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _identity_cells(result: RunResult) -> dict[str, Any]:
+    return {
+        "run": result.name,
+        "model": result.model,
+        "strategy": result.strategy,
+        "env_feedback": result.env_feedback,
+        "user": result.user_model,
+        "judge": result.judge_model,
+        "step": "-" if result.step is None else str(result.step),
+    }
+
+
+def benchmarks_of(results: list[RunResult]) -> list[str]:
+    return sort_benchmarks({b for r in results for b in r.benchmarks})
+
+
+def _not_run_cell(entries: list[BenchmarkEntry]) -> str:
+    items = [f"{e.benchmark}/{s}" for e in entries for s in sorted(e.not_run)]
+    return ", ".join(items) or "-"
+
+
+def summary_table(results: list[RunResult]) -> Table:
+    benchmarks = benchmarks_of(results)
+    identity = [
+        Column("run", "run"),
+        Column("model", "model"),
+        Column("strategy", "strategy"),
+        Column("env_feedback", "env feedback"),
+        Column("user", "user model"),
+        Column("judge", "judge model"),
+    ]
+    if any(r.step is not None for r in results):
+        identity.append(Column("step", "step"))
+    columns = list(identity)
+    for bench in benchmarks:
+        metric = PRIMARY_METRIC.get(bench) or _first_primary(results, bench) or "?"
+        columns.append(Column(f"bench:{bench}", f"{benchmark_label(bench)} {metric}", "metric"))
+    if any(b in benchmarks for b in COMPOSITE_BENCHMARKS):
+        columns.append(Column("composite", "Overall", "metric"))
+    columns += [
+        Column("records", "records", "count"),
+        Column("errors", "infra/score errors", "count"),
+        Column("missing", "missing", "count"),
+        Column("not_run", "not run"),
+        Column("calls", "model calls", "count"),
+        Column("prompt_tokens", "prompt tokens", "tokens"),
+        Column("completion_tokens", "completion tokens", "tokens"),
+        Column("wall_s", "wall time", "seconds"),
+    ]
+    rows = []
+    notes = [
+        f"{COMPOSITE_LABEL} (the EnvACE paper's composite); shown only when all three are "
+        "present; * = a component is incomplete (see notes).",
+        "Intervals: 95% bootstrap over tasks (trials of a task kept together, resampled "
+        "within subsets); published rows have none.",
+    ]
+    for result in results:
+        cells = _identity_cells(result)
+        entries = list(result.benchmarks.values())
+        for bench in benchmarks:
+            entry = result.benchmarks.get(bench)
+            cells[f"bench:{bench}"] = (
+                MetricValue(None)
+                if entry is None
+                else MetricValue(entry.primary_value, entry.interval, "" if entry.primary else "-")
+            )
+        cells["composite"] = result.composite.metric()
+        for caveat in result.composite.caveats:
+            notes.append(f"* {result.name}: {caveat}")
+        if not result.is_reference:
+            cells["records"] = sum(e.counts.get("records", 0) for e in entries)
+            cells["errors"] = sum(e.errors for e in entries)
+            cells["missing"] = sum(e.missing for e in entries)
+            cells["not_run"] = _not_run_cell(entries)
+        if result.cost is not None:
+            cells["calls"] = result.cost.calls
+            cells["prompt_tokens"] = result.cost.prompt_tokens
+            cells["completion_tokens"] = result.cost.completion_tokens
+            cells["wall_s"] = result.cost.wall_s
+        rows.append(cells)
+    return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
+
+
+def _first_primary(results: list[RunResult], bench: str) -> str | None:
+    for result in results:
+        entry = result.benchmarks.get(bench)
+        if entry is not None and entry.primary:
+            return entry.primary
+    return None
+
+
+def _canonical(entry: BenchmarkEntry, key: str) -> str:
+    """A column identity for a headline key: the primary metric shares one column
+    whatever its spelling in a run or a published table."""
+    if key == entry.primary:
+        return normalise(PRIMARY_METRIC.get(entry.benchmark, key))
+    return normalise(key)
+
+
+def _metric_columns(results: list[RunResult], bench: str) -> list[tuple[str, str]]:
+    """(column id, label) over all rows' headline keys: primary first, counts last."""
+    labels: dict[str, str] = {}
+    primary_id: str | None = None
+    for result in results:
+        entry = result.benchmarks.get(bench)
+        if entry is None:
+            continue
+        if entry.primary and primary_id is None:
+            primary_id = _canonical(entry, entry.primary)
+        for key in entry.headline:
+            labels.setdefault(_canonical(entry, key), key)
+    ordered = list(labels)
+    if primary_id in labels:
+        ordered = [primary_id] + [c for c in ordered if c != primary_id]
+    fractions = [(c, labels[c]) for c in ordered if not is_count_metric(labels[c])]
+    return fractions + [(c, labels[c]) for c in ordered if is_count_metric(labels[c])]
+
+
+def _lookup(entry: BenchmarkEntry, column: str) -> float | None:
+    for key, value in entry.headline.items():
+        if _canonical(entry, key) == column:
+            return value
+    return None
+
+
+def benchmark_table(results: list[RunResult], bench: str) -> Table:
+    metric_columns = _metric_columns(results, bench)
+    columns = [
+        Column("run", "run"),
+        Column("model", "model"),
+        Column("strategy", "strategy"),
+        Column("user", "user model"),
+        Column("judge", "judge model"),
+    ]
+    columns += [
+        Column(f"metric:{c}", label, "count" if is_count_metric(label) else "metric")
+        for c, label in metric_columns
+    ]
+    columns += [
+        Column("records", "records", "count"),
+        Column("infra_errors", "infra errors", "count"),
+        Column("score_errors", "score errors", "count"),
+        Column("missing", "missing", "count"),
+        Column("not_run", "not run"),
+    ]
+    rows = []
+    notes: list[str] = []
+    for result in results:
+        entry = result.benchmarks.get(bench)
+        if entry is None:
+            continue
+        cells = _identity_cells(result)
+        primary_id = _canonical(entry, entry.primary) if entry.primary else None
+        for column, label in metric_columns:
+            value = _lookup(entry, column)
+            if is_count_metric(label):
+                cells[f"metric:{column}"] = None if value is None else int(value)
+            else:
+                interval = entry.interval if column == primary_id else None
+                cells[f"metric:{column}"] = MetricValue(value, interval)
+        if not result.is_reference:
+            cells["records"] = entry.counts.get("records", 0)
+            cells["infra_errors"] = entry.counts.get("infra_errors", 0)
+            cells["score_errors"] = entry.counts.get("score_errors", 0)
+            cells["missing"] = entry.missing
+            cells["not_run"] = (
+                ", ".join(
+                    f"{subset} ({reason})" if reason else subset
+                    for subset, reason in sorted(entry.not_run.items())
+                )
+                or "-"
+            )
+            if entry.ci_note:
+                notes.append(f"{result.name}: {entry.ci_note}")
+        for note in entry.notes:
+            if note not in notes and not result.is_reference:
+                notes.append(note)
+        rows.append(cells)
+    title = f"{benchmark_label(bench)} ({bench}; metrics in %)"
+    return Table(bench, title, columns, rows, notes)
+
+
+def extra_table(results: list[RunResult]) -> Table | None:
+    """Published numbers that fit no benchmark column (e.g. a two-benchmark mean)."""
+    names = sorted({k for r in results for k in r.extra})
+    if not names:
+        return None
+    columns = [Column("run", "run"), Column("model", "model"), Column("strategy", "strategy")]
+    columns += [Column(f"extra:{n}", n, "metric") for n in names]
+    rows = []
+    for result in results:
+        if result.extra:
+            cells = _identity_cells(result)
+            cells.update({f"extra:{n}": MetricValue(result.extra.get(n)) for n in names})
+            rows.append(cells)
+    return Table("extra", "Other published numbers (in %)", columns, rows)
+
+
+def build_tables(results: list[RunResult]) -> list[Table]:
+    tables = [summary_table(results)]
+    tables += [benchmark_table(results, bench) for bench in benchmarks_of(results)]
+    extra = extra_table(results)
+    if extra is not None:
+        tables.append(extra)
     return tables
 
 
-def _model_label(settings: dict[str, Any]) -> str:
-    model = settings.get("model") or {}
-    return str(model.get("name") if isinstance(model, dict) else model)
-
-
-def _strategy_label(settings: dict[str, Any]) -> str:
-    strategy = settings.get("strategy") or {}
-    label = str(strategy.get("name") if isinstance(strategy, dict) else strategy)
-    if settings.get("env_feedback") not in (None, "standard"):
-        label += f" [env-feedback {settings['env_feedback']}: non-standard]"
-    return label
-
-
-def _columns(rows: list[RunRow]) -> list[str]:
-    names: list[str] = []
-    for row in rows:
-        for name in row.metrics:
-            if name not in names:
-                names.append(name)
-    return names
-
-
-def _cells(row: RunRow, metric_names: list[str]) -> dict[str, str]:
-    cells = {
-        "run": row.run,
-        "model": _model_label(row.settings),
-        "strategy": _strategy_label(row.settings),
-        "user": str(row.settings.get("user_model") or "-"),
-        "judge": str(row.settings.get("judge_model") or "-"),
-    }
-    for name in metric_names:
-        value = row.metrics.get(name)
-        cells[name] = "-" if value is None else f"{100 * float(value):.2f}"
-    cells["records"] = str(row.counts.get("records", 0))
-    cells["infra_errors"] = str(
-        row.counts.get("infra_errors", 0) + row.counts.get("score_errors", 0)
-    )
-    cells["missing"] = str(row.missing)
-    cells["not_run"] = ", ".join(row.not_run) or "-"
-    return cells
-
-
-def render(run_dirs: list[Path], fmt: str = "md") -> str:
-    tables = rows_by_benchmark(run_dirs)
-    if fmt == "json":
-        return json.dumps(
-            {b: [row.__dict__ for row in rows] for b, rows in tables.items()}, indent=2, default=str
+def reference_notes(tables: list[ReferenceTable]) -> list[str]:
+    lines = []
+    for table in tables:
+        settings = "; ".join(
+            f"{key}: {' '.join(str(value).split())}"
+            for key, value in table.settings.items()
+            if not isinstance(value, dict)
         )
+        lines.append(f"ref:{table.name} — {table.title}. Source: {' '.join(table.source.split())}")
+        if settings:
+            lines.append(f"ref:{table.name} settings — {settings}")
+        metrics = (table.settings.get("metrics") or {}) if isinstance(table.settings, dict) else {}
+        for key, meaning in metrics.items():
+            lines.append(f"ref:{table.name} metric {key} — {' '.join(str(meaning).split())}")
+        lines += [f"ref:{table.name} note — {' '.join(n.split())}" for n in table.notes]
+    return lines
+
+
+# --- cell formatting ----------------------------------------------------------------------
+
+
+def format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
+    if cell is None or cell.value is None:
+        return cell.note if cell is not None and cell.note else "-"
+    text = f"{100 * float(cell.value):.2f}"
+    if with_interval and cell.interval is not None:
+        text += f" ({100 * cell.interval.low:.1f}–{100 * cell.interval.high:.1f})"
+    if cell.note:
+        text += cell.note
+    return text
+
+
+def format_cell(value: Any, kind: str) -> str:
+    if kind == "metric":
+        return format_metric(value)
+    if value is None or value == "":
+        return "-"
+    if kind == "seconds":
+        return format_seconds(value)
+    if kind == "tokens":
+        return f"{int(value):,}"
+    return str(value)
+
+
+# --- renderers ----------------------------------------------------------------------------
+
+
+def _md_escape(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render_markdown(tables: list[Table], footer: list[str]) -> str:
     out = io.StringIO()
-    for benchmark, rows in tables.items():
-        metric_names = _columns(rows)
-        header = ["run", "model", "strategy", "user", "judge", *metric_names]
-        header += ["records", "infra_errors", "missing", "not_run"]
-        body = [_cells(row, metric_names) for row in rows]
-        if fmt == "csv":
-            writer = csv.writer(out)
-            writer.writerow(["benchmark", *header])
-            for cells in body:
-                writer.writerow([benchmark, *(cells[h] for h in header)])
-            continue
-        out.write(f"\n### {benchmark} (metrics in %)\n\n")
-        out.write("| " + " | ".join(header) + " |\n")
-        out.write("|" + "---|" * len(header) + "\n")
-        for cells in body:
-            out.write("| " + " | ".join(cells[h].replace("|", "\\|") for h in header) + " |\n")
-        versions = {k: v for row in rows for k, v in row.versions.items()}
-        if versions:
-            out.write("\n" + "; ".join(f"{k}: {v}" for k, v in sorted(versions.items())) + "\n")
+    for table in tables:
+        out.write(f"\n### {table.title}\n\n")
+        out.write("| " + " | ".join(_md_escape(c.label) for c in table.columns) + " |\n")
+        out.write("|" + "---|" * len(table.columns) + "\n")
+        for row in table.rows:
+            cells = [_md_escape(format_cell(row.get(c.key), c.kind)) for c in table.columns]
+            out.write("| " + " | ".join(cells) + " |\n")
+        if table.notes:
+            out.write("\n" + "\n".join(f"- {_md_escape(n)}" for n in table.notes) + "\n")
+    if footer:
+        out.write("\n" + "\n".join(f"- {_md_escape(n)}" for n in footer) + "\n")
     return out.getvalue()
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    # Characters of our labels that pdflatex does not take as text.
+    "τ": r"$\tau$",
+    "²": r"$^2$",
+    "–": "--",
+    "—": "---",
+    "…": r"\ldots{}",
+    "Δ": r"$\Delta$",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in " ".join(text.split()))
+
+
+def _latex_cell(value: Any, kind: str) -> str:
+    if kind == "metric" and isinstance(value, MetricValue) and value.value is not None:
+        text = f"{100 * float(value.value):.2f}{latex_escape(value.note)}"
+        if value.interval is not None:
+            low, high = 100 * value.interval.low, 100 * value.interval.high
+            text += rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
+        return text
+    return latex_escape(format_cell(value, kind))
+
+
+def render_latex(tables: list[Table], footer: list[str]) -> str:
+    """booktabs tables, one per leaderboard table (needs \\usepackage{booktabs})."""
+    out = io.StringIO()
+    for table in tables:
+        spec = "".join("r" if c.kind != "text" else "l" for c in table.columns)
+        out.write("\\begin{table}[t]\n\\centering\n\\small\n")
+        out.write(f"\\begin{{tabular}}{{{spec}}}\n\\toprule\n")
+        out.write(" & ".join(latex_escape(c.label) for c in table.columns) + " \\\\\n\\midrule\n")
+        for row in table.rows:
+            cells = [_latex_cell(row.get(c.key), c.kind) for c in table.columns]
+            out.write(" & ".join(cells) + " \\\\\n")
+        out.write("\\bottomrule\n\\end{tabular}\n")
+        out.write(f"\\caption{{{latex_escape(table.title)}}}\n\\end{{table}}\n")
+        for note in table.notes:
+            out.write(f"% {' '.join(note.split())}\n")
+        out.write("\n")
+    for note in footer:
+        out.write(f"% {' '.join(note.split())}\n")
+    return out.getvalue()
+
+
+CSV_HEADER = [
+    "benchmark",
+    "run",
+    "model",
+    "strategy",
+    "env_feedback",
+    "user_model",
+    "judge_model",
+    "step",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "unit",
+    "source",
+]
+
+
+def _csv_rows(result: RunResult) -> list[list[Any]]:
+    ident = [
+        result.name,
+        result.model,
+        result.strategy,
+        result.env_feedback,
+        result.user_model,
+        result.judge_model,
+        "" if result.step is None else result.step,
+    ]
+    source = f"published:{result.reference}" if result.is_reference else "run"
+    rows: list[list[Any]] = []
+
+    def add(bench: str, metric: str, value: Any, unit: str, interval: Any = None) -> None:
+        low = "" if interval is None else interval.low
+        high = "" if interval is None else interval.high
+        rows.append([bench, *ident, metric, value, low, high, unit, source])
+
+    for bench in sort_benchmarks(set(result.benchmarks)):
+        entry = result.benchmarks[bench]
+        for name, value in entry.headline.items():
+            interval = entry.interval if name == entry.primary else None
+            add(bench, name, value, "count" if is_count_metric(name) else "fraction", interval)
+        if not result.is_reference:
+            for name in ("records", "ok", "infra_errors", "score_errors"):
+                add(bench, name, entry.counts.get(name, 0), "count")
+            add(bench, "missing", entry.missing, "count")
+            add(bench, "not_run", ";".join(sorted(entry.not_run)), "subsets")
+    composite = result.composite
+    if composite.value is not None:
+        add("composite", "overall", composite.value, "fraction", composite.interval)
+    elif composite.missing:
+        add("composite", "overall", "", "partial: no " + ";".join(composite.missing))
+    for name, value in result.extra.items():
+        add("extra", name, value, "fraction")
+    if result.cost is not None:
+        add("run", "calls", result.cost.calls, "count")
+        add("run", "prompt_tokens", result.cost.prompt_tokens, "tokens")
+        add("run", "completion_tokens", result.cost.completion_tokens, "tokens")
+        add("run", "wall_s", "" if result.cost.wall_s is None else result.cost.wall_s, "s")
+    return rows
+
+
+def render_csv(results: list[RunResult]) -> str:
+    """One row per (run, benchmark, metric): a tidy table for pandas and spreadsheets.
+    Metrics are fractions; counts, tokens and seconds carry their unit."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_HEADER)
+    for result in results:
+        writer.writerows(_csv_rows(result))
+    return out.getvalue()
+
+
+def _interval_json(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval.low, interval.high]
+
+
+def result_json(result: RunResult) -> dict[str, Any]:
+    return {
+        "run": result.name,
+        "reference": result.reference,
+        "model": result.model,
+        "strategy": result.strategy,
+        "strategy_settings": result.strategy_settings,
+        "env_feedback": result.env_feedback,
+        "user_model": result.user_model,
+        "judge_model": result.judge_model,
+        "step": result.step,
+        "note": result.note,
+        "benchmarks": {
+            bench: {
+                "headline": entry.headline,
+                "primary": entry.primary,
+                "primary_ci": _interval_json(entry.interval),
+                "ci_note": entry.ci_note,
+                "counts": entry.counts,
+                "missing": entry.missing,
+                "not_run": entry.not_run,
+                "notes": entry.notes,
+            }
+            for bench, entry in result.benchmarks.items()
+        },
+        "composite": {
+            "value": result.composite.value,
+            "ci": _interval_json(result.composite.interval),
+            "missing": result.composite.missing,
+            "caveats": result.composite.caveats,
+            "published": result.composite.published,
+        },
+        "extra": result.extra,
+        "cost": None if result.cost is None else result.cost.__dict__,
+    }
+
+
+def render_json(
+    results: list[RunResult], references: list[ReferenceTable], n_boot: int, seed: int
+) -> str:
+    data = {
+        "units": "metrics are fractions (0-1)",
+        "primary_metrics": PRIMARY_METRIC,
+        "composite": {"definition": COMPOSITE_LABEL, "benchmarks": list(COMPOSITE_BENCHMARKS)},
+        "intervals": {
+            "level": stats.LEVEL,
+            "method": "percentile bootstrap over tasks, stratified by subset",
+            "n_boot": n_boot,
+            "seed": seed,
+        },
+        "rows": [result_json(r) for r in results],
+        "references": [
+            {
+                "name": t.name,
+                "title": t.title,
+                "source": t.source,
+                "settings": t.settings,
+                "notes": t.notes,
+            }
+            for t in references
+        ],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def render(
+    run_dirs: list[Path],
+    fmt: str = "md",
+    reference: str | list[str] | None = None,
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+) -> str:
+    """The leaderboard of ``run_dirs`` (and published rows) as md, csv, json or latex."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown leaderboard format '{fmt}' (known: {', '.join(FORMATS)})")
+    results, references = load_board(run_dirs, reference, n_boot, seed)
+    if fmt == "json":
+        return render_json(results, references, n_boot, seed)
+    if fmt == "csv":
+        return render_csv(results)
+    tables = build_tables(results)
+    footer = reference_notes(references)
+    if fmt == "latex":
+        return render_latex(tables, footer)
+    return render_markdown(tables, footer)

@@ -16,6 +16,8 @@ from typing import Any
 from harness.registry import get_adapter
 from harness.runner import now_iso
 from harness.store import OK, RunStore, write_json_atomic
+from harness.strategies.costs import aggregate_costs
+from harness.strategies.world_model import aggregate_world_model
 from harness.task import BenchmarkResult, RecordView, Sample, Services
 from harness.types import Score, Trajectory
 
@@ -191,6 +193,8 @@ def score_run(
         "benchmarks": aggregate_records(records, manifest.get("not_run")),
         "missing_samples": {b: m for b, m in missing.items() if m},
         "usage": usage_totals(records),
+        "costs": aggregate_costs(records),
+        "world_model": aggregate_world_model(records),
         "records": {
             r["key"]: {
                 "status": r.get("status"),

@@ -1,0 +1,141 @@
+"""``harness compare RUN_A RUN_B``: is B better than A, or is it noise?
+
+Pairs the two runs on the tasks both hold and reports, per benchmark (its primary
+metric) and per subset: Δ = B − A with a paired bootstrap 95% CI, McNemar's exact
+test on pass/fail, the tasks that flipped each way, and warnings when the
+difference is below what the number of tasks can detect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+HELP = "paired comparison of two runs: difference with CI, McNemar test, flipped tasks"
+
+DEFINITIONS = (
+    "Δ = B − A on the tasks both runs hold. CI: 95% paired bootstrap over tasks (a task's "
+    "trials stay together; resampled within subsets). McNemar: exact two-sided test on tasks "
+    "that passed in only one run (pass = a majority of the task's trials). MDE: minimum "
+    "detectable effect, (z0.975 + z0.80) × bootstrap SE of Δ — a true difference smaller "
+    "than this is found significant less than 80% of the time with this many tasks."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_a", type=Path, help="baseline run folder (A)")
+    parser.add_argument("run_b", type=Path, help="candidate run folder (B)")
+    parser.add_argument("--format", choices=["md", "json"], default="md")
+    parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--max-flips", type=int, default=25, help="flipped tasks listed per direction (0: all)"
+    )
+
+
+def _pts(value: float) -> str:
+    return f"{100 * value:+.2f}"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.2f}"
+
+
+def _flip_list(keys: list[str], limit: int) -> str:
+    shown = keys if limit <= 0 else keys[:limit]
+    more = len(keys) - len(shown)
+    return ", ".join(shown) + (f" … and {more} more" if more else "")
+
+
+def _run_label(result: Any) -> str:
+    return f"{result.name} ({result.model}, {result.strategy}, env feedback {result.env_feedback})"
+
+
+def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> str:
+    from harness.headlines import benchmark_label
+
+    lines = [
+        f"## A = {_run_label(a)}",
+        f"## B = {_run_label(b)}",
+        "",
+        DEFINITIONS,
+    ]
+    if (a.user_model, a.judge_model) != (b.user_model, b.judge_model):
+        lines.append(
+            f"\nWARNING: the runs used different user/judge models (A: {a.user_model} / "
+            f"{a.judge_model}; B: {b.user_model} / {b.judge_model}); the difference mixes "
+            "the model with its evaluation conditions."
+        )
+    if a.env_feedback != b.env_feedback:
+        lines.append("\nWARNING: the runs used different environment feedback.")
+    compared = {c.benchmark for c in comparisons}
+    unshared = sorted((set(a.benchmarks) | set(b.benchmarks)) - compared)
+    if unshared:
+        lines.append("\nNot compared (no shared tasks): " + ", ".join(unshared))
+    for comparison in comparisons:
+        bench = comparison.benchmark
+        lines += ["", f"### {benchmark_label(bench)} ({bench})", ""]
+        if comparison.only_a or comparison.only_b:
+            lines.append(
+                f"{comparison.only_a} task(s) only in A and {comparison.only_b} only in B "
+                "are left out.\n"
+            )
+        lines.append(
+            "| scope | metric | tasks | A | B | Δ (pts) | 95% CI of Δ | MDE | "
+            "A only passed | B only passed | McNemar p |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        rows = [comparison.headline, *comparison.subsets]
+        for item in rows:
+            lines.append(
+                f"| {item.label} | {item.metric} | {item.n_tasks} | {_pct(item.value_a)} | "
+                f"{_pct(item.value_b)} | {_pts(item.diff)} | "
+                f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}] | "
+                f"{100 * item.mde:.2f} | {len(item.a_only)} | {len(item.b_only)} | "
+                f"{item.p_value:.4g} |"
+            )
+        warnings = [(item.label, w) for item in rows for w in item.warnings]
+        if warnings:
+            lines.append("")
+            lines += [f"- WARNING {label}: {text}" for label, text in warnings]
+        head = comparison.headline
+        lines.append("")
+        lines.append(
+            f"A passed, B failed ({len(head.a_only)}): {_flip_list(head.a_only, max_flips) or '-'}"
+        )
+        lines.append(
+            f"B passed, A failed ({len(head.b_only)}): {_flip_list(head.b_only, max_flips) or '-'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_json(a: Any, b: Any, comparisons: list[Any]) -> str:
+    data = {
+        "a": a.name,
+        "b": b.name,
+        "definitions": DEFINITIONS,
+        "benchmarks": [asdict(c) for c in comparisons],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import ConfigError
+    from harness.leaderboard import load_run
+    from harness.stats import compare_runs
+
+    if args.n_boot < 2:
+        raise ConfigError("--n-boot must be at least 2")
+    a = load_run(args.run_a, n_boot=args.n_boot, seed=args.seed)
+    b = load_run(args.run_b, n_boot=args.n_boot, seed=args.seed)
+    comparisons = compare_runs(a.tasks, b.tasks, n_boot=args.n_boot, seed=args.seed)
+    if not comparisons:
+        raise ConfigError(f"{args.run_a} and {args.run_b} share no tasks")
+    if args.format == "json":
+        print(render_json(a, b, comparisons))
+    else:
+        print(render_markdown(a, b, comparisons, args.max_flips))
+    return 0

@@ -1,0 +1,68 @@
+"""``harness plot RUN_DIR... --out DIR``: figures comparing runs, as PNG and PDF."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "figures over runs (bars with CIs, rehearsal budget, pass^k, cost, training step)"
+
+KINDS = ("bars", "budget", "passk", "cost", "step")
+# --x picks the line plot by its x axis.
+X_AXES = {"step": "step", "budget": "budget", "cost": "cost", "k": "passk"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", type=Path, nargs="+")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the figures")
+    parser.add_argument(
+        "--kind",
+        default="auto",
+        help=f"comma-separated kinds among {', '.join(KINDS)}; auto: every kind with data",
+    )
+    parser.add_argument(
+        "--x",
+        choices=sorted(X_AXES),
+        help="shorthand for the line plot with this x axis (step: training step of checkpoints)",
+    )
+    parser.add_argument("--format", default="png,pdf", help="comma-separated: png, pdf")
+    parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for CIs")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
+def _kinds(args: argparse.Namespace) -> list[str] | None:
+    from harness.errors import ConfigError
+
+    if args.x:
+        return [X_AXES[args.x]]
+    if args.kind == "auto":
+        return None
+    kinds = [k.strip() for k in args.kind.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ConfigError(f"unknown plot kind(s) {', '.join(unknown)} (known: {', '.join(KINDS)})")
+    return kinds
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import ConfigError
+    from harness.leaderboard import load_run
+    from harness.plots import FORMATS, build_plots, save_plots
+
+    kinds = _kinds(args)
+    formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+    if not formats or any(f not in FORMATS for f in formats):
+        raise ConfigError(f"--format takes {', '.join(FORMATS)}")
+    results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in args.run_dirs]
+    plots = build_plots(results, kinds)
+    if not plots:
+        wanted = ", ".join(kinds or KINDS)
+        raise ConfigError(f"no data for the requested plot(s) ({wanted}) in these runs")
+    if kinds:
+        missing = sorted(set(kinds) - {p.name for p in plots})
+        for kind in missing:
+            print(f"no data for the '{kind}' plot in these runs", file=sys.stderr)
+    for path in save_plots(plots, args.out, formats):
+        print(path)
+    return 0

@@ -1,0 +1,52 @@
+"""``harness report RUN_DIR... --out report.html``: one self-contained HTML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "self-contained HTML report: leaderboard, comparisons, plots and a sample viewer"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", type=Path, nargs="+")
+    parser.add_argument("--out", type=Path, default=Path("report.html"), help="HTML file to write")
+    parser.add_argument(
+        "--with-reference",
+        action="append",
+        metavar="NAME",
+        help="published rows to show beside the runs (envace, finmcp, tau2, ...; repeatable)",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=20_000,
+        help="cut longer strings in the sample viewer (0: keep everything)",
+    )
+    parser.add_argument("--no-plots", action="store_true", help="leave the plots out")
+    parser.add_argument("--title", default="harness report")
+    parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for CIs")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.errors import ConfigError
+    from harness.report import ReportOptions, build_report
+
+    if args.max_chars < 0 or args.n_boot < 2:
+        raise ConfigError("--max-chars must be >= 0 and --n-boot >= 2")
+    options = ReportOptions(
+        reference=args.with_reference,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        max_chars=args.max_chars,
+        plots=not args.no_plots,
+        title=args.title,
+    )
+    summary = build_report(args.run_dirs, args.out, options)
+    print(
+        f"wrote {summary.path} ({summary.samples} samples, {summary.size_bytes / 1e6:.1f} MB)",
+        file=sys.stderr,
+    )
+    return 0

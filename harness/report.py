@@ -1,0 +1,659 @@
+"""One self-contained HTML report over runs: leaderboard, comparisons, plots, sample viewer.
+
+The file needs no network: CSS and JavaScript are inline, plots are base64 PNG, and
+a Content-Security-Policy forbids loading anything else.
+
+Model output is untrusted text. Tables are built here with every cell escaped.
+Samples travel as JSON inside ``<script type="application/json">`` blocks (never
+executed), with ``<``, ``>``, ``&``, U+2028 and U+2029 written as JSON escapes so
+that no text can close the block; the viewer parses a sample's block only when it
+is opened and builds the page with ``textContent``, never with ``innerHTML``. The
+policy also allows only the report's own script (by nonce), so even an escaping
+mistake could not run an injected script or event handler.
+
+Credentials that a record may echo (keys in error text, environment secrets) are
+masked before anything is written.
+
+Large runs stay usable: the list holds only a compact index and is paginated;
+long strings in a sample are cut at ``max_chars`` (marked as truncated).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import stats
+from harness.leaderboard import (
+    RunResult,
+    Table,
+    build_tables,
+    format_cell,
+    load_board,
+    reference_notes,
+)
+from harness.models.redact import scrub_secrets
+from harness.reference import ReferenceTable
+from harness.store import RunStore
+
+DEFAULT_MAX_CHARS = 20_000
+PAGE_SIZE = 50
+MAX_FLIPS_SHOWN = 50
+
+OUTCOME_FAIL, OUTCOME_PASS, OUTCOME_ERROR = 0, 1, 2
+
+
+@dataclass
+class ReportOptions:
+    reference: str | list[str] | None = None
+    n_boot: int = stats.N_BOOT
+    seed: int = stats.SEED
+    max_chars: int = DEFAULT_MAX_CHARS  # 0: keep every string whole
+    plots: bool = True
+    title: str = "harness report"
+
+
+@dataclass
+class ReportSummary:
+    path: Path
+    samples: int
+    size_bytes: int
+
+
+# --- escaping -------------------------------------------------------------------------------
+
+
+def json_for_script(data: Any) -> str:
+    """JSON that is safe inside a <script type="application/json"> element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def truncate_strings(value: Any, max_chars: int) -> Any:
+    """A copy of ``value`` with every string longer than ``max_chars`` cut and marked."""
+    if max_chars <= 0:
+        return value
+    if isinstance(value, str):
+        if len(value) <= max_chars:
+            return value
+        return value[:max_chars] + f" … [truncated: {len(value) - max_chars} more characters]"
+    if isinstance(value, list):
+        return [truncate_strings(v, max_chars) for v in value]
+    if isinstance(value, dict):
+        return {k: truncate_strings(v, max_chars) for k, v in value.items()}
+    return value
+
+
+# --- samples --------------------------------------------------------------------------------
+
+
+def outcome_of(record: dict[str, Any]) -> int:
+    ok, values = stats.trial_values(record)
+    if not ok:
+        return OUTCOME_ERROR
+    return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
+
+
+def _detail(record: dict[str, Any], run_name: str, max_chars: int) -> dict[str, Any]:
+    """What the viewer shows of one record (everything but bulky load options)."""
+    keep = ("key", "status", "error", "score", "score_error", "metadata", "latency_s", "seed")
+    detail = {name: record.get(name) for name in keep}
+    detail["run"] = run_name
+    detail["trajectory"] = record.get("trajectory") or {}
+    return truncate_strings(detail, max_chars)
+
+
+@dataclass
+class SampleData:
+    index: dict[str, Any]  # compact, parsed on load
+    details: list[str]  # one JSON text per sample, parsed when opened
+
+
+def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
+    runs, benchmarks, subsets = [], [], []
+    positions: dict[str, dict[str, int]] = {"run": {}, "bench": {}, "subset": {}}
+
+    def position(kind: str, values: list[str], value: str) -> int:
+        table = positions[kind]
+        if value not in table:
+            table[value] = len(values)
+            values.append(value)
+        return table[value]
+
+    rows: list[list[Any]] = []
+    details: list[str] = []
+    for result in results:
+        if result.run_dir is None:
+            continue
+        run_pos = position("run", runs, result.name)
+        records = RunStore(result.run_dir).records()
+        ordered = sorted(
+            records.values(),
+            key=lambda r: (r["benchmark"], r["subset"], str(r["sample_id"]), int(r["trial"])),
+        )
+        for record in ordered:
+            score = record.get("score") or {}
+            reward = score.get("reward") if record.get("status") == "ok" else None
+            rows.append(
+                [
+                    run_pos,
+                    position("bench", benchmarks, record["benchmark"]),
+                    position("subset", subsets, f"{record['benchmark']}/{record['subset']}"),
+                    str(record["sample_id"]),
+                    int(record["trial"]),
+                    outcome_of(record),
+                    None if reward is None else round(float(reward), 4),
+                    record["key"],
+                ]
+            )
+            text = json_for_script(_detail(record, result.name, max_chars))
+            details.append(scrub_secrets(text))  # a key echoed in output must not be shown
+    index = {"runs": runs, "benchmarks": benchmarks, "subsets": subsets, "rows": rows}
+    return SampleData(index, details)
+
+
+# --- HTML pieces -------------------------------------------------------------------------------
+
+
+def table_html(table: Table) -> str:
+    head = "".join(f"<th>{_esc(c.label)}</th>" for c in table.columns)
+    body = []
+    for row in table.rows:
+        cells = []
+        for column in table.columns:
+            css = ' class="num"' if column.kind != "text" else ""
+            cells.append(f"<td{css}>{_esc(format_cell(row.get(column.key), column.kind))}</td>")
+        ref = ' class="ref"' if str(row.get("run", "")).startswith("ref:") else ""
+        body.append(f"<tr{ref}>{''.join(cells)}</tr>")
+    notes = "".join(f"<li>{_esc(n)}</li>" for n in table.notes)
+    return (
+        f'<h3 id="table-{_esc(table.key)}">{_esc(table.title)}</h3>'
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+        + (f'<ul class="notes">{notes}</ul>' if notes else "")
+    )
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.2f}"
+
+
+def _pts(value: float) -> str:
+    return f"{100 * value:+.2f}"
+
+
+def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
+    comparisons = stats.compare_runs(a.tasks, b.tasks, n_boot=n_boot, seed=seed)
+    parts = [f"<h3>B = {_esc(b.name)} against A = {_esc(a.name)}</h3>"]
+    if not comparisons:
+        return parts[0] + "<p>No shared tasks.</p>"
+    header = (
+        "<tr><th>scope</th><th>metric</th><th>tasks</th><th>A</th><th>B</th><th>Δ (pts)</th>"
+        "<th>95% CI of Δ</th><th>MDE</th><th>A only passed</th><th>B only passed</th>"
+        "<th>McNemar p</th></tr>"
+    )
+    rows, warnings, flips = [], [], []
+    for comparison in comparisons:
+        for item in [comparison.headline, *comparison.subsets]:
+            rows.append(
+                "<tr>"
+                + "".join(
+                    f"<td>{_esc(v)}</td>"
+                    for v in (
+                        item.label,
+                        item.metric,
+                        item.n_tasks,
+                        _pct(item.value_a),
+                        _pct(item.value_b),
+                        _pts(item.diff),
+                        f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}]",
+                        f"{100 * item.mde:.2f}",
+                        len(item.a_only),
+                        len(item.b_only),
+                        f"{item.p_value:.4g}",
+                    )
+                )
+                + "</tr>"
+            )
+            warnings += [f"{item.label}: {w}" for w in item.warnings]
+        head = comparison.headline
+        for label, keys in (
+            ("A passed, B failed", head.a_only),
+            ("B passed, A failed", head.b_only),
+        ):
+            shown = ", ".join(keys[:MAX_FLIPS_SHOWN])
+            more = len(keys) - min(len(keys), MAX_FLIPS_SHOWN)
+            flips.append(
+                f"<li>{_esc(comparison.benchmark)} — {_esc(label)} ({len(keys)}): "
+                f"{_esc(shown or '-')}{_esc(f' … and {more} more' if more else '')}</li>"
+            )
+    parts.append(
+        f'<div class="scroll"><table><thead>{header}</thead><tbody>{"".join(rows)}</tbody>'
+        "</table></div>"
+    )
+    if warnings:
+        parts.append(
+            '<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warnings) + "</ul>"
+        )
+    parts.append('<ul class="flips">' + "".join(flips) + "</ul>")
+    return "".join(parts)
+
+
+def plots_html(results: list[RunResult]) -> str:
+    from harness.plots import build_plots, png_bytes
+
+    figures = []
+    for plot in build_plots(results):
+        data = base64.b64encode(png_bytes(plot)).decode("ascii")
+        figures.append(
+            f'<figure><img alt="{_esc(plot.title)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_esc(plot.title)}</figcaption></figure>"
+        )
+    return "".join(figures) or "<p>No plottable data.</p>"
+
+
+def runs_html(results: list[RunResult]) -> str:
+    items = []
+    for r in results:
+        if r.is_reference:
+            continue
+        items.append(
+            f"<li><b>{_esc(r.name)}</b>: model {_esc(r.model)}, strategy {_esc(r.strategy)}, "
+            f"env feedback {_esc(r.env_feedback)}, user {_esc(r.user_model)}, "
+            f"judge {_esc(r.judge_model)}"
+            + (f", step {_esc(r.step)}" if r.step is not None else "")
+            + f" — {_esc(r.run_dir)}</li>"
+        )
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2329;
+background:#fafbfc}
+header,section{padding:12px 24px}header{background:#24292f;color:#fff}
+h1{margin:0 0 4px;font-size:20px}h2{border-bottom:1px solid #d0d7de;padding-bottom:4px}
+nav a{color:#cfe3ff;margin-right:14px}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:6px 0;background:#fff;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;white-space:nowrap}
+th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.ref td{color:#57606a;background:#f6f8fa}
+ul.notes,ul.flips{font-size:12px;color:#57606a}ul.warnings{color:#9a3412}
+figure{display:inline-block;margin:8px;background:#fff;border:1px solid #d0d7de;padding:6px}
+figure img{max-width:900px;width:100%}
+.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-bottom:8px}
+.viewer{display:grid;grid-template-columns:minmax(280px,30%) 1fr;gap:12px}
+#list{display:flex;flex-direction:column;gap:2px;max-height:75vh;overflow:auto}
+#list button{text-align:left;font:12px ui-monospace,monospace;border:1px solid #d0d7de;
+background:#fff;padding:3px 6px;cursor:pointer;overflow:hidden;text-overflow:ellipsis;
+white-space:nowrap}
+#list button.pass{border-left:4px solid #1a7f37}#list button.fail{border-left:4px solid #cf222e}
+#list button.error{border-left:4px solid #9a6700}#list button.current{background:#ddf4ff}
+#pager{margin:6px 0;display:flex;gap:6px;align-items:center}
+#detail{background:#fff;border:1px solid #d0d7de;padding:10px;min-height:200px;overflow:auto}
+.msg{border:1px solid #d0d7de;border-radius:4px;margin:6px 0;padding:6px}
+.msg .role{font-weight:600;font-size:12px;text-transform:uppercase;color:#57606a}
+.msg.user{background:#f6f8fa}.msg.assistant{background:#fff}.msg.tool{background:#fbf8ef}
+.msg.system{background:#f3f0ff}.msg.hidden{border-style:dashed;background:#fff5f5}
+.badge{display:inline-block;font-size:11px;padding:0 5px;border-radius:8px;margin-left:6px;
+background:#eaeef2;color:#24292f;text-transform:none}
+.badge.warn{background:#ffebe9;color:#82071e}
+pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
+.call{background:#eef6ff;border-radius:3px;padding:2px 4px}
+.reset{border-top:3px double #9a6700;color:#9a6700;font-size:12px;margin:8px 0;padding-top:2px}
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}
+.kv td:first-child{font-weight:600}
+"""
+
+
+# The viewer. It reads data with JSON.parse and writes it with textContent only.
+SCRIPT = r"""
+(function () {
+  "use strict";
+  var index = JSON.parse(document.getElementById("sample-index").textContent);
+  var PAGE = __PAGE_SIZE__;
+  var OUTCOMES = ["fail", "pass", "error"];
+  var rows = index.rows, filtered = [], page = 0, current = -1;
+  var byKey = {};
+  rows.forEach(function (row, i) { byKey[index.runs[row[0]] + "\u0000" + row[7]] = i; });
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function pretty(value) {
+    if (typeof value === "string") return value;
+    try { return JSON.stringify(value, null, 2); } catch (e) { return String(value); }
+  }
+  function textOf(content) {
+    if (content === null || content === undefined) return "";
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) {
+      return content.map(function (part) {
+        if (typeof part === "string") return part;
+        if (part && typeof part.text === "string") return part.text;
+        return pretty(part);
+      }).join("\n");
+    }
+    return pretty(content);
+  }
+  function fillSelect(id, values) {
+    var select = document.getElementById(id);
+    values.forEach(function (value, i) {
+      var option = el("option", null, value);
+      option.value = String(i);
+      select.appendChild(option);
+    });
+    select.addEventListener("change", function () { page = 0; applyFilters(); });
+  }
+  function selected(id) {
+    var value = document.getElementById(id).value;
+    return value === "" ? null : Number(value);
+  }
+  function applyFilters() {
+    var run = selected("f-run"), bench = selected("f-bench"), subset = selected("f-subset");
+    var outcome = document.getElementById("f-outcome").value;
+    var text = document.getElementById("f-text").value.toLowerCase();
+    filtered = [];
+    for (var i = 0; i < rows.length; i++) {
+      var r = rows[i];
+      if (run !== null && r[0] !== run) continue;
+      if (bench !== null && r[1] !== bench) continue;
+      if (subset !== null && r[2] !== subset) continue;
+      if (outcome !== "" && OUTCOMES[r[5]] !== outcome) continue;
+      if (text && r[7].toLowerCase().indexOf(text) < 0) continue;
+      filtered.push(i);
+    }
+    renderList();
+  }
+  function renderList() {
+    var list = document.getElementById("list");
+    var pages = Math.max(1, Math.ceil(filtered.length / PAGE));
+    page = Math.min(page, pages - 1);
+    list.replaceChildren();
+    filtered.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
+      var r = rows[i];
+      var label = (r[5] === 1 ? "PASS " : r[5] === 2 ? "ERR  " : "FAIL ") + index.runs[r[0]] +
+        " · " + r[7] + (r[6] === null ? "" : " · reward " + r[6]);
+      var button = el("button", OUTCOMES[r[5]] + (i === current ? " current" : ""), label);
+      button.title = label;
+      button.addEventListener("click", function () { show(i); });
+      list.appendChild(button);
+    });
+    document.getElementById("count").textContent =
+      filtered.length + " of " + rows.length + " samples";
+    document.getElementById("page").textContent = "page " + (page + 1) + " of " + pages;
+  }
+  function section(title, open) {
+    var details = el("details");
+    if (open) details.open = true;
+    details.appendChild(el("summary", null, title));
+    return details;
+  }
+  function keyValues(pairs) {
+    var table = el("table", "kv");
+    pairs.forEach(function (pair) {
+      if (pair[1] === undefined) return;
+      var tr = el("tr");
+      tr.appendChild(el("td", null, pair[0]));
+      tr.appendChild(el("td", null, typeof pair[1] === "object" && pair[1] !== null ?
+        pretty(pair[1]) : String(pair[1])));
+      table.appendChild(tr);
+    });
+    return table;
+  }
+  function renderToolCall(call) {
+    var fn = call && call["function"] ? call["function"] : call || {};
+    var args = fn.arguments;
+    if (typeof args !== "string") args = pretty(args);
+    return el("pre", "call", "→ " + (fn.name || "?") + "(" + args + ")" +
+      (call && call.id ? "   [id " + call.id + "]" : ""));
+  }
+  function renderMessage(message, number) {
+    var role = String(message.role || "?");
+    var box = el("div", "msg " + role.replace(/[^a-z_]/gi, "") + (message.hidden ? " hidden" : ""));
+    var head = el("div", "role", "#" + number + " " + role);
+    if (message.name) head.appendChild(el("span", "badge", String(message.name)));
+    if (message.tool_call_id) {
+      head.appendChild(el("span", "badge", "result of " + message.tool_call_id));
+    }
+    if (message.hidden) head.appendChild(el("span", "badge warn", "hidden from the agent"));
+    box.appendChild(head);
+    var reasoning = message.reasoning_content || message.reasoning;
+    if (reasoning) {
+      var thought = section("reasoning", false);
+      thought.appendChild(el("pre", null, textOf(reasoning)));
+      box.appendChild(thought);
+    }
+    var text = textOf(message.content);
+    if (text) box.appendChild(el("pre", null, text));
+    (message.tool_calls || []).forEach(function (call) { box.appendChild(renderToolCall(call)); });
+    var known = {role: 1, content: 1, tool_calls: 1, name: 1, tool_call_id: 1, hidden: 1,
+                 reasoning: 1, reasoning_content: 1};
+    var rest = {};
+    Object.keys(message).forEach(function (k) { if (!known[k]) rest[k] = message[k]; });
+    if (Object.keys(rest).length) box.appendChild(el("pre", null, pretty(rest)));
+    return box;
+  }
+  function without(object, keys) {
+    var rest = {};
+    Object.keys(object).forEach(function (k) { if (keys.indexOf(k) < 0) rest[k] = object[k]; });
+    return rest;
+  }
+  function renderRehearsal(value) {
+    var title = "rehearsal memory (" + (value.mode || "?") + ", N = " + value.n + ")";
+    var part = section(title, true);
+    part.appendChild(el("pre", null, value.memory ? textOf(value.memory) : "(no memory)"));
+    (value.rehearsals || []).forEach(function (one, i) {
+      var box = section("rehearsal " + (i + 1) + ": imagined episode (the real environment " +
+        "was not touched)", false);
+      (one.messages || []).forEach(function (m, n) { box.appendChild(renderMessage(m || {}, n)); });
+      if (one.critique) {
+        box.appendChild(el("div", "role", "self-critique"));
+        box.appendChild(el("pre", null, textOf(one.critique)));
+      }
+      box.appendChild(el("pre", null, pretty(without(one, ["messages", "critique"]))));
+      part.appendChild(box);
+    });
+    part.appendChild(el("pre", null, pretty(without(value, ["memory", "rehearsals"]))));
+    return part;
+  }
+  function show(i) {
+    current = i;
+    var data = JSON.parse(document.getElementById("d" + i).textContent);
+    var detail = document.getElementById("detail");
+    detail.replaceChildren();
+    var traj = data.trajectory || {};
+    detail.appendChild(el("h3", null, data.key + "  (" + data.run + ")"));
+    var score = data.score || {};
+    detail.appendChild(keyValues([
+      ["status", data.status], ["passed", score.passed], ["reward", score.reward],
+      ["progress", score.progress], ["tool TP/FP/FN", score.tool_tp === undefined ||
+        score.tool_tp === null ? undefined : score.tool_tp + " / " + score.tool_fp + " / " +
+        score.tool_fn],
+      ["termination", traj.termination], ["tool calls", traj.tool_calls],
+      ["tool errors", traj.tool_errors], ["latency (s)", data.latency_s],
+      ["score error", data.score_error || undefined]
+    ]));
+    if (data.error) {
+      var error = section(
+        "error: " + (data.error.type || "") + ": " + (data.error.message || ""), true);
+      error.appendChild(el("pre", null, data.error.traceback || ""));
+      detail.appendChild(error);
+    }
+    var extra = traj.extra || {};
+    Object.keys(extra).forEach(function (key) {
+      var value = extra[key];
+      if (key === "rehearsal" && value && typeof value === "object") {
+        detail.appendChild(renderRehearsal(value));
+        return;
+      }
+      var open = /rehears|memory|phase/i.test(key);
+      var part = section("extra — " + key, open);
+      part.appendChild(el("pre", null, pretty(value)));
+      detail.appendChild(part);
+    });
+    var transcript = section("transcript (" + (traj.messages || []).length + " messages)", true);
+    var resets = traj.context_resets || [];
+    (traj.messages || []).forEach(function (message, n) {
+      var r = resets.indexOf(n);
+      if (r >= 0) {
+        var mark = section(
+          "context reset before #" + n + ": the model saw the given history", false);
+        mark.className = "reset";
+        ((traj.reset_histories || [])[r] || []).forEach(function (m, h) {
+          mark.appendChild(renderMessage(m, "h" + h));
+        });
+        transcript.appendChild(mark);
+      }
+      transcript.appendChild(renderMessage(message || {}, n));
+    });
+    detail.appendChild(transcript);
+    var more = [["score details", score.details], ["usage by role", traj.usage],
+                ["parsed assistant turns", traj.turns], ["final state", traj.final_state],
+                ["metadata", data.metadata]];
+    more.forEach(function (pair) {
+      if (pair[1] === undefined || pair[1] === null) return;
+      var part = section(pair[0], pair[0] === "score details");
+      part.appendChild(el("pre", null, pretty(pair[1])));
+      detail.appendChild(part);
+    });
+    renderList();
+  }
+  fillSelect("f-run", index.runs);
+  fillSelect("f-bench", index.benchmarks);
+  fillSelect("f-subset", index.subsets);
+  document.getElementById("f-outcome").addEventListener("change", function () {
+    page = 0; applyFilters();
+  });
+  document.getElementById("f-text").addEventListener("input", function () {
+    page = 0; applyFilters();
+  });
+  document.getElementById("prev").addEventListener("click", function () {
+    if (page > 0) { page -= 1; renderList(); }
+  });
+  document.getElementById("next").addEventListener("click", function () {
+    page += 1; renderList();
+  });
+  applyFilters();
+  // #sample=<run>/<key> opens that sample; otherwise the first one in the list.
+  var wanted = decodeURIComponent(location.hash.replace(/^#sample=/, ""));
+  var slash = wanted.indexOf("/");
+  var found = slash > 0 ?
+    byKey[wanted.slice(0, slash) + "\u0000" + wanted.slice(slash + 1)] : undefined;
+  if (found !== undefined) show(found); else if (filtered.length) show(filtered[0]);
+})();
+"""
+
+
+def viewer_html(samples: SampleData) -> str:
+    return (
+        '<div class="filters">'
+        '<label>run <select id="f-run"><option value="">all</option></select></label>'
+        '<label>benchmark <select id="f-bench"><option value="">all</option></select></label>'
+        '<label>subset <select id="f-subset"><option value="">all</option></select></label>'
+        '<label>outcome <select id="f-outcome"><option value="">all</option>'
+        '<option value="pass">passed</option><option value="fail">failed</option>'
+        '<option value="error">error</option></select></label>'
+        '<label>key contains <input id="f-text" type="search"></label>'
+        '<span id="count"></span></div>'
+        '<div class="viewer"><div><div id="list"></div><div id="pager">'
+        '<button id="prev" type="button">◀</button><span id="page"></span>'
+        '<button id="next" type="button">▶</button></div></div>'
+        '<div id="detail"></div></div>'
+    )
+
+
+def render_report(
+    results: list[RunResult],
+    references: list[ReferenceTable],
+    options: ReportOptions,
+) -> tuple[str, int]:
+    """The report's HTML text and the number of samples it holds."""
+    runs = [r for r in results if not r.is_reference]
+    samples = collect_samples(runs, options.max_chars)
+    nonce = secrets.token_urlsafe(16)
+    policy = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'nonce-{nonce}'; base-uri 'none'; form-action 'none'"
+    )
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    tables = "".join(table_html(t) for t in build_tables(results))
+    footer = reference_notes(references)
+    if footer:
+        tables += '<ul class="notes">' + "".join(f"<li>{_esc(n)}</li>" for n in footer) + "</ul>"
+    sections = [
+        f'<section id="runs"><h2>Runs</h2>{runs_html(results)}</section>',
+        f'<section id="leaderboard"><h2>Leaderboard</h2>{tables}</section>',
+    ]
+    if len(runs) >= 2:
+        comparisons = "".join(
+            comparison_html(runs[0], other, options.n_boot, options.seed) for other in runs[1:]
+        )
+        sections.append(
+            '<section id="comparison"><h2>Paired comparisons (against the first run)</h2>'
+            "<p>Δ = B − A on shared tasks; 95% paired bootstrap CI; McNemar exact test on "
+            "tasks that passed in only one run; MDE = (z0.975 + z0.80) × SE(Δ), the smallest "
+            f"difference found significant 80% of the time.</p>{comparisons}</section>"
+        )
+    if options.plots:
+        sections.append(f'<section id="plots"><h2>Plots</h2>{plots_html(results)}</section>')
+    sections.append(f'<section id="samples"><h2>Samples</h2>{viewer_html(samples)}</section>')
+    body = "".join(sections)
+    names = ["runs", "leaderboard", "comparison", "plots", "samples"]
+    nav = "".join(f'<a href="#{n}">{n}</a>' for n in names if f'<section id="{n}">' in body)
+    data_blocks = [
+        f'<script type="application/json" id="sample-index">{json_for_script(samples.index)}'
+        "</script>"
+    ]
+    data_blocks += [
+        f'<script type="application/json" id="d{i}">{text}</script>'
+        for i, text in enumerate(samples.details)
+    ]
+    script = SCRIPT.replace("__PAGE_SIZE__", str(PAGE_SIZE))
+    page = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_esc(policy)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_esc(options.title)}</title><style>{STYLE}</style></head><body>"
+        f"<header><h1>{_esc(options.title)}</h1>"
+        f"<div>generated {_esc(generated)} · {len(runs)} run(s) · "
+        f"{len(samples.details)} sample record(s)</div>"
+        f"<nav>{nav}</nav></header>"
+        + body
+        + "\n".join(data_blocks)
+        + f'<script nonce="{nonce}">{script}</script></body></html>\n'
+    )
+    return page, len(samples.details)
+
+
+def build_report(
+    run_dirs: list[Path], out: Path, options: ReportOptions | None = None
+) -> ReportSummary:
+    options = options or ReportOptions()
+    results, references = load_board(run_dirs, options.reference, options.n_boot, options.seed)
+    text, count = render_report(results, references, options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    return ReportSummary(out, count, out.stat().st_size)

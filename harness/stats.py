@@ -1,0 +1,467 @@
+"""Uncertainty for run comparisons: bootstrap intervals over tasks, paired tests, pass^k.
+
+The unit of resampling is the *task* (benchmark, subset, sample): the trials of a
+task share its difficulty, so they are kept together (a cluster bootstrap).
+Resampling is stratified by subset, because a benchmark's subsets are fixed by
+its design, not drawn at random. Every bootstrap is seeded, so the same runs give
+the same intervals.
+
+Comparisons are paired on the tasks both runs hold. Definitions used in reports:
+
+- Δ = B − A (second run minus first), in the units of the metric.
+- 95% CI: percentile interval of the paired bootstrap of Δ.
+- McNemar: exact two-sided binomial test on the discordant tasks (one pass/fail
+  per task: its single trial, or with several trials a majority of them).
+- Minimum detectable effect (MDE): (z₀.₉₇₅ + z₀.₈₀) × SE(Δ), with SE the bootstrap
+  standard error. A true difference smaller than the MDE is found significant
+  (at 5%, two-sided) less than 80% of the time with this many tasks.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+from harness.headlines import Estimator, estimator_for, sort_benchmarks, subset_estimator
+
+LEVEL = 0.95
+N_BOOT = 2000
+SEED = 0
+ALPHA = 0.05
+POWER = 0.80
+SCORED_SUFFIX = "_scored"
+# Bootstrap indices are drawn in blocks of at most this many cells, to bound memory.
+_BLOCK_CELLS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    level: float = LEVEL
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+    def includes_zero(self) -> bool:
+        return self.contains(0.0)
+
+
+# --- per-task outcomes -------------------------------------------------------------
+
+
+@dataclass
+class TaskOutcome:
+    """The trials of one task in one run; every value is a per-trial number."""
+
+    benchmark: str
+    subset: str
+    sample_id: str
+    trials: dict[int, dict[str, float]] = field(default_factory=dict)
+    errors: int = 0  # trials that ended in an infrastructure or scoring error
+
+    @property
+    def key(self) -> str:
+        return f"{self.benchmark}/{self.subset}/{self.sample_id}"
+
+    @property
+    def n(self) -> int:
+        return len(self.trials)
+
+    @property
+    def successes(self) -> int:
+        return sum(1 for values in self.trials.values() if values["passed"] >= 1.0)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.successes / self.n if self.n else 0.0
+
+    @property
+    def majority_passed(self) -> bool:
+        return self.successes * 2 > self.n
+
+    def component(self, name: str) -> float:
+        """A per-task value for the estimators in ``harness.headlines``:
+
+        - ``<value>``: the mean over all trials (an unscored trial counts as 0);
+        - ``<value>_scored``: the mean over scored trials only (0 when there are none);
+        - ``has_score``: 1 when at least one trial was scored, else 0.
+        """
+        if name == "has_score" or name.endswith(SCORED_SUFFIX):
+            scored = [v for v in self.trials.values() if v.get("ok", 1.0)]
+            if name == "has_score":
+                return 1.0 if scored else 0.0
+            base = name[: -len(SCORED_SUFFIX)]
+            return sum(v.get(base, 0.0) for v in scored) / len(scored) if scored else 0.0
+        if not self.trials:
+            return 0.0
+        return sum(values.get(name, 0.0) for values in self.trials.values()) / self.n
+
+
+def parse_key(key: str) -> tuple[str, str, str, int]:
+    """(benchmark, subset, sample_id, trial) of a record key ``bench/subset/id#trial``."""
+    benchmark, subset, rest = key.split("/", 2)
+    sample_id, _, trial = rest.rpartition("#")
+    return benchmark, subset, sample_id, int(trial)
+
+
+def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
+    """Whether a record was scored, and its numbers. An unscored record (infrastructure
+    or scoring error) has zero pass, reward and tool counts; estimators decide
+    whether it counts as a failure or is left out (``ok`` says which it is)."""
+    score = record.get("score")
+    ok = record.get("status", "ok") == "ok" and not record.get("score_error") and bool(score)
+    values = {"ok": 1.0 if ok else 0.0, "passed": 0.0, "reward": 0.0}
+    if not ok:
+        return False, values
+    reward = float(score.get("reward") or 0.0)
+    passed = score.get("passed")
+    values["passed"] = 1.0 if (passed if passed is not None else reward >= 1.0) else 0.0
+    values["reward"] = reward
+    for name in ("tool_tp", "tool_fp", "tool_fn", "progress"):
+        if score.get(name) is not None:
+            values[name] = float(score[name])
+    if (record.get("metadata") or {}).get("error_flag"):
+        # An item its benchmark flags as erroneous is left out of tool-call sums,
+        # as FinMCP's official script drops it.
+        for name in ("tool_tp", "tool_fp", "tool_fn"):
+            values.pop(name, None)
+    return True, values
+
+
+def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOutcome]:
+    """Group records (key -> record, as in samples.jsonl or scores.json) by task."""
+    tasks: dict[str, TaskOutcome] = {}
+    for key, record in records.items():
+        benchmark, subset, sample_id, trial = parse_key(key)
+        task = tasks.get(f"{benchmark}/{subset}/{sample_id}")
+        if task is None:
+            task = TaskOutcome(benchmark, subset, sample_id)
+            tasks[task.key] = task
+        ok, values = trial_values(record)
+        task.trials[trial] = values
+        task.errors += 0 if ok else 1
+    return tasks
+
+
+def by_subset(tasks: Iterable[TaskOutcome]) -> dict[str, list[TaskOutcome]]:
+    groups: dict[str, list[TaskOutcome]] = {}
+    for task in sorted(tasks, key=lambda t: t.key):
+        groups.setdefault(task.subset, []).append(task)
+    return groups
+
+
+def by_benchmark(tasks: Iterable[TaskOutcome]) -> dict[str, list[TaskOutcome]]:
+    groups: dict[str, list[TaskOutcome]] = {}
+    for task in tasks:
+        groups.setdefault(task.benchmark, []).append(task)
+    return groups
+
+
+# --- pass^k ----------------------------------------------------------------------------
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k of one task: the chance that k trials drawn from its n all pass, C(c,k)/C(n,k)."""
+    if not 0 < k <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k}")
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k of one task: the chance that at least one of k drawn trials passes."""
+    if not 0 < k <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k_curve(tasks: Iterable[TaskOutcome]) -> dict[int, float]:
+    """Mean over tasks of pass^k for k = 1 .. the fewest trials any task has."""
+    counts = [(task.n, task.successes) for task in tasks if task.n > 0]
+    if not counts:
+        return {}
+    max_k = min(n for n, _ in counts)
+    return {
+        k: sum(pass_hat_k(n, c, k) for n, c in counts) / len(counts) for k in range(1, max_k + 1)
+    }
+
+
+# --- bootstrap -------------------------------------------------------------------------
+
+
+def derive_seed(seed: int, *names: str) -> int:
+    """A seed per named quantity, so adding a benchmark does not move the others' intervals."""
+    return (seed ^ zlib.crc32("|".join(names).encode())) & 0xFFFFFFFF
+
+
+def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Any:
+    import numpy as np
+
+    return np.array([[t.component(c) for c in components] for t in tasks], dtype=float).reshape(
+        len(tasks), len(components)
+    )
+
+
+def _replicate_sums(matrices: list[Any], rng: Any, n_boot: int) -> list[Any]:
+    """Sums over resampled rows, the same resampled rows for every matrix (pairing)."""
+    import numpy as np
+
+    rows = matrices[0].shape[0]
+    out = [np.empty((n_boot, m.shape[1])) for m in matrices]
+    block = max(1, _BLOCK_CELLS // max(rows, 1))
+    for start in range(0, n_boot, block):
+        stop = min(n_boot, start + block)
+        index = rng.integers(0, rows, size=(stop - start, rows))
+        for matrix, target in zip(matrices, out, strict=True):
+            target[start:stop] = matrix[index].sum(axis=1)
+    return out
+
+
+def _evaluate(estimator: Estimator, sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    import numpy as np
+
+    return np.asarray(estimator.combine(sums, counts), dtype=float)
+
+
+def bootstrap_replicates(
+    strata: Mapping[str, list[TaskOutcome]],
+    estimator: Estimator,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> tuple[float, Any]:
+    """The estimator on all tasks, and its values on ``n_boot`` resamples of tasks
+    (drawn with replacement within each stratum)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    strata = {name: tasks for name, tasks in sorted(strata.items()) if tasks}
+    matrices = {name: _matrix(tasks, estimator.components) for name, tasks in strata.items()}
+    counts = {name: len(tasks) for name, tasks in strata.items()}
+    point = _evaluate(estimator, {n: m.sum(axis=0) for n, m in matrices.items()}, counts)
+    sums = {name: _replicate_sums([m], rng, n_boot)[0] for name, m in matrices.items()}
+    return float(point), _evaluate(estimator, sums, counts) * np.ones(n_boot)
+
+
+def paired_replicates(
+    pairs: Mapping[str, list[tuple[TaskOutcome, TaskOutcome]]],
+    estimator: Estimator,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> tuple[float, float, Any]:
+    """Estimator on A and on B over the paired tasks, and bootstrap replicates of
+    B − A where each resample draws the same tasks for both runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    pairs = {name: items for name, items in sorted(pairs.items()) if items}
+    counts = {name: len(items) for name, items in pairs.items()}
+    a = {
+        name: _matrix([x for x, _ in items], estimator.components) for name, items in pairs.items()
+    }
+    b = {
+        name: _matrix([y for _, y in items], estimator.components) for name, items in pairs.items()
+    }
+    value_a = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in a.items()}, counts))
+    value_b = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in b.items()}, counts))
+    sums_a: dict[str, Any] = {}
+    sums_b: dict[str, Any] = {}
+    for name in pairs:
+        sums_a[name], sums_b[name] = _replicate_sums([a[name], b[name]], rng, n_boot)
+    diff = _evaluate(estimator, sums_b, counts) - _evaluate(estimator, sums_a, counts)
+    return value_a, value_b, diff * np.ones(n_boot)
+
+
+def percentile_interval(replicates: Any, level: float = LEVEL) -> Interval:
+    import numpy as np
+
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(np.asarray(replicates, dtype=float), [tail, 1.0 - tail])
+    return Interval(float(low), float(high), level)
+
+
+@dataclass
+class Estimate:
+    value: float
+    interval: Interval
+    n_tasks: int
+    replicates: Any = field(default=None, repr=False)
+
+
+def estimate(
+    strata: Mapping[str, list[TaskOutcome]],
+    estimator: Estimator,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> Estimate:
+    """Point value and bootstrap CI of a metric over tasks grouped in strata."""
+    value, replicates = bootstrap_replicates(strata, estimator, n_boot, seed)
+    n_tasks = sum(len(tasks) for tasks in strata.values())
+    return Estimate(value, percentile_interval(replicates, level), n_tasks, replicates)
+
+
+# --- tests of a paired difference ------------------------------------------------------
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts: tasks only A passed,
+    tasks only B passed. Under no difference each discordant task is a fair coin."""
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(a_only, b_only) + 1)) / 2**n
+    return min(1.0, 2.0 * tail)
+
+
+def minimum_detectable_effect(
+    standard_error: float, alpha: float = ALPHA, power: float = POWER
+) -> float:
+    """Smallest true difference found significant (two-sided ``alpha``) with ``power``."""
+    normal = NormalDist()
+    return (normal.inv_cdf(1.0 - alpha / 2.0) + normal.inv_cdf(power)) * standard_error
+
+
+@dataclass
+class PairedComparison:
+    """B − A on the tasks both runs hold, for one benchmark or one of its subsets."""
+
+    label: str
+    metric: str
+    n_tasks: int
+    value_a: float
+    value_b: float
+    interval: Interval
+    mde: float
+    a_only: list[str]  # tasks A passed and B failed (one pass/fail per task)
+    b_only: list[str]  # tasks B passed and A failed
+    p_value: float
+    errored_tasks: int  # shared tasks with an infrastructure/scoring error in either run
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def diff(self) -> float:
+        return self.value_b - self.value_a
+
+
+def compare_paired(
+    label: str,
+    pairs: Mapping[str, list[tuple[TaskOutcome, TaskOutcome]]],
+    estimator: Estimator,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> PairedComparison:
+    """Paired bootstrap CI, McNemar test, flipped tasks and power warnings."""
+    import numpy as np
+
+    value_a, value_b, replicates = paired_replicates(pairs, estimator, n_boot, seed)
+    interval = percentile_interval(replicates, level)
+    mde = minimum_detectable_effect(float(np.std(replicates, ddof=1)) if n_boot > 1 else 0.0)
+    all_pairs = [pair for items in pairs.values() for pair in items]
+    a_only = sorted(a.key for a, b in all_pairs if a.majority_passed and not b.majority_passed)
+    b_only = sorted(b.key for a, b in all_pairs if b.majority_passed and not a.majority_passed)
+    comparison = PairedComparison(
+        label=label,
+        metric=estimator.name,
+        n_tasks=len(all_pairs),
+        value_a=value_a,
+        value_b=value_b,
+        interval=interval,
+        mde=mde,
+        a_only=a_only,
+        b_only=b_only,
+        p_value=mcnemar_exact(len(a_only), len(b_only)),
+        errored_tasks=sum(1 for a, b in all_pairs if a.errors or b.errors),
+    )
+    comparison.warnings = comparison_warnings(comparison)
+    return comparison
+
+
+def comparison_warnings(c: PairedComparison) -> list[str]:
+    warnings = []
+    if c.n_tasks < 2:
+        return [f"only {c.n_tasks} shared task(s): no comparison is possible"]
+    if c.interval.includes_zero():
+        warnings.append(
+            f"the {c.interval.level:.0%} CI of Δ includes 0: no difference can be claimed"
+        )
+    if abs(c.diff) < c.mde:
+        warnings.append(
+            f"|Δ| = {100 * abs(c.diff):.1f} pts is below the minimum detectable effect "
+            f"({100 * c.mde:.1f} pts at {POWER:.0%} power, {c.n_tasks} tasks): "
+            "this sample size cannot resolve a difference this small"
+        )
+    if c.errored_tasks:
+        warnings.append(
+            f"{c.errored_tasks} shared task(s) had infrastructure or scoring errors "
+            "(counted as failures)"
+        )
+    return warnings
+
+
+def shared_pairs(
+    tasks_a: Mapping[str, TaskOutcome], tasks_b: Mapping[str, TaskOutcome]
+) -> list[tuple[TaskOutcome, TaskOutcome]]:
+    """Tasks both runs hold, in key order."""
+    return [(tasks_a[key], tasks_b[key]) for key in sorted(set(tasks_a) & set(tasks_b))]
+
+
+@dataclass
+class BenchmarkComparison:
+    """A benchmark's primary metric and each subset's, compared on shared tasks."""
+
+    benchmark: str
+    headline: PairedComparison
+    subsets: list[PairedComparison]
+    only_a: int  # tasks only the first run holds (not compared)
+    only_b: int
+
+
+def compare_runs(
+    tasks_a: Mapping[str, TaskOutcome],
+    tasks_b: Mapping[str, TaskOutcome],
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> list[BenchmarkComparison]:
+    """Paired comparison of two runs, per benchmark and per subset, on their shared tasks."""
+    groups_a = by_benchmark(tasks_a.values())
+    groups_b = by_benchmark(tasks_b.values())
+    results = []
+    for bench in sort_benchmarks(set(groups_a) & set(groups_b)):
+        keyed_a = {t.key: t for t in groups_a[bench]}
+        keyed_b = {t.key: t for t in groups_b[bench]}
+        pairs = shared_pairs(keyed_a, keyed_b)
+        if not pairs:
+            continue
+        strata: dict[str, list[tuple[TaskOutcome, TaskOutcome]]] = {}
+        for a, b in pairs:
+            strata.setdefault(a.subset, []).append((a, b))
+        headline = compare_paired(
+            bench, strata, estimator_for(bench), n_boot, derive_seed(seed, bench), level
+        )
+        subsets = [
+            compare_paired(
+                f"{bench}/{subset}",
+                {subset: items},
+                subset_estimator(bench),
+                n_boot,
+                derive_seed(seed, bench, subset),
+                level,
+            )
+            for subset, items in sorted(strata.items())
+        ]
+        results.append(
+            BenchmarkComparison(
+                benchmark=bench,
+                headline=headline,
+                subsets=subsets,
+                only_a=len(set(keyed_a) - set(keyed_b)),
+                only_b=len(set(keyed_b) - set(keyed_a)),
+            )
+        )
+    return results

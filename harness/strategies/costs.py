@@ -1,0 +1,159 @@
+"""Cost accounting of one sample run, by phase (rehearsal, committed) and role.
+
+Every model call a strategy makes goes through a ``MeteredClient`` that books it
+under its role (actor, rehearser, critic) and the current phase. The user
+simulator belongs to the adapter; its usage arrives with the user turns and is
+booked from each episode's trajectory. Judges run at scoring time, after the
+strategy, so the strategy books none (the role is listed so every record has the
+same shape). Real environment calls come from ``RealEnvironmentMonitor``.
+
+The stored record (``trajectory.extra["costs"]``)::
+
+    {"rehearsal": {"actor": {calls, prompt_tokens, completion_tokens, cached_calls},
+                   "rehearser": {...}, "critic": {...}, "user": {...}, "judge": {...},
+                   "env_calls": 0, "wall_time_s": 1.2},
+     "committed": {...}, "total": {...}}
+
+``total`` is the sum of the two phases, field by field.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from harness.models.base import ModelClient
+from harness.strategies.sandbox import COMMITTED, PHASES, REHEARSAL, current_phase
+from harness.types import AssistantTurn, Usage
+
+ROLES = ("actor", "rehearser", "critic", "user", "judge")
+
+
+def call_usage(turn: AssistantTurn) -> Usage:
+    """The usage of one model call; a reply always counts as at least one call
+    (some clients leave ``calls`` at 0)."""
+    usage = Usage()
+    usage.add(turn.usage)
+    usage.calls = max(usage.calls, 1)
+    return usage
+
+
+class CostLedger:
+    """Usage by (phase, role), wall time and real environment calls by phase."""
+
+    def __init__(self) -> None:
+        self.usage: dict[str, dict[str, Usage]] = {p: {r: Usage() for r in ROLES} for p in PHASES}
+        self.wall_time_s: dict[str, float] = {p: 0.0 for p in PHASES}
+        self.env_calls: dict[str, int] = {p: 0 for p in PHASES}
+
+    def add(self, phase: str, role: str, usage: Usage | None) -> None:
+        if usage is None:
+            return
+        self.usage[phase].setdefault(role, Usage()).add(usage)
+
+    def add_trajectory_roles(
+        self, phase: str, usage_by_role: dict[str, Usage], roles: tuple
+    ) -> None:
+        """Book the roles an episode recorded itself (the user simulator's usage)."""
+        for role in roles:
+            self.add(phase, role, usage_by_role.get(role))
+
+    def merge(self, other: CostLedger) -> None:
+        for phase_name in PHASES:
+            for role, usage in other.usage[phase_name].items():
+                self.add(phase_name, role, usage)
+            self.env_calls[phase_name] += other.env_calls[phase_name]
+
+    @contextmanager
+    def timed(self, phase_name: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.wall_time_s[phase_name] += time.monotonic() - start
+
+    def role_usage(self, phase_name: str) -> dict[str, dict[str, int]]:
+        return {role: usage.to_dict() for role, usage in self.usage[phase_name].items()}
+
+    def phase_record(self, phase_name: str) -> dict[str, Any]:
+        record: dict[str, Any] = self.role_usage(phase_name)
+        record["env_calls"] = self.env_calls[phase_name]
+        record["wall_time_s"] = round(self.wall_time_s[phase_name], 4)
+        return record
+
+    def record(self) -> dict[str, Any]:
+        """The stored cost record: both phases and their field-by-field sum."""
+        phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
+        return {**phases, "total": add_records(phases[REHEARSAL], phases[COMMITTED])}
+
+    def total_by_role(self) -> dict[str, Usage]:
+        """Usage by role over both phases (roles that made no call left out)."""
+        totals: dict[str, Usage] = {}
+        for phase_name in PHASES:
+            for role, usage in self.usage[phase_name].items():
+                if usage.calls or usage.prompt_tokens or usage.completion_tokens:
+                    totals.setdefault(role, Usage()).add(usage)
+        return totals
+
+
+def add_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Field-by-field sum of two phase records (nested role dicts included)."""
+    total: dict[str, Any] = {}
+    for key in dict.fromkeys([*a, *b]):
+        left, right = a.get(key), b.get(key)
+        if isinstance(left, dict) or isinstance(right, dict):
+            total[key] = add_records(left or {}, right or {})
+        else:
+            value = (left or 0) + (right or 0)
+            total[key] = round(value, 4) if isinstance(value, float) else value
+    return total
+
+
+class MeteredClient(ModelClient):
+    """Books every call of the wrapped client under a role and the current phase."""
+
+    def __init__(self, inner: ModelClient, role: str, ledger: CostLedger):
+        self.inner = inner
+        self.role = role
+        self.ledger = ledger
+        self.name = inner.name
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        turn = await self.inner.complete(messages, tools, params)
+        usage = call_usage(turn)
+        # The episode loop books the turn's usage under the actor; make it agree.
+        turn.usage = usage
+        self.ledger.add(current_phase(), self.role, usage)
+        return turn
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+
+def _scaled(record: dict[str, Any], factor: float) -> dict[str, Any]:
+    return {
+        key: _scaled(value, factor) if isinstance(value, dict) else round(value * factor, 4)
+        for key, value in record.items()
+    }
+
+
+def aggregate_costs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Costs over a run's stored records: the sum by phase and role, and the mean
+    per record (what one sample costs). Records without a cost record (infrastructure
+    errors, runs of strategies that keep none) are left out and counted."""
+    found = [
+        ((record.get("trajectory") or {}).get("extra") or {}).get("costs") for record in records
+    ]
+    costs = [c for c in found if isinstance(c, dict)]
+    total: dict[str, Any] = {}
+    for cost in costs:
+        total = add_records(total, cost)
+    mean = _scaled(total, 1 / len(costs)) if costs else {}
+    return {
+        "n_records": len(costs),
+        "n_without_costs": len(records) - len(costs),
+        "sum": total,
+        "mean_per_record": mean,
+    }

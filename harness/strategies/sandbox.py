@@ -1,0 +1,211 @@
+"""Keeping rehearsals away from the real environment.
+
+Rehearsals run in a *phase* (a context variable, so concurrent samples never see
+each other's phase). While the rehearsal phase is active:
+
+- the strategy never calls ``sample.make_environment``: the actor, and any user
+  simulator, talk to a ``SimulatedEnvironment`` whose every answer comes from the
+  rehearser model;
+- ``RealEnvironmentMonitor`` refuses to build a real environment and refuses and
+  records any call reaching one (so a leak cannot stay silent), and counts real
+  calls per phase for the cost record.
+
+``EnvironmentGuard`` is the same protection as a wrapper around any sample's
+``make_environment``, for tests that prove no adapter's real world is touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from harness.models.base import ModelError
+from harness.strategies.prompts import render_call
+from harness.strategies.rehearser import (
+    ConversationTap,
+    Prediction,
+    Rehearser,
+    call_dict,
+    reply_text,
+)
+from harness.task import Environment
+from harness.types import ToolCall, ToolResult
+
+REHEARSAL = "rehearsal"
+COMMITTED = "committed"
+PHASES = (REHEARSAL, COMMITTED)
+
+_phase: ContextVar[str] = ContextVar("harness_strategy_phase", default=COMMITTED)
+
+
+def current_phase() -> str:
+    return _phase.get()
+
+
+def rehearsal_active() -> bool:
+    return _phase.get() == REHEARSAL
+
+
+@contextlib.contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Run the body (and every task it starts) in the given phase."""
+    if name not in PHASES:
+        raise ValueError(f"unknown phase {name!r}")
+    token = _phase.set(name)
+    try:
+        yield
+    finally:
+        _phase.reset(token)
+
+
+class SandboxViolation(RuntimeError):
+    """The real environment was reached during a rehearsal."""
+
+
+class RealEnvironmentMonitor:
+    """Builds and wraps the real environments of one sample run."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.violations: list[str] = []
+
+    def build(self, make_environment: Callable[[], Environment]) -> Environment:
+        if rehearsal_active():
+            self.violations.append("make_environment")
+            raise SandboxViolation("the real environment may not be built during rehearsal")
+        return make_environment()
+
+    def wrap(self, environment: Environment) -> Environment:
+        return MonitoredEnvironment(environment, self)
+
+    def check(self, what: str) -> None:
+        self.calls[current_phase()] += 1
+        if rehearsal_active():
+            self.violations.append(what)
+            raise SandboxViolation(f"real environment reached during rehearsal: {what}")
+
+
+class MonitoredEnvironment(Environment):
+    """A real environment whose calls are counted per phase and refused in rehearsal."""
+
+    def __init__(self, inner: Environment, monitor: RealEnvironmentMonitor):
+        self.inner = inner
+        self.monitor = monitor
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        self.monitor.check(f"execute {call.name}")
+        return await self.inner.execute(call)
+
+    def final_state(self) -> Any:
+        return self.inner.final_state()
+
+
+class EnvironmentGuard:
+    """Wraps a ``make_environment`` so that building or touching its environments
+    while a rehearsal is active raises and is recorded (for sandbox tests).
+
+    The environments it builds are ``GuardedEnvironment`` proxies: every attribute
+    (execute, final_state, or an adapter's own methods used by its user simulator)
+    goes through the phase check first.
+    """
+
+    def __init__(self, make_environment: Callable[[], Environment]):
+        self.make_environment = make_environment
+        self.violations: list[str] = []
+        self.built = 0
+        self.calls = 0
+
+    def record(self, what: str) -> None:
+        if rehearsal_active():
+            self.violations.append(what)
+            raise SandboxViolation(f"real environment touched during rehearsal: {what}")
+
+    def __call__(self) -> Environment:
+        self.record("make_environment")
+        self.built += 1
+        return GuardedEnvironment(self.make_environment(), self)
+
+
+class GuardedEnvironment(Environment):
+    def __init__(self, inner: Environment, guard: EnvironmentGuard):
+        self._inner = inner
+        self._guard = guard
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        self._guard.record(f"execute {call.name}")
+        self._guard.calls += 1
+        return await self._inner.execute(call)
+
+    def final_state(self) -> Any:
+        self._guard.record("final_state")
+        return self._inner.final_state()
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes this proxy does not define: the adapter's own.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._guard.record(name)
+        return getattr(self._inner, name)
+
+
+class SimulatedEnvironment(Environment):
+    """An imagined environment: every tool call is answered by the rehearser.
+
+    Holds no state of its own; the state of the imagined world is the conversation,
+    which the rehearser reads through the actor's ``ConversationTap``. Results of
+    earlier calls of the same reply (not yet in the actor's context) are added.
+    """
+
+    def __init__(self, rehearser: Rehearser, tap: ConversationTap, tools: list[Any]):
+        self.rehearser = rehearser
+        self.tap = tap
+        self.default_tools = tools
+        self.log: list[dict[str, Any]] = []
+        self.failure: BaseException | None = None
+        self._reply_seen: object | None = None
+        self._same_reply: list[str] = []
+
+    def _latest_reply(self) -> str:
+        """The actor's latest reply, followed by the imagined results already given
+        to its earlier calls (they are not in the actor's context yet)."""
+        if self.tap.reply is not self._reply_seen:
+            self._reply_seen = self.tap.reply
+            self._same_reply = []
+        text = reply_text(self.tap.reply)
+        if self._same_reply:
+            text += "\n\nResults already returned for earlier calls of this reply:\n"
+            text += "\n".join(self._same_reply)
+        return text
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        latest = self._latest_reply()
+        tools = self.tap.tools or self.default_tools
+        try:
+            prediction = await self.rehearser.predict(
+                call, tools, self.tap.messages, latest, examples=[]
+            )
+        except ModelError as exc:
+            # The rehearser model is down: end the rehearsal as an infrastructure error.
+            self.failure = exc
+            self.tap.abort = exc
+            prediction = Prediction("format_error", f"Error: {exc}")
+        self.log.append({"call": call_dict(call), "prediction": prediction.to_dict()})
+        self._same_reply.append(f"{render_call(call)}\n=> {prediction.content}")
+        return prediction.to_result()
+
+    def run(self, call: ToolCall, requestor: str) -> ToolResult:
+        """The synchronous entry some user simulators use for the *user's* own tool
+        calls (tau2's dual control: ``env.run(call, "user")``). The rehearser cannot
+        be asked synchronously from inside the episode, so the user's action gets a
+        neutral placeholder, recorded as such."""
+        text = f"(imagined: {call.name} was performed; its exact result is not simulated)"
+        self.log.append(
+            {"call": call_dict(call), "requestor": requestor, "prediction": {"kind": "placeholder"}}
+        )
+        return ToolResult(text)
+
+    def final_state(self) -> Any:
+        return {"simulated": True, "calls": len(self.log)}

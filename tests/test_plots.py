@@ -1,0 +1,117 @@
+"""Plots: a two-run comparison and a three-checkpoint series produce valid PNG and PDF files."""
+
+from __future__ import annotations
+
+import pytest
+from fake_runs import make_run, pass_fail_records, record
+
+from harness.cli import main
+from harness.leaderboard import load_run
+from harness.plots import bars_plot, build_plots, rehearsal_budget
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PDF_MAGIC = b"%PDF-"
+
+
+def tau2_bfcl_run(root, name, airline, strategy="plain", tokens=100, manifest_extra=None):
+    """tau2 airline with two trials per task, plus one BFCL category."""
+    records = pass_fail_records("tau2", "airline", airline)
+    records += pass_fail_records("bfcl", "multi_turn_base", [True, False, True, False])
+    usage = {"actor": {"calls": 1, "prompt_tokens": tokens, "completion_tokens": 10}}
+    for item in records:
+        item["trajectory"]["usage"] = usage
+    passes = sum(sum(t) / len(t) for t in airline) / len(airline)
+    return make_run(
+        root,
+        name,
+        records,
+        {
+            "tau2": {"airline": passes, "tau2_mean": passes},
+            "bfcl": {"overall": 0.3 * 0.25 * 0.5, "multi_turn": 0.125},
+        },
+        strategy=strategy,
+        manifest_extra=manifest_extra,
+    )
+
+
+def assert_valid_files(out, stems):
+    for stem in stems:
+        png = (out / f"{stem}.png").read_bytes()
+        pdf = (out / f"{stem}.pdf").read_bytes()
+        assert png.startswith(PNG_MAGIC) and len(png) > 5000, stem
+        assert pdf.startswith(PDF_MAGIC) and len(pdf) > 1000, stem
+
+
+def test_two_run_comparison_plots(tmp_path, capsys):
+    base = tau2_bfcl_run(tmp_path, "qwen3-8b__plain", [[True, False], [False, False]] * 4)
+    rehearsal = tau2_bfcl_run(
+        tmp_path,
+        "qwen3-8b__rehearsal",
+        [[True, True], [True, False]] * 4,
+        strategy="rehearsal-parallel:2",
+        tokens=300,
+    )
+    out = tmp_path / "plots"
+    assert main(["plot", str(base), str(rehearsal), "--out", str(out), "--n-boot", "200"]) == 0
+    assert_valid_files(out, ["bars", "budget", "passk", "cost"])
+    assert not (out / "step.png").exists()  # no checkpoint series here
+    printed = capsys.readouterr().out.split()
+    assert sorted(printed) == sorted(str(p) for p in out.iterdir())
+
+
+def test_bar_heights_are_the_primary_metrics(tmp_path):
+    run = tau2_bfcl_run(tmp_path, "r", [[True, True], [True, False], [False, False], [True, True]])
+    plot = bars_plot([load_run(run, n_boot=100)])
+    heights = sorted(round(p.get_height(), 6) for p in plot.figure.axes[0].patches)
+    assert heights == sorted([round(100 * 0.3 * 0.25 * 0.5, 6), round(100 * 5 / 8, 6)])
+
+
+def test_three_checkpoint_series_plots_score_against_step(tmp_path, capsys):
+    runs = [
+        tau2_bfcl_run(tmp_path, "envace__step_100", [[False, False], [True, False]] * 3),
+        tau2_bfcl_run(tmp_path, "envace__step_200", [[True, False], [True, False]] * 3),
+        # The manifest's step wins over the name.
+        tau2_bfcl_run(
+            tmp_path,
+            "envace__last",
+            [[True, True], [True, False]] * 3,
+            manifest_extra={"checkpoint": "/ckpt/global_step_300"},
+        ),
+    ]
+    out = tmp_path / "series"
+    argv = ["plot", *map(str, runs), "--out", str(out), "--x", "step", "--n-boot", "200"]
+    assert main(argv) == 0
+    assert_valid_files(out, ["step"])
+    results = [load_run(r, n_boot=50) for r in runs]
+    assert [r.step for r in results] == [100, 200, 300]
+    plot = build_plots(results, ["step"])[0]
+    lines = plot.figure.axes[0].get_lines()
+    assert [list(line.get_xdata()) for line in lines] == [[100, 200, 300]] * 2  # bfcl, tau2
+
+
+def test_a_plot_without_data_is_a_clear_error(tmp_path, capsys):
+    run = tau2_bfcl_run(tmp_path, "single", [[True, False]])
+    assert main(["plot", str(run), "--out", str(tmp_path / "o"), "--kind", "step"]) == 2
+    assert "no data for the requested plot(s) (step)" in capsys.readouterr().err
+    assert main(["plot", str(run), "--out", str(tmp_path / "o"), "--kind", "pie"]) == 2
+
+
+def test_pass_k_plot_needs_only_one_run(tmp_path):
+    records = [record("tau2", "retail", "a", t, passed=t < 3) for t in range(4)]
+    run = make_run(tmp_path, "r", records, {"tau2": {"retail": 0.75, "tau2_mean": 0.75}})
+    plot = build_plots([load_run(run, n_boot=50)], ["passk"])[0]
+    line = plot.figure.axes[0].get_lines()[0]
+    assert list(line.get_ydata()) == pytest.approx([75.0, 50.0, 25.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    "settings, expected",
+    [
+        ({"name": "rehearsal-parallel:2"}, ("rehearsal-parallel", 2)),
+        ({"name": "rehearsal", "mode": "sequential", "n": 3}, ("rehearsal-sequential", 3)),
+        ({"name": "plain"}, ("plain", 0)),
+        ({"name": "best-of-n"}, None),
+    ],
+)
+def test_rehearsal_budget_from_strategy_settings(settings, expected):
+    assert rehearsal_budget(settings) == expected
