@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--cache-dir", type=Path, help="response cache folder (default: ~/.cache/harness)"
     )
+    run.add_argument(
+        "--shard",
+        help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
 
     score = commands.add_parser("score", help="regrade a run from its stored trajectories")
@@ -226,7 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.manifest import base_versions, check_resumable
     from harness.models.factory import ModelProvider, ModelSettings, aux_client, check_model
     from harness.registry import get_adapter
-    from harness.runner import Runner, now_iso, plan_suite
+    from harness.runner import Runner, Shard, now_iso, plan_suite
     from harness.scoring import score_run
     from harness.store import RunStore
     from harness.strategies.registry import build_strategy
@@ -254,6 +258,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         retry_base_delay=args.retry_delay,
     )
     check_model(settings)
+    shard = Shard.parse(args.shard) if args.shard else Shard()
     strategy_options = _strategy_options(args)
     strategy = build_strategy(
         args.strategy, strategy_options, model_factory=_model_factory(settings)
@@ -282,6 +287,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_dir = args.out or default_run_dir(
         args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
     )
+    if args.out is None and shard.count > 1:
+        run_dir = run_dir.with_name(f"{run_dir.name}__shard-{shard.index + 1}of{shard.count}")
     store = RunStore(run_dir)
     versions = base_versions()
     for name in benchmarks:
@@ -308,9 +315,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         "judge_model": judge_model,
         "data_dir": str(args.data_dir) if args.data_dir else None,
         "versions": versions,
-        "planned": plan.planned_counts(),
+        "planned": plan.planned_counts(
+            owned=lambda key: any(shard.owns(f"{key}#{t}") for t in range(trials))
+        ),
+        "planned_full": plan.planned_counts(),
         "not_run": [n.__dict__ for n in plan.not_run],
         "cache": str(cache_dir) if cache_dir else None,
+        "shard": shard.label(),
     }
     if store.exists():
         old = store.read_manifest()
@@ -330,6 +341,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             base_seed=args.seed,
             episode_timeout_s=args.episode_timeout,
             load_options=plan.load_options,
+            shard=shard,
         )
         summary = _run_with_progress(
             runner,

@@ -9,6 +9,7 @@ every table, never scored as a model failure, and run again on the next resume.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import traceback
 from collections.abc import Callable
@@ -46,12 +47,50 @@ class Plan:
     # sample.key -> the suite entry's load options, so scoring can reload samples
     load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def planned_counts(self) -> dict[str, dict[str, int]]:
+    def planned_counts(
+        self, owned: Callable[[str], bool] | None = None
+    ) -> dict[str, dict[str, int]]:
+        """Samples per benchmark and subset (only those ``owned`` selects, if given)."""
         counts: dict[str, dict[str, int]] = {}
         for sample in self.samples:
+            if owned is not None and not owned(sample.key):
+                continue
             per_subset = counts.setdefault(sample.benchmark, {})
             per_subset[sample.subset] = per_subset.get(sample.subset, 0) + 1
         return counts
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part ``index`` (0-based) of ``count`` of a run's (sample, trial) work.
+
+    A pair belongs to the shard picked by a hash of its key, so the partition is
+    the same on every machine and does not depend on the order samples load in.
+    """
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``I/N`` with 1 <= I <= N, as written on the command line (1-based)."""
+        index, sep, count = text.partition("/")
+        try:
+            shard = cls(int(index) - 1, int(count))
+        except ValueError:
+            raise ConfigError(f"--shard '{text}' is not I/N") from None
+        if not sep or shard.count < 1 or not 0 <= shard.index < shard.count:
+            raise ConfigError(f"--shard '{text}' needs 1 <= I <= N")
+        return shard
+
+    def owns(self, key: str) -> bool:
+        if self.count == 1:
+            return True
+        digest = hashlib.sha256(key.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index
+
+    def label(self) -> str:
+        return f"{self.index + 1}/{self.count}"
 
 
 @dataclass
@@ -172,6 +211,7 @@ class Runner:
         episode_timeout_s: float | None = None,
         progress: Callable[[str, bool], None] | None = None,
         load_options: dict[str, dict[str, Any]] | None = None,
+        shard: Shard | None = None,
     ):
         self.store = store
         self.strategy = strategy
@@ -183,6 +223,7 @@ class Runner:
         self.episode_timeout_s = episode_timeout_s
         self.progress = progress
         self.load_options = load_options or {}
+        self.shard = shard or Shard()
 
     def trial_seed(self, trial: int) -> int:
         # One seed per trial, shared by all samples: trials differ, reruns repeat.
@@ -191,6 +232,7 @@ class Runner:
     def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
         done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
         items = [WorkItem(s, t) for t in range(trials) for s in samples]
+        items = [item for item in items if self.shard.owns(item.key)]
         todo = [item for item in items if item.key not in done]
         return todo, len(items) - len(todo)
 

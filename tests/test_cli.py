@@ -91,3 +91,36 @@ def test_help_does_not_import_heavy_packages():
     )
     assert "usage: harness" in out.stdout
     assert "HEAVY=\n" in out.stdout or out.stdout.rstrip().endswith("HEAVY=")
+
+
+def test_shards_partition_the_work_without_overlap_or_gap(toy_env, tmp_path):
+    keys_by_shard = []
+    for index in (1, 2, 3):
+        args = [
+            "run",
+            "--suite",
+            str(toy_env),
+            "--model",
+            "oracle",
+            "--quiet",
+            "--shard",
+            f"{index}/3",
+        ]
+        assert main(args) == 0
+        run_dir = tmp_path / "results" / f"toy__oracle__plain__shard-{index}of3"
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        assert manifest["shard"] == f"{index}/3"
+        lines = (run_dir / "samples.jsonl").read_text().splitlines()
+        keys_by_shard.append({json.loads(line)["key"] for line in lines})
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--quiet"]) == 0
+    whole = (tmp_path / "results" / "toy__oracle__plain" / "samples.jsonl").read_text().splitlines()
+    all_keys = {json.loads(line)["key"] for line in whole}
+    assert set.union(*keys_by_shard) == all_keys and len(all_keys) == 16
+    assert sum(len(keys) for keys in keys_by_shard) == 16  # no overlap
+    assert all(keys for keys in keys_by_shard)  # every shard got work
+
+
+@pytest.mark.parametrize("bad", ["0/3", "4/3", "a/b", "3"])
+def test_bad_shard_is_a_one_line_error(toy_env, bad, capsys):
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--shard", bad]) == 2
+    assert "--shard" in capsys.readouterr().err
