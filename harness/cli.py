@@ -141,7 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("run_dir", type=Path)
     export.add_argument("out_dir", type=Path)
-    export.add_argument("--model-name", help="model name for the result folder (no '_')")
+    export.add_argument(
+        "--model-name",
+        help="model name for the result folder: a name in BFCL's model registry, without '_' "
+        "(default: one matching the run's mode)",
+    )
+    export.add_argument("--trial", type=int, default=0, help="which trial to export")
 
     commands.add_parser("list", help="benchmarks, subsets, suites and built-in models")
     for name, module_name in EXTRA_COMMANDS:
@@ -283,6 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         judge_client=aux_client(judge_model, "judge", benchmarks, settings),
         judge_model=judge_model,
         seed=args.seed,
+        options={"prompt_mode": args.prompt_mode},
     )
     run_dir = args.out or default_run_dir(
         args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
@@ -430,12 +436,11 @@ def cmd_export_bfcl(args: argparse.Namespace) -> int:
     from harness.store import RunStore
 
     store = RunStore(args.run_dir)
-    manifest = store.read_manifest()
+    store.read_manifest()  # a clear error when this is not a run folder
     records = [r for r in store.records().values() if r["benchmark"] == "bfcl"]
     if not records:
         raise ConfigError(f"{args.run_dir} has no BFCL records")
-    name = args.model_name or _slug(manifest["model"]["name"]).replace("_", "-")
-    written = export_bfcl(records, args.out_dir, name)
+    written = export_bfcl(records, args.out_dir, model_name=args.model_name, trial=args.trial)
     print(f"wrote {len(written)} result files under {args.out_dir}", file=sys.stderr)
     return 0
 

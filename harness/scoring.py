@@ -146,6 +146,7 @@ def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]
         user_model=manifest.get("user_model"),
         judge_client=aux_client(judge_model, "judge", benchmarks, base),
         judge_model=judge_model,
+        options={"prompt_mode": bool((manifest.get("model") or {}).get("prompt_mode"))},
     )
 
 

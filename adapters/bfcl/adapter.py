@@ -1,0 +1,199 @@
+"""The BFCL-v4 adapter: every category of the leaderboard as a subset.
+
+- Single-turn categories (AST, irrelevance, relevance): one reply, its calls
+  recorded and checked, never executed (single_turn.py).
+- Multi-turn: scripted user turns against fresh simulator instances; scored by a
+  safe re-implementation of the official checker (multi_turn.py).
+- Memory: each question's episode first plays its scenario's prerequisite
+  conversations; web search: one question with live searches; both scored by the
+  official answer checker (agentic.py).
+
+Load option ``mode``: "fc" (default; tools sent as OpenAI function schemas,
+calls read from the tool calls) or "prompt" (BFCL's own prompt mode through
+``prompt_format``: tools in the system prompt, calls read from the reply text).
+Scoring also recognises a prompt-mode run by ``services.options["prompt_mode"]``
+or by its transcript, so a ``--prompt-mode`` run is read as text either way.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.models.base import ModelClient
+from harness.models.prompt_format import PromptFormat
+from harness.task import (
+    Adapter,
+    BenchmarkResult,
+    Environment,
+    EpisodeLimits,
+    RecordView,
+    Sample,
+    Services,
+    UserSource,
+)
+from harness.types import Score, Trajectory
+
+from .categories import ALL_CATEGORIES, Kind, kind_of
+
+MODES = ("fc", "prompt")
+
+# BFCL ends a turn's step loop once the model has made more than 20 calling
+# steps (MAXIMUM_STEP_LIMIT = 20, checked after each step), so the 21st calling
+# step is the last; a 21st step that answers in text ends the turn normally.
+MAX_STEPS_PER_TURN = 20 + 1
+
+
+def _missing_modules(*names: str) -> list[str]:
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def _single_turn_limits() -> EpisodeLimits:
+    return EpisodeLimits(single_step=True, max_steps=None, wall_time_s=None)
+
+
+def _multi_step_limits() -> EpisodeLimits:
+    # BFCL has no cap on total steps or time, only the per-turn step cap.
+    return EpisodeLimits(max_steps_per_turn=MAX_STEPS_PER_TURN, max_steps=None, wall_time_s=None)
+
+
+def _environment(entry: Any) -> Environment:
+    from .multi_turn import BFCLEnvironment
+
+    return BFCLEnvironment(entry)
+
+
+def _scripted_user(entry: Any, env: Environment, services: Services) -> UserSource:
+    from .multi_turn import scripted_user
+
+    return scripted_user(entry)
+
+
+def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource:
+    from .agentic import memory_user
+
+    return memory_user(entry, env)
+
+
+class BFCLAdapter(Adapter):
+    name = "bfcl"
+
+    def subsets(self) -> list[str]:
+        return list(ALL_CATEGORIES)
+
+    def versions(self) -> dict[str, str]:
+        from .official import package_version
+
+        return {"bfcl-eval": package_version(), "data": "BFCL_v4"}
+
+    def unavailable_reason(self, subset: str) -> str | None:
+        if subset == "memory_kv" and _missing_modules("rank_bm25"):
+            return "memory_kv needs the package rank-bm25 (imported by the official memory backend)"
+        if subset == "memory_vector":
+            missing = _missing_modules("sentence_transformers", "faiss")
+            if missing:
+                return f"memory_vector needs {', '.join(missing)} (extra 'memory-vector') and the all-MiniLM-L6-v2 model"
+        if kind_of(subset) is Kind.WEB_SEARCH:
+            if not os.environ.get("SERPAPI_API_KEY"):
+                return "web search needs SERPAPI_API_KEY (live SerpAPI searches and page fetches)"
+            missing = _missing_modules("serpapi", "bs4", "html2text", "requests")
+            if missing:
+                return f"web search needs the packages {', '.join(missing)}"
+        return None
+
+    # ------------------------------------------------------------ loading
+
+    def load(
+        self,
+        subset: str,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
+        from .data import load_entries
+
+        if subset not in ALL_CATEGORIES:
+            raise ValueError(f"unknown BFCL category: {subset}")
+        mode = (options or {}).get("mode", "fc")
+        if mode not in MODES:
+            raise ValueError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
+        return [self._sample(entry, mode) for entry in load_entries(subset, ids)]
+
+    def _sample(self, entry: Any, mode: str) -> Sample:
+        from .tools import openai_tools
+
+        kind = kind_of(entry.category)
+        common = {
+            "id": entry.id,
+            "benchmark": self.name,
+            "subset": entry.category,
+            "tools": openai_tools(entry.functions),
+            "gold": entry,
+            "metadata": {"mode": mode, "kind": kind.value},
+        }
+        if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
+            return Sample(
+                initial_messages=copy.deepcopy(entry.turns[0]),
+                limits=_single_turn_limits(),
+                **common,
+            )
+        make_user = _memory_user if kind is Kind.MEMORY else _scripted_user
+        return Sample(
+            initial_messages=[],
+            make_environment=functools.partial(_environment, entry),
+            make_user=functools.partial(make_user, entry),
+            limits=_multi_step_limits(),
+            **common,
+        )
+
+    # ------------------------------------------------------------ scoring
+
+    async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
+        entry = sample.gold
+        prompt_mode = self.is_prompt_mode(sample, trajectory, services)
+        kind = kind_of(entry.category)
+        if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
+            from .single_turn import score_single_turn
+
+            result = score_single_turn(entry, trajectory, prompt_mode)
+        elif kind is Kind.MULTI_TURN:
+            from .multi_turn import score_multi_turn
+
+            result = score_multi_turn(entry, trajectory, prompt_mode)
+        else:
+            from .agentic import score_agentic
+
+            result = score_agentic(entry, trajectory, prompt_mode)
+        result.details["prompt_mode"] = prompt_mode
+        return result
+
+    @staticmethod
+    def is_prompt_mode(sample: Sample, trajectory: Trajectory, services: Services) -> bool:
+        """Replies are read as text (BFCL's prompt mode) when the samples were loaded
+        with ``mode: prompt``, when the run says so (``services.options["prompt_mode"]``),
+        or when the transcript shows it (replies whose text holds their calls)."""
+        from .categories import language_of
+        from .decode import written_as_text
+
+        if sample.metadata.get("mode") == "prompt" or services.options.get("prompt_mode"):
+            return True
+        return written_as_text(trajectory.messages, language_of(sample.subset))
+
+    def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
+        from .aggregate import aggregate_records
+
+        return aggregate_records(records)
+
+    def oracle(self, sample: Sample) -> ModelClient:
+        from .oracle import OracleClient
+
+        return OracleClient(sample.gold)
+
+    def prompt_format(self, sample: Sample) -> PromptFormat | None:
+        from .prompt_format import BFCLPromptFormat
+
+        return BFCLPromptFormat(sample.gold)

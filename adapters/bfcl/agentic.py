@@ -1,0 +1,121 @@
+"""Agentic categories: memory (kv, vector, rec_sum) and web search.
+
+Memory, as one episode per question. Officially each backend first runs the
+scenario's prerequisite conversations with the model under test (the model
+stores what it learns through the memory tools; each conversation starts a
+fresh chat whose system prompt shows the current core memory, and the memory is
+written to a snapshot file after each), and every question of that scenario then
+starts from the final snapshot in a fresh chat. Here a question's episode plays
+the same sequence itself: the scenario's prerequisite conversations in order,
+each in a fresh context (``UserTurn.history``), then the question in a fresh
+context, all against one memory instance that carries the state forward exactly
+as the snapshot files do. Each question therefore pays for its own prerequisite
+conversations (about 7 per scenario), and the memory a question sees comes from
+its own episode's conversations (same procedure, independent draws).
+
+Web search is one question answered after searching (SerpAPI + page fetches).
+
+Both are scored offline by the official ``agentic_checker``: one of the possible
+answers must appear in the model's last reply that is not a function call.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from harness.task import Environment, UserSource, UserTurn
+from harness.types import Message, Score, Trajectory
+
+from . import official
+from .data import Entry
+from .decode import DecodeError, decode_message
+from .multi_turn import BFCLEnvironment, split_turns
+
+
+def memory_class(entry: Entry) -> str:
+    return entry.involved_classes[0]
+
+
+def with_memory_prompt(
+    entry: Entry, turns: list[list[Message]], env: BFCLEnvironment
+) -> list[list[Message]]:
+    """The conversation's turns with BFCL's memory system prompt (showing the
+    memory's current core content) added to the first turn."""
+    utils = official.module("bfcl_eval.model_handler.utils")
+    instance = env.simulators.instances[memory_class(entry)]
+    return utils.add_memory_instruction_system_prompt(
+        copy.deepcopy(turns), entry.category, entry.scenario, instance
+    )
+
+
+class MemoryConversations(UserSource):
+    """Prerequisite conversations first, then the scored question, each in a
+    fresh context. The system prompt of each conversation is built when it
+    starts, from the memory as the previous conversations left it."""
+
+    def __init__(self, entry: Entry, env: BFCLEnvironment):
+        self._env = env
+        self._entry = entry
+        self._conversations = [*entry.prerequisites, entry]
+        self._conversation = 0
+        self._turn = 0
+        self._turns: list[list[Message]] = []
+
+    async def next_turn(self, transcript: list[Message]) -> UserTurn | None:
+        if self._conversation >= len(self._conversations):
+            return None
+        current = self._conversations[self._conversation]
+        if self._turn == 0:
+            self._turns = with_memory_prompt(self._entry, current.turns, self._env)
+        messages = self._turns[self._turn]  # already a fresh copy
+        fresh_context = self._turn == 0
+        self._turn += 1
+        if self._turn >= len(self._turns):
+            self._conversation += 1
+            self._turn = 0
+        return UserTurn(messages=messages, history=[] if fresh_context else None)
+
+
+def memory_user(entry: Entry, env: Environment) -> MemoryConversations:
+    if not isinstance(env, BFCLEnvironment):
+        raise TypeError("memory episodes need the BFCL environment")
+    return MemoryConversations(entry, env)
+
+
+def question_turn_count(entry: Entry) -> int:
+    """User turns in a complete episode (prerequisites + question)."""
+    return sum(len(p.turns) for p in entry.prerequisites) + len(entry.turns)
+
+
+def final_answer(assistant_messages: list[Message], prompt_mode: bool) -> str | None:
+    """The last reply of the turn that is not a function call (None if every
+    reply called a function)."""
+    answer = None
+    for message in assistant_messages:
+        try:
+            decoded = decode_message(message, prompt_mode)
+        except DecodeError:
+            decoded = []
+        if not decoded:
+            answer = str(message.get("content"))
+    return answer
+
+
+def score_agentic(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
+    turns = split_turns(trajectory.messages)
+    details: dict[str, Any] = {"turns_reached": len(turns), "termination": trajectory.termination}
+    if len(turns) != question_turn_count(entry):
+        details["error_type"] = "agentic:inference_error"
+        return Score(passed=False, reward=0.0, details=details)
+    answer = final_answer(turns[-1], prompt_mode)
+    details["answer"] = answer
+    if answer is None:
+        details["error_type"] = "agentic:no_last_message"
+        return Score(passed=False, reward=0.0, details=details)
+    checker = official.module("bfcl_eval.eval_checker.agentic_eval.agentic_checker")
+    result = checker.agentic_checker(answer, entry.ground_truth)
+    passed = bool(result.get("valid"))
+    if not passed:
+        details["error_type"] = result.get("error_type")
+    return Score(passed=passed, reward=float(passed), details=details)

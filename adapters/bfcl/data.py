@@ -1,0 +1,125 @@
+"""BFCL-v4 entries, read with the package's own loader.
+
+The official loader (``bfcl_eval.utils.load_dataset_entry``) does the
+per-category preparation the published numbers rely on: language hints in the
+function docs, the agentic answer-format system prompt, the multi-turn tool docs
+of the involved classes, held-out functions of miss_func, renamed web-search ids,
+and the memory prerequisite chains. We use it as published and keep the result
+in a typed ``Entry``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from . import official
+from .categories import Kind, kind_of
+
+Message = dict[str, Any]
+
+
+@dataclass
+class Entry:
+    """One BFCL entry with everything needed to run and score it."""
+
+    id: str
+    category: str
+    # The user turns, each a list of messages (a held-out turn of miss_func is empty).
+    turns: list[list[Message]]
+    # Function docs as first offered to the model (with the language hints).
+    functions: list[dict[str, Any]]
+    # Function docs as the AST checker reads them (without hints); single-turn only.
+    checker_functions: list[dict[str, Any]] = field(default_factory=list)
+    ground_truth: Any = None
+    involved_classes: list[str] = field(default_factory=list)
+    initial_config: dict[str, Any] = field(default_factory=dict)
+    # Turn index -> function docs withheld until that turn (miss_func).
+    missed_function: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    scenario: str | None = None
+    # Memory: the prerequisite conversations run before the question, in order.
+    prerequisites: list[Entry] = field(default_factory=list)
+
+
+def _official_entries(category: str, hints: bool, include_prereq: bool) -> list[dict[str, Any]]:
+    utils = official.module("bfcl_eval.utils")
+    entries = utils.load_dataset_entry(
+        category, include_prereq=include_prereq, include_language_specific_hint=hints
+    )
+    if kind_of(category) is Kind.WEB_SEARCH:
+        # The official generation step sets this per entry (show_snippet off for no_snippet).
+        entries = utils.populate_initial_settings_for_web_search_test_cases(entries)
+    return entries
+
+
+def _ground_truth(category: str) -> list[dict[str, Any]] | None:
+    if kind_of(category) in (Kind.IRRELEVANCE, Kind.RELEVANCE):
+        return None  # these categories have no answer file
+    return official.module("bfcl_eval.utils").load_ground_truth_entry(category)
+
+
+def _make_entry(raw: dict[str, Any], category: str) -> Entry:
+    missed = {int(turn): docs for turn, docs in (raw.get("missed_function") or {}).items()}
+    return Entry(
+        id=raw["id"],
+        category=category,
+        turns=raw["question"],
+        functions=raw.get("function") or [],
+        involved_classes=list(raw.get("involved_classes") or []),
+        initial_config=raw.get("initial_config") or {},
+        missed_function=missed,
+        scenario=raw.get("scenario"),
+    )
+
+
+def _with_hints(plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries as the official loader gives them with language hints (the
+    same step applied to a copy of the entries loaded without them)."""
+    utils = official.module("bfcl_eval.utils")
+    return utils.add_language_specific_hint_to_function_doc(json.loads(json.dumps(plain)))
+
+
+@cache
+def _load_category(category: str) -> tuple[Entry, ...]:
+    kind = kind_of(category)
+    single_turn = kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE)
+    plain: list[dict[str, Any]] = []
+    if single_turn:
+        # The AST checker reads the docs without hints, the model sees them with.
+        plain = _official_entries(category, hints=False, include_prereq=False)
+        raw_entries = _with_hints(plain)
+    else:
+        raw_entries = _official_entries(category, hints=True, include_prereq=kind is Kind.MEMORY)
+    prereqs = {
+        raw["id"]: _make_entry(raw, category) for raw in raw_entries if "prereq" in raw["id"]
+    }
+    questions = [raw for raw in raw_entries if "prereq" not in raw["id"]]
+
+    answers = _ground_truth(category)
+    if answers is not None and len(answers) != len(questions):
+        raise ValueError(f"{category}: {len(questions)} entries but {len(answers)} answers")
+
+    plain_docs = {raw["id"]: raw.get("function") or [] for raw in plain}
+
+    entries = []
+    for index, raw in enumerate(questions):
+        entry = _make_entry(raw, category)
+        # Prompt and answer files are aligned by position (some answer ids differ).
+        if answers is not None:
+            entry.ground_truth = answers[index]["ground_truth"]
+        entry.checker_functions = plain_docs.get(entry.id, [])
+        entry.prerequisites = [prereqs[dep] for dep in raw.get("depends_on") or []]
+        entries.append(entry)
+    return tuple(entries)
+
+
+def load_entries(category: str, ids: list[str] | None = None) -> list[Entry]:
+    """The entries of one category. Entries are shared between samples and
+    loads: treat them as read-only (copy before changing anything)."""
+    entries = _load_category(category)
+    if ids is not None:
+        wanted = set(ids)
+        entries = tuple(entry for entry in entries if entry.id in wanted)
+    return list(entries)

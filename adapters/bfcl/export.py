@@ -1,0 +1,135 @@
+"""Stored records -> BFCL's own result files, for the official evaluator.
+
+Layout: ``<out>/result/<model>/<group>/BFCL_v4_<category>_result.json``, one JSON
+object ``{"id", "result"}`` per line, sorted by entry index; ``<out>`` can serve
+as ``BFCL_PROJECT_ROOT`` for ``bfcl evaluate``. The ``result`` of an entry is
+what the official handlers store:
+- single-turn, FC mode: ``[{name: arguments_json}, ...]`` when the reply has tool
+  calls, else the reply text; prompt mode: the reply text;
+- multi-turn: one list per user turn, one item per model reply in that turn
+  (the FC form above, or the text in prompt mode);
+- memory and web search: ``[[replies of the question turn]]``;
+- a record that errored: ``"Error during inference: <message>"`` (as officially;
+  note the official evaluator counts such an irrelevance entry as correct).
+
+The model folder name must be a key of the official model registry whose
+decoding matches the run (FC: names "a.b" sent as "a_b"; prompt mode: BFCL's
+Python-list text); it must not contain "_" (the evaluator reads "_" as "/").
+Only one trial is exported (BFCL files hold one result per entry).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from harness.types import Message
+
+from .categories import Kind, kind_of, language_of, result_folder
+from .decode import written_as_text
+from .multi_turn import split_turns
+from .official import FC_REGISTRY_NAME, PROMPT_REGISTRY_NAME
+
+VERSION_PREFIX = "BFCL_v4"
+
+
+def reply_result(message: Message, prompt_mode: bool) -> Any:
+    """One model reply as an official handler stores it."""
+    content = message.get("content")
+    if prompt_mode:
+        return content if content is not None else ""
+    calls = message.get("tool_calls") or []
+    if calls:
+        return [
+            {call["function"]["name"]: _raw_arguments(call["function"].get("arguments"))}
+            for call in calls
+        ]
+    return content if content is not None else ""
+
+
+def _raw_arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {})
+
+
+def _transcript(record: dict[str, Any]) -> list[Message]:
+    return list((record.get("trajectory") or {}).get("messages") or [])
+
+
+def entry_result(record: dict[str, Any]) -> Any:
+    """The official ``result`` value of one record."""
+    if record.get("status") != "ok" or not record.get("trajectory"):
+        error = (record.get("error") or {}).get("message") or record.get("status")
+        return f"Error during inference: {error}"
+    messages = _transcript(record)
+    prompt_mode = is_prompt_record(record)
+    kind = kind_of(record["subset"])
+    if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
+        replies = [m for m in messages if m.get("role") == "assistant"]
+        return reply_result(replies[0], prompt_mode) if replies else ""
+    turns = [[reply_result(m, prompt_mode) for m in turn] for turn in split_turns(messages)]
+    if kind is Kind.MULTI_TURN:
+        return turns
+    # Memory and web search: only the question (the last turn) is scored.
+    return [turns[-1]] if turns else "Error during inference: no question turn"
+
+
+def is_prompt_record(record: dict[str, Any]) -> bool:
+    """Prompt mode as scoring decided it (else from the load option or the transcript)."""
+    details = (record.get("score") or {}).get("details") or {}
+    if "prompt_mode" in details:
+        return bool(details["prompt_mode"])
+    if (record.get("metadata") or {}).get("mode") == "prompt":
+        return True
+    return written_as_text(_transcript(record), language_of(record["subset"]))
+
+
+def _index_key(entry_id: str) -> tuple[int, str]:
+    index = entry_id.rsplit("_", 1)[-1].split("-")[0]
+    return (int(index) if index.isdigit() else 0, entry_id)
+
+
+def default_model_name(records: list[dict[str, Any]]) -> str:
+    modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
+    if len(modes) > 1:
+        raise ValueError("records mix FC and prompt mode; export them separately")
+    return PROMPT_REGISTRY_NAME if modes == {True} else FC_REGISTRY_NAME
+
+
+def export_bfcl(
+    records: list[dict[str, Any]],
+    out_dir: Path,
+    model_name: str | None = None,
+    trial: int = 0,
+) -> list[Path]:
+    """Write BFCL result files for the BFCL records of one trial; returns the files."""
+    chosen = [
+        r for r in records if r.get("benchmark", "bfcl") == "bfcl" and r.get("trial", 0) == trial
+    ]
+    name = model_name or default_model_name(chosen)
+    if "_" in name:
+        raise ValueError(
+            f"model name '{name}' contains '_' (the official evaluator reads it as '/')"
+        )
+    folder_name = name.replace("/", "_")
+
+    by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in chosen:
+        by_category[record["subset"]].append(
+            {"id": record["sample_id"], "result": entry_result(record)}
+        )
+
+    written = []
+    for category, rows in sorted(by_category.items()):
+        folder = Path(out_dir) / "result" / folder_name / result_folder(category)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{VERSION_PREFIX}_{category}_result.json"
+        rows.sort(key=lambda row: _index_key(row["id"]))
+        with path.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        written.append(path)
+    return written
