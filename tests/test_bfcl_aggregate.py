@@ -12,6 +12,7 @@ import pytest
 
 from harness.adapters.bfcl import BFCLAdapter, export_bfcl
 from harness.adapters.bfcl.categories import ALL_CATEGORIES
+from harness.errors import ConfigError
 from harness.models.base import NullClient
 from harness.strategies.base import PlainStrategy
 from harness.task import RecordView, Services
@@ -162,7 +163,7 @@ def test_export_layout_and_format(records, tmp_path):
     path = tmp_path / "errored" / "result" / "gpt-4o-2024-11-20-FC" / "non_live"
     row = json.loads((path / "BFCL_v4_simple_python_result.json").read_text())
     assert row["result"] == "Error during inference: timeout"
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         export_bfcl(records, tmp_path / "x", model_name="my_model")
 
 

@@ -124,3 +124,22 @@ def test_shards_partition_the_work_without_overlap_or_gap(toy_env, tmp_path):
 def test_bad_shard_is_a_one_line_error(toy_env, bad, capsys):
     assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--shard", bad]) == 2
     assert "--shard" in capsys.readouterr().err
+
+
+def test_export_bfcl_writes_the_official_result_layout(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "b.yaml"
+    suite.write_text(
+        "name: b\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python, multi_turn_base]\n"
+        "    limit: 2\n"
+    )
+    assert main(["run", "--suite", str(suite), "--model", "oracle", "--quiet", "--out", "run"]) == 0
+    assert main(["export-bfcl", "run", "out"]) == 0
+    files = sorted(p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*.json"))
+    assert [f.name for f in files] == [
+        "BFCL_v4_multi_turn_base_result.json",
+        "BFCL_v4_simple_python_result.json",
+    ]
+    lines = (tmp_path / "out" / files[1]).read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["simple_python_0", "simple_python_1"]
+    assert main(["export-bfcl", "run", "out2", "--model-name", "bad_name"]) == 2

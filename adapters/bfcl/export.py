@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.types import Message
 
 from .categories import Kind, kind_of, language_of, result_folder
@@ -95,7 +96,7 @@ def _index_key(entry_id: str) -> tuple[int, str]:
 def default_model_name(records: list[dict[str, Any]]) -> str:
     modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
     if len(modes) > 1:
-        raise ValueError("records mix FC and prompt mode; export them separately")
+        raise ConfigError("records mix FC and prompt mode; export them separately")
     return PROMPT_REGISTRY_NAME if modes == {True} else FC_REGISTRY_NAME
 
 
@@ -111,7 +112,7 @@ def export_bfcl(
     ]
     name = model_name or default_model_name(chosen)
     if "_" in name:
-        raise ValueError(
+        raise ConfigError(
             f"model name '{name}' contains '_' (the official evaluator reads it as '/')"
         )
     folder_name = name.replace("/", "_")
