@@ -1,0 +1,175 @@
+"""The tau2 package as this adapter uses it: domains, splits, tasks, environments.
+
+Everything from ``tau2`` is imported inside functions: importing it costs seconds
+(pydantic models, deepdiff), and some of its modules pull in litellm. This module
+never imports those (agent, user simulator, orchestrator, evaluator registry).
+
+Environments are built the way tau2's own ``get_environment(db=...)`` allows: the
+domain database is loaded from tau2's data files once per process and kept as a
+pickle, and every new environment gets its own unpickled copy. That is the same
+database tau2 would load (a test checks the hashes), without re-parsing a 7 MB
+JSON file per episode and per scoring.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
+    from tau2.environment.environment import Environment as Tau2Env
+
+DOMAINS = ("airline", "retail", "telecom")
+BASE_SPLIT = "base"
+# Splits as tau2 defines them in each domain's split_tasks.json.
+SPLITS: dict[str, tuple[str, ...]] = {
+    "airline": ("base", "train", "test"),
+    "retail": ("base", "train", "test"),
+    "telecom": ("base", "train", "test", "small", "full"),
+}
+# tau2 run's defaults (tau2.config DEFAULT_MAX_STEPS / DEFAULT_MAX_ERRORS).
+DEFAULT_MAX_STEPS = 200
+DEFAULT_MAX_ERRORS = 10
+
+
+def quiet_tau2() -> None:
+    """Silence tau2's loguru output (it logs every tool response at DEBUG level).
+
+    ``logger.disable`` is loguru's switch for a library's messages; it works
+    before the library is imported.
+    """
+    from loguru import logger
+
+    logger.disable("tau2")
+
+
+@dataclass(frozen=True)
+class SubsetName:
+    domain: str
+    split: str
+
+    @property
+    def name(self) -> str:
+        return self.domain if self.split == BASE_SPLIT else f"{self.domain}:{self.split}"
+
+
+def parse_subset(name: str) -> SubsetName:
+    """``airline`` -> (airline, base); ``telecom:test`` -> (telecom, test)."""
+    domain, _, split = name.partition(":")
+    split = split or BASE_SPLIT
+    if domain not in SPLITS or split not in SPLITS[domain]:
+        raise ValueError(f"unknown tau2 subset '{name}'; known: {', '.join(subset_names())}")
+    return SubsetName(domain, split)
+
+
+def subset_names() -> list[str]:
+    return [SubsetName(d, s).name for d in DOMAINS for s in SPLITS[d]]
+
+
+def _domain_module(domain: str) -> Any:
+    quiet_tau2()
+    if domain == "airline":
+        import tau2.domains.airline.environment as module
+    elif domain == "retail":
+        import tau2.domains.retail.environment as module
+    elif domain == "telecom":
+        import tau2.domains.telecom.environment as module
+    else:
+        raise ValueError(f"unknown tau2 domain '{domain}'")
+    return module
+
+
+@functools.cache
+def load_tasks(domain: str, split: str) -> tuple[Task, ...]:
+    """The tasks of one domain split, in tau2's order."""
+    tasks = _domain_module(domain).get_tasks(split)
+    for task in tasks:
+        if task.initial_state is not None and task.initial_state.message_history:
+            # No task of this task set has one; replaying a history is not supported.
+            raise NotImplementedError(f"tau2 task {task.id} starts from a message history")
+    return tuple(tasks)
+
+
+@dataclass(frozen=True)
+class _Pristine:
+    """One domain's freshly loaded databases, pickled, plus what never changes."""
+
+    agent_db: bytes
+    user_db: bytes | None
+    policy: str
+    tool_schemas: tuple[dict[str, Any], ...]
+    user_tool_schemas: tuple[dict[str, Any], ...] | None
+
+
+@functools.cache
+def _pristine(domain: str) -> _Pristine:
+    env = _domain_module(domain).get_environment()
+    user_db = env.user_tools.db if env.user_tools is not None else None
+    return _Pristine(
+        agent_db=pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL),
+        user_db=None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL),
+        policy=env.get_policy(),
+        tool_schemas=tuple(tool.openai_schema for tool in env.get_tools()),
+        user_tool_schemas=(
+            tuple(tool.openai_schema for tool in env.get_user_tools())
+            if env.user_tools is not None
+            else None
+        ),
+    )
+
+
+def new_environment(domain: str) -> Tau2Env:
+    """A fresh tau2 environment with its own copy of the domain database(s)."""
+    pristine = _pristine(domain)
+    databases: dict[str, Any] = {"db": pickle.loads(pristine.agent_db)}
+    if pristine.user_db is not None:
+        databases["user_db"] = pickle.loads(pristine.user_db)
+    return _domain_module(domain).get_environment(**databases)
+
+
+def initialized_environment(domain: str, task: Task) -> Tau2Env:
+    """A fresh environment in the task's initial state (tau2's ``set_state``)."""
+    env = new_environment(domain)
+    state = task.initial_state
+    env.set_state(
+        initialization_data=state.initialization_data if state is not None else None,
+        initialization_actions=state.initialization_actions if state is not None else None,
+        message_history=[],
+    )
+    return env
+
+
+def policy(domain: str) -> str:
+    return _pristine(domain).policy
+
+
+def agent_tools(domain: str) -> list[dict[str, Any]]:
+    """The agent's tool schemas (OpenAI format), in tau2's order."""
+    return [dict(schema) for schema in _pristine(domain).tool_schemas]
+
+
+def user_tools(domain: str) -> list[dict[str, Any]] | None:
+    """The user's tool schemas, or None for domains where the user has no tools."""
+    schemas = _pristine(domain).user_tool_schemas
+    return None if schemas is None else [dict(schema) for schema in schemas]
+
+
+@functools.cache
+def write_tools(domain: str) -> frozenset[str]:
+    """The agent and user tools tau2 marks as changing state (ToolType.WRITE)."""
+    from tau2.environment.toolkit import ToolType
+
+    env = new_environment(domain)
+    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    return frozenset(
+        name for kit in toolkits for name in kit.tools if kit.tool_type(name) == ToolType.WRITE
+    )
+
+
+def task_from_dict(data: dict[str, Any]) -> Task:
+    from tau2.data_model.tasks import Task
+
+    return Task.model_validate(data)

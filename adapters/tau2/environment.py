@@ -1,0 +1,103 @@
+"""One tau2 domain environment behind the harness's Environment interface.
+
+Tool calls go to tau2's own ``Environment.get_response``, so results and error
+texts (``Error: <exception>``) are exactly tau2's. The user's tool calls
+(telecom's dual control) run on the same environment with requestor ``user``.
+
+One guard sits in front of tau2: its ``calculate`` tool (airline, retail) runs the
+expression through Python's ``eval`` after checking that only digits, ``+-*/().``
+and spaces occur. ``**`` passes that check, so ``9**9**9**9`` would compute for
+ever; a power whose operands are not small number literals is refused with an
+error instead. Such a call never reaches tau2, and scoring leaves it out of the
+replay the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from harness.task import Environment
+from harness.types import ToolCall, ToolResult
+
+from .domains import initialized_environment
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
+
+MAX_POWER_BASE = 1e6
+MAX_POWER_EXPONENT = 100
+
+
+def _number(node: ast.AST) -> float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _number(node.operand)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    return None
+
+
+def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
+    """Why a call must not reach tau2 (see the module docstring), or None."""
+    if name != "calculate":
+        return None
+    expression = arguments.get("expression")
+    if not isinstance(expression, str) or "**" not in expression:
+        return None
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # tau2 rejects it itself, quickly
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            base, exponent = _number(node.left), _number(node.right)
+            if (
+                base is None
+                or exponent is None
+                or abs(base) > MAX_POWER_BASE
+                or abs(exponent) > MAX_POWER_EXPONENT
+            ):
+                return "the expression is too expensive to evaluate"
+    return None
+
+
+class Tau2Environment(Environment):
+    """A fresh tau2 environment in one task's initial state."""
+
+    def __init__(self, domain: str, task: Task):
+        self.domain = domain
+        self.env = initialized_environment(domain, task)
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        return self.run(call, "assistant")
+
+    def run(self, call: ToolCall, requestor: str) -> ToolResult:
+        """Run one call for the agent (``assistant``) or the user (``user``)."""
+        from tau2.data_model.message import ToolCall as Tau2ToolCall
+
+        if call.parse_error is not None or call.arguments is None:
+            return ToolResult(f"Error: the arguments of '{call.name}' are not a JSON object", True)
+        reason = unsafe_call_reason(call.name, call.arguments)
+        if reason is not None:
+            return ToolResult(f"Error: {reason}", True)
+        request = Tau2ToolCall(
+            id=call.id, name=call.name, arguments=call.arguments, requestor=requestor
+        )
+        try:
+            message = self.env.get_response(request)
+        except Exception as exc:  # e.g. a result tau2 cannot serialise
+            return ToolResult(f"Error: {exc}", True)
+        if message.error:
+            self._sync()
+        return ToolResult(message.content or "", message.error)
+
+    def _sync(self) -> None:
+        # tau2's orchestrator syncs the environment after every step; get_response
+        # only does so after a successful call.
+        try:
+            self.env.sync_tools()
+        except Exception:  # a broken sync must not end the episode; scoring replays
+            pass
+
+    # No final_state: scoring replays the transcript, as tau2's evaluator does, and
+    # hashing a database after every episode would only cost time.

@@ -1,0 +1,221 @@
+"""tau2's reward for one transcript, computed the way ``evaluate_simulation`` does.
+
+tau2's rule (evaluation type ALL, which ``tau2 run`` uses):
+- ACTION and COMMUNICATE: tau2's own ``ActionEvaluator`` and
+  ``CommunicateEvaluator`` on the transcript as tau2 messages.
+- DB and ENV_ASSERTION (tau2's ``EnvironmentEvaluator``): replay every tool call
+  of the transcript, in order, on a fresh environment in the task's initial
+  state; compare its agent and user database hashes with those of a gold
+  environment that ran the task's actions; run the task's assertions on the
+  replayed environment. When a task has neither actions nor assertions this
+  part is 1 without comparing anything.
+- The reward is the product of the parts named in the task's reward basis.
+
+The environment part is rebuilt here from tau2's environment methods
+(``set_state``, ``get_response``, ``get_db_hash``, ``run_env_assertion``) instead
+of calling ``EnvironmentEvaluator``, for speed: the gold hashes depend only on the
+task and are cached per process, a transcript without executed calls reuses the
+cached hashes of the initial state, and environments are built from the
+pre-loaded database (domains.py). Tests and bench/tau2_scoring.py check that the
+rewards equal ``evaluate_simulation``'s on the same transcripts.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .domains import initialized_environment
+from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
+    from tau2.environment.environment import Environment as Tau2Env
+
+# The harness cuts tool outputs longer than this and appends a note; such a
+# recorded result cannot be compared with the replayed one.
+TRUNCATION_NOTE = "\n[output truncated:"
+
+Hashes = tuple[str | None, str | None]  # (agent database, user database)
+
+
+@dataclass
+class Evaluation:
+    """tau2's reward for one transcript and the checks behind it."""
+
+    reward: float
+    reward_basis: list[str]
+    breakdown: dict[str, float] = field(default_factory=dict)
+    db_match: bool | None = None
+    env_assertions: list[bool] = field(default_factory=list)
+    actions: list[bool] = field(default_factory=list)  # every gold action, matched or not
+    communicate: list[bool] = field(default_factory=list)
+    replay_mismatches: list[str] = field(default_factory=list)
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reward": self.reward,
+            "reward_basis": self.reward_basis,
+            "reward_breakdown": self.breakdown,
+            "db_match": self.db_match,
+            "env_assertions": self.env_assertions,
+            "action_checks": self.actions,
+            "communicate_checks": self.communicate,
+            "replay_mismatches": self.replay_mismatches,
+            "note": self.note,
+        }
+
+
+_cache_lock = threading.Lock()
+_gold_hashes: dict[tuple[str, str], Hashes] = {}
+_initial_hashes: dict[tuple[str, str], Hashes] = {}
+
+
+def _hashes(env: Tau2Env) -> Hashes:
+    return env.get_db_hash(), env.get_user_db_hash()
+
+
+def gold_hashes(domain: str, task: Task) -> Hashes:
+    """Database hashes after the task's gold actions (tau2's gold environment)."""
+    key = (domain, task.id)
+    with _cache_lock:
+        cached = _gold_hashes.get(key)
+    if cached is not None:
+        return cached
+    env = initialized_environment(domain, task)
+    for action in task.evaluation_criteria.actions or []:
+        try:
+            env.make_tool_call(
+                tool_name=action.name, requestor=action.requestor, **action.arguments
+            )
+        except Exception:  # tau2 logs a failing gold action and goes on
+            pass
+    result = _hashes(env)
+    with _cache_lock:
+        _gold_hashes[key] = result
+    return result
+
+
+def initial_hashes(domain: str, task: Task) -> Hashes:
+    """Database hashes of the task's initial state (nothing executed)."""
+    key = (domain, task.id)
+    with _cache_lock:
+        cached = _initial_hashes.get(key)
+    if cached is None:
+        cached = _hashes(initialized_environment(domain, task))
+        with _cache_lock:
+            _initial_hashes[key] = cached
+    return cached
+
+
+def _same_output(replayed: str | None, recorded: str | None) -> bool:
+    """tau2's check in ``set_state``: equal as JSON values, else as text."""
+
+    def value(text: str | None) -> Any:
+        try:
+            return json.loads(text) if text is not None else None
+        except (json.JSONDecodeError, TypeError):
+            return text
+
+    return value(replayed) == value(recorded)
+
+
+def replay(domain: str, task: Task, calls: Sequence[CallRecord]) -> tuple[Tau2Env, list[str]]:
+    """The transcript's calls run again on a fresh environment (tau2's ``set_state``).
+
+    Returns the environment and the calls whose replayed output differs from the
+    recorded one (tau2 raises on those; here they are reported).
+    """
+    from tau2.data_model.message import ToolCall as Tau2ToolCall
+
+    env = initialized_environment(domain, task)
+    mismatches = []
+    for record in calls:
+        request = Tau2ToolCall(
+            id=record.call.id,
+            name=record.call.name,
+            arguments=record.call.arguments,
+            requestor=record.requestor,
+        )
+        response = env.get_response(request)
+        recorded = record.result
+        if recorded is not None and TRUNCATION_NOTE not in recorded:
+            if not _same_output(response.content, recorded):
+                mismatches.append(f"{record.requestor}:{record.call.name}")
+    env.sync_tools()
+    return env, mismatches
+
+
+def _environment_part(domain: str, task: Task, turns: Sequence[Turn], ev: Evaluation) -> float:
+    from tau2.data_model.tasks import RewardType
+
+    criteria = task.evaluation_criteria
+    if criteria.actions is None and criteria.env_assertions is None:
+        if RewardType.DB in criteria.reward_basis:
+            ev.db_match = True
+        return 1.0
+    calls = executed_calls(turns)
+    assertions = criteria.env_assertions or []
+    predicted_env = None
+    if calls or assertions:
+        predicted_env, ev.replay_mismatches = replay(domain, task, calls)
+    reward = 1.0
+    # tau2 compares the databases for every task but uses the result only when
+    # DB is in the reward basis; the hashes are the costly part, so only then.
+    if RewardType.DB in criteria.reward_basis:
+        if predicted_env is not None:
+            predicted = _hashes(predicted_env)
+        else:
+            predicted = initial_hashes(domain, task)
+        ev.db_match = predicted == gold_hashes(domain, task)
+        db_reward = 1.0 if ev.db_match else 0.0
+        ev.breakdown[RewardType.DB.value] = db_reward
+        reward *= db_reward
+    ev.env_assertions = [
+        predicted_env.run_env_assertion(assertion, raise_assertion_error=False)
+        for assertion in assertions
+    ]
+    assertion_reward = 1.0 if all(ev.env_assertions) else 0.0
+    if RewardType.ENV_ASSERTION in criteria.reward_basis:
+        ev.breakdown[RewardType.ENV_ASSERTION.value] = assertion_reward
+        reward *= assertion_reward
+    return reward
+
+
+def evaluate(domain: str, task: Task, greeting: str, turns: Sequence[Turn]) -> Evaluation:
+    """tau2's reward for a transcript that ended with the user's (or agent's) stop."""
+    from tau2.data_model.tasks import RewardType
+    from tau2.evaluator.evaluator_action import ActionEvaluator
+    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
+
+    criteria = task.evaluation_criteria
+    if criteria is None:
+        return Evaluation(reward=1.0, reward_basis=[], note="No evaluation criteria")
+    basis = set(criteria.reward_basis)
+    ev = Evaluation(reward=1.0, reward_basis=[b.value for b in criteria.reward_basis])
+    messages = to_tau2_messages(greeting, turns)
+
+    env_reward = _environment_part(domain, task, turns, ev)
+    action_info = ActionEvaluator.calculate_reward(task=task, full_trajectory=messages)
+    ev.actions = [check.action_match for check in action_info.action_checks or []]
+    communicate_info = CommunicateEvaluator.calculate_reward(task=task, full_trajectory=messages)
+    ev.communicate = [check.met for check in communicate_info.communicate_checks or []]
+
+    reward = 1.0
+    if basis & {RewardType.DB, RewardType.ENV_ASSERTION}:
+        reward *= env_reward
+    if RewardType.ACTION in basis:
+        ev.breakdown[RewardType.ACTION.value] = action_info.reward
+        reward *= action_info.reward
+    if RewardType.NL_ASSERTION in basis:
+        # tau2's ALL evaluation refuses these too (they need an LLM judge).
+        raise ValueError(f"task {task.id}: NL_ASSERTION rewards are not supported")
+    if RewardType.COMMUNICATE in basis:
+        ev.breakdown[RewardType.COMMUNICATE.value] = communicate_info.reward
+        reward *= communicate_info.reward
+    ev.reward = reward
+    return ev

