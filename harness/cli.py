@@ -45,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run a suite against a model (resumes an existing run)")
     run.add_argument("--suite", required=True, help="suite name (tasks/<name>.yaml) or path")
-    run.add_argument("--model", required=True, help="oracle, null, or a litellm model name")
+    run.add_argument(
+        "--model",
+        help="oracle, null, or a litellm model name (with --serve: default from --checkpoint)",
+    )
     run.add_argument(
         "--api-base", help="OpenAI-compatible server URL (vLLM, SGLang, llama.cpp, Ollama)"
     )
@@ -118,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
+    # Local servers: replicas in a YAML file, or a server started for the run (harness/serve.py).
+    run.add_argument("--model-config", type=Path, help="YAML naming the model and its replicas")
+    from harness.serve import add_serve_arguments
+
+    add_serve_arguments(run)
 
     score = commands.add_parser("score", help="regrade a run from its stored trajectories")
     score.add_argument("run_dir", type=Path)
@@ -152,7 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module_name in EXTRA_COMMANDS:
         module = _command_module(module_name)
         if module is not None:
-            module.add_arguments(commands.add_parser(name, help=module.HELP))
+            # A command that runs `harness run` once per job (sweep) takes all its flags.
+            takes_run_flags = getattr(module, "TAKES_RUN_FLAGS", False)
+            inherited = {"parents": [run], "conflict_handler": "resolve"} if takes_run_flags else {}
+            module.add_arguments(commands.add_parser(name, help=module.HELP, **inherited))
     return parser
 
 
@@ -237,6 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.registry import get_adapter
     from harness.runner import Runner, Shard, now_iso, plan_suite
     from harness.scoring import score_run
+    from harness.serve import plan_endpoint
     from harness.store import RunStore
     from harness.strategies.registry import build_strategy
     from harness.suites import load_suite
@@ -251,6 +263,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.no_cache
         else (args.cache_dir or Path.home() / ".cache" / "harness" / "responses")
     )
+    endpoint = plan_endpoint(args)  # --serve / --model-config: sets args.model and args.api_base
     settings = ModelSettings(
         name=args.model,
         api_base=args.api_base,
@@ -262,6 +275,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         client=args.client,
         retry_base_delay=args.retry_delay,
     )
+    endpoint.configure(settings)
     check_model(settings)
     shard = Shard.parse(args.shard) if args.shard else Shard()
     strategy_options = _strategy_options(args)
@@ -328,6 +342,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "not_run": [n.__dict__ for n in plan.not_run],
         "cache": str(cache_dir) if cache_dir else None,
         "shard": shard.label(),
+        **endpoint.manifest_entries(),  # server, checkpoint, step (with --serve)
     }
     if store.exists():
         old = store.read_manifest()
@@ -349,13 +364,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             load_options=plan.load_options,
             shard=shard,
         )
-        summary = _run_with_progress(
-            runner,
-            plan.samples,
-            trials,
-            quiet=args.quiet,
-            clients=[provider, services.user_client, services.judge_client],
-        )
+        # The server (with --serve) runs for this block only, if there is work left.
+        with endpoint.serving(run_dir, needed=bool(runner.pending(plan.samples, trials)[0])):
+            summary = _run_with_progress(
+                runner,
+                plan.samples,
+                trials,
+                quiet=args.quiet,
+                clients=[provider, services.user_client, services.judge_client],
+            )
         manifest["finished_at"] = now_iso()
         manifest["last_summary"] = summary.__dict__
         store.write_manifest(manifest)

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
 from harness.registry import get_adapter
 from harness.task import Sample
+
+if TYPE_CHECKING:
+    from harness.serve import ServedEndpoint
 
 BUILTIN_MODELS = {
     "oracle": "plays each benchmark's gold actions (parity checks; no network)",
@@ -38,6 +41,13 @@ class ModelSettings:
     # "auto": direct when an api_base is given, litellm otherwise.
     client: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
+    # --- local servers (harness/replicas.py, harness/serve.py) ---
+    # Calls in flight per replica (url -> limit) when api_base lists several
+    # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.
+    replica_concurrency: dict[str, int] = field(default_factory=dict)
+    # A server this run started: its URL, and what identifies its replies in the
+    # manifest and the cache instead of that URL (the port changes every start).
+    served: ServedEndpoint | None = None
 
 
 def is_builtin(name: str) -> bool:
@@ -75,7 +85,12 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
     from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
 
     client: ModelClient
-    if uses_direct_client(settings):
+    if settings.api_base and "," in settings.api_base:
+        # Several replicas of one model (harness/replicas.py).
+        from harness.replicas import build_replica_client
+
+        client = build_replica_client(settings)
+    elif uses_direct_client(settings):
         from harness.models.openai_http import OpenAIHTTPClient
 
         # litellm costs ~6 ms of CPU per call (cost maps, logging, response
@@ -86,6 +101,12 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         client = LiteLLMClient(
             settings.name, api_base=settings.api_base, timeout=settings.timeout_s
         )
+    if settings.served is not None and settings.served.url == settings.api_base:
+        # A server this run started (harness/serve.py); other clients built from
+        # these settings (a rehearser on another endpoint) are not affected.
+        from harness.serve import ServedModelClient
+
+        client = ServedModelClient(client, settings.served.identity, settings.served.label)
     client = ConcurrencyLimitedClient(client, settings.concurrency)
     client = RetryingClient(
         client,

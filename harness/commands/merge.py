@@ -1,0 +1,266 @@
+"""``harness merge SHARD_DIR... --out RUN_DIR``: join the shards of one run.
+
+Shards come from ``harness run --shard I/N`` (on one machine or many). Merging
+checks that they are parts of the same run (the manifest identity that a
+resume checks, the same trials and planned work), that no (sample, trial) is
+in two shards, that every record sits in the shard that owns it, and that
+together they hold every planned (sample, trial): a gap is an error that says
+what is missing (``--allow-gaps`` merges anyway and reports it). The merged
+folder is an ordinary run folder: manifest.json (planned = the whole suite's
+planned work), samples.jsonl (the last record of every key) and scores.json,
+scored from the stored scores exactly as ``harness run`` scores its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HELP = "join the shard folders of one run (harness run --shard I/N) into one run folder"
+
+# Shown before "...and N more" in a message.
+LISTED = 10
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shard_dirs", type=Path, nargs="+", help="run folders of the shards")
+    parser.add_argument("--out", type=Path, required=True, help="the merged run folder")
+    parser.add_argument(
+        "--allow-gaps",
+        action="store_true",
+        help="merge even when some planned (sample, trial) pairs are in no shard (reported)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no leaderboard")
+
+
+@dataclass
+class Shard:
+    root: Path
+    manifest: dict[str, Any]
+    records: dict[str, dict[str, Any]]
+
+
+@dataclass
+class Gaps:
+    """Planned (sample, trial) pairs in no shard."""
+
+    missing_keys: list[str] = field(default_factory=list)  # of samples some shard has
+    unseen_samples: dict[str, int] = field(default_factory=dict)  # "bench/subset" -> count
+    missing_shards: list[str] = field(default_factory=list)  # "2/3" when all shards are of N
+
+    def count(self, trials: int) -> int:
+        return len(self.missing_keys) + trials * sum(self.unseen_samples.values())
+
+    def describe(self) -> str:
+        parts = []
+        if self.missing_shards:
+            parts.append(f"no folder of shard {', '.join(self.missing_shards)}")
+        for where, count in sorted(self.unseen_samples.items()):
+            parts.append(f"{where}: {count} sample(s) in no shard")
+        if self.missing_keys:
+            parts.append("missing " + _listed(self.missing_keys))
+        return "; ".join(parts)
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:LISTED])
+    return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
+
+
+def _load(root: Path) -> Shard:
+    from harness.errors import ConfigError
+    from harness.store import RunStore, read_records
+
+    store = RunStore(root)
+    manifest = store.read_manifest()
+    if "merged_from" in manifest:
+        raise ConfigError(f"{root} is already a merged run; merge its shard folders instead")
+    return Shard(root, manifest, read_records(store.samples_path).latest)
+
+
+def check_same_run(shards: list[Shard]) -> None:
+    """Every shard has the first one's identity, trials and planned work."""
+    from harness.errors import ConfigError
+    from harness.manifest import IDENTITY_KEYS
+
+    keys = [key for key in IDENTITY_KEYS if key != "shard"] + ["trials", "planned_full"]
+    first = shards[0]
+    for other in shards[1:]:
+        differ = [k for k in keys if first.manifest.get(k) != other.manifest.get(k)]
+        if differ:
+            raise ConfigError(
+                f"{other.root} is not a shard of the same run as {first.root} "
+                f"(different {', '.join(differ)})"
+            )
+
+
+def check_ownership(shards: list[Shard]) -> None:
+    """Each record belongs to its folder's shard, and no key is in two folders."""
+    from harness.errors import ConfigError
+    from harness.runner import Shard as Partition
+
+    owner: dict[str, Path] = {}
+    overlap: list[str] = []
+    for shard in shards:
+        partition = Partition.parse(str(shard.manifest.get("shard") or "1/1"))
+        strays = [key for key in shard.records if not partition.owns(key)]
+        if strays:
+            raise ConfigError(
+                f"{shard.root} holds records of another shard than its {partition.label()}: "
+                + _listed(sorted(strays))
+            )
+        for key in shard.records:
+            if key in owner:
+                overlap.append(f"{key} ({owner[key]} and {shard.root})")
+            owner[key] = shard.root
+    if overlap:
+        raise ConfigError("the same (sample, trial) is in two shards: " + _listed(sorted(overlap)))
+
+
+def find_gaps(shards: list[Shard]) -> Gaps:
+    """What of the whole suite's planned work no shard holds.
+
+    The manifest plans sample counts per subset, not ids: a missing trial of a
+    sample that some shard has is named exactly; samples that no shard has
+    are counted (and the shard folders not given are named).
+    """
+    manifest = shards[0].manifest
+    trials = int(manifest.get("trials") or 1)
+    seen: dict[tuple[str, str], dict[str, set[int]]] = {}
+    for shard in shards:
+        for record in shard.records.values():
+            bench_subset = (record["benchmark"], record["subset"])
+            seen.setdefault(bench_subset, {}).setdefault(str(record["sample_id"]), set()).add(
+                int(record["trial"])
+            )
+    gaps = Gaps()
+    for bench, subsets in sorted((manifest.get("planned_full") or {}).items()):
+        for subset, planned in sorted(subsets.items()):
+            samples = seen.get((bench, subset), {})
+            for sample_id, done in sorted(samples.items()):
+                for trial in range(trials):
+                    if trial not in done:
+                        gaps.missing_keys.append(f"{bench}/{subset}/{sample_id}#{trial}")
+            if planned > len(samples):
+                gaps.unseen_samples[f"{bench}/{subset}"] = planned - len(samples)
+    labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
+    counts = {label.partition("/")[2] for label in labels}
+    if len(counts) == 1 and (gaps.missing_keys or gaps.unseen_samples):
+        count = int(counts.pop())
+        gaps.missing_shards = [
+            f"{i}/{count}" for i in range(1, count + 1) if f"{i}/{count}" not in labels
+        ]
+    return gaps
+
+
+def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> dict[str, Any]:
+    first = shards[0].manifest
+    manifest = {
+        key: value
+        for key, value in first.items()
+        if key not in ("resumed_at", "last_summary", "finished_at")
+    }
+    labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
+    manifest["run_id"] = out.name
+    manifest["shard"] = f"merged from {', '.join(labels)}"
+    manifest["merged_from"] = [str(s.root) for s in shards]
+    manifest["planned"] = first.get("planned_full") or {}
+    manifest["created_at"] = min(str(s.manifest.get("created_at", "")) for s in shards)
+    finished = [s.manifest.get("finished_at") for s in shards]
+    if all(finished):
+        manifest["finished_at"] = max(str(f) for f in finished)
+    trials = int(first.get("trials") or 1)
+    if gaps.count(trials):
+        # Merged with --allow-gaps. Kept here because the scores count missing
+        # samples, not missing trials of a sample.
+        manifest["merge_gaps"] = {"pairs": gaps.count(trials), "what": gaps.describe()}
+    # What may differ between machines, per shard, for the record.
+    manifest["shards"] = [
+        {
+            "folder": str(s.root),
+            "shard": s.manifest.get("shard"),
+            "created_at": s.manifest.get("created_at"),
+            "finished_at": s.manifest.get("finished_at"),
+            "versions": s.manifest.get("versions"),
+            "server": s.manifest.get("server"),
+            "last_summary": s.manifest.get("last_summary"),
+        }
+        for s in shards
+    ]
+    return manifest
+
+
+def _prepare_out(out: Path, shards: list[Shard]) -> None:
+    from harness.errors import ConfigError
+    from harness.store import RunStore
+
+    if any(out.resolve() == s.root.resolve() for s in shards):
+        raise ConfigError(f"--out {out} is one of the shards; merge into a new folder")
+    store = RunStore(out)
+    if store.exists():
+        if "merged_from" not in store.read_manifest():
+            raise ConfigError(f"--out {out} holds a run that is not a merge; use a new folder")
+        return  # an earlier merge: its files are replaced below
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"--out {out} is not empty; merge into a new folder")
+
+
+def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> Gaps:
+    """Check and merge ``shard_dirs`` into ``out``; returns the gaps (empty if none)."""
+    import json
+
+    from harness.errors import ConfigError
+    from harness.scoring import score_run
+    from harness.store import SAMPLES, RunStore, write_json_atomic
+
+    if len({d.resolve() for d in shard_dirs}) != len(shard_dirs):
+        raise ConfigError("a shard folder is given twice")
+    shards = [_load(Path(d)) for d in shard_dirs]
+    check_same_run(shards)
+    check_ownership(shards)
+    gaps = find_gaps(shards)
+    trials = int(shards[0].manifest.get("trials") or 1)
+    if gaps.count(trials) and not allow_gaps:
+        raise ConfigError(
+            f"the shards miss {gaps.count(trials)} planned (sample, trial) pair(s): "
+            f"{gaps.describe()} (run the missing shards, or merge anyway with --allow-gaps)"
+        )
+    _prepare_out(out, shards)
+    out.mkdir(parents=True, exist_ok=True)
+    records = {key: record for shard in shards for key, record in shard.records.items()}
+    tmp = out / f".{SAMPLES}.tmp"
+    with tmp.open("w", encoding="utf-8") as handle:
+        for key in sorted(records):
+            handle.write(json.dumps(records[key], ensure_ascii=False, default=str) + "\n")
+    tmp.replace(out / SAMPLES)
+    write_json_atomic(RunStore(out).manifest_path, merged_manifest(shards, out, gaps))
+    score_run(out, rescore=False)
+    return gaps
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.store import OK, read_records
+
+    gaps = merge_runs(args.shard_dirs, args.out, allow_gaps=args.allow_gaps)
+    records = read_records(args.out / "samples.jsonl").latest
+    failed = sum(1 for r in records.values() if r.get("status") != OK)
+    print(
+        f"{args.out}: merged {len(args.shard_dirs)} shard(s), {len(records)} records "
+        f"({failed} infrastructure or scoring errors)",
+        file=sys.stderr,
+    )
+    if failed:
+        print(
+            "rerun the shard commands to retry the failed records, then merge again",
+            file=sys.stderr,
+        )
+    if gaps.missing_keys or gaps.unseen_samples:
+        print(f"gaps (merged with --allow-gaps): {gaps.describe()}", file=sys.stderr)
+    if not args.quiet:
+        from harness.leaderboard import render
+
+        print(render([args.out], "md"))
+    return 0

@@ -1,0 +1,69 @@
+"""Sweep jobs and the local executor.
+
+A job is one ``harness run``: a checkpoint (or one part of it, ``--shard I/N``)
+evaluated into its own run folder, with the server it needs. An executor takes
+a list of jobs and returns one result per job, in the same order. The local
+executor runs them one after another in this process; ``harness.executors.ray``
+spreads them over a Ray cluster. Both call ``run_job``, so a job gives the same
+records wherever it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Job:
+    """One ``harness run`` of a sweep; ``args`` are its complete run arguments."""
+
+    name: str
+    checkpoint: str
+    run_dir: Path
+    args: argparse.Namespace
+    gpus: int = 0  # what a scheduler reserves for the job's server
+
+
+@dataclass(frozen=True)
+class JobResult:
+    name: str
+    run_dir: Path
+    exit_code: int
+    error: str | None = None  # a server that failed to start or died
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def run_job(job: Job) -> JobResult:
+    """Run one job in this process. A server failure is this job's result (the
+    sweep goes on with the next checkpoint); any other ConfigError means the
+    command itself is wrong and stops the sweep."""
+    from harness.cli import cmd_run
+    from harness.serve import ServerError
+
+    try:
+        code = cmd_run(copy.deepcopy(job.args))
+    except ServerError as exc:
+        return JobResult(job.name, job.run_dir, 2, str(exc))
+    return JobResult(job.name, job.run_dir, code)
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(self, jobs: list[Job]) -> list[JobResult]: ...
+
+
+class LocalExecutor:
+    """Runs the jobs one after another in this process."""
+
+    name = "local"
+
+    def run(self, jobs: list[Job]) -> list[JobResult]:
+        return [run_job(job) for job in jobs]

@@ -1,0 +1,61 @@
+"""The Ray executor: a sweep on a local Ray instance gives the local executor's results.
+
+Needs the optional extra (``uv sync --extra ray``); without Ray installed these
+tests are skipped, and test_sweep.py checks the one-line error instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_sweep import add_checkpoint, sweep, without_timing
+
+from harness.store import read_records
+
+ray = pytest.importorskip("ray", reason="the Ray executor needs the 'ray' extra")
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def training_run(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    suite = tmp_path / "toy.yaml"
+    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+    for step, skill in ((100, 0.3), (200, 0.9)):
+        add_checkpoint(tmp_path, step, skill)
+    return suite
+
+
+@pytest.fixture
+def local_ray(training_run):
+    """A Ray instance on this machine with two logical GPUs (no hardware needed:
+    Ray only counts them and sets CUDA_VISIBLE_DEVICES for each task)."""
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_a_ray_sweep_equals_the_local_sweep_and_reserves_a_gpu_per_job(
+    training_run, local_ray, tmp_path
+):
+    assert sweep(training_run, tmp_path / "local", "--quiet") == 0
+    ray_args = ["--quiet", "--executor", "ray", "--parts", "2", "--gpus-per-job", "1"]
+    assert sweep(training_run, tmp_path / "ray", *ray_args) == 0
+    for step in (100, 200):
+        local = read_records(tmp_path / "local" / f"step_{step}" / "samples.jsonl").latest
+        remote = read_records(tmp_path / "ray" / f"step_{step}" / "samples.jsonl").latest
+        assert len(remote) == 8
+        assert {k: without_timing(r) for k, r in remote.items()} == {
+            k: without_timing(r) for k, r in local.items()
+        }
+        local_scores = json.loads((tmp_path / "local" / f"step_{step}" / "scores.json").read_text())
+        ray_scores = json.loads((tmp_path / "ray" / f"step_{step}" / "scores.json").read_text())
+        assert ray_scores["benchmarks"] == local_scores["benchmarks"]
+        for part in ("1-of-2", "2-of-2"):
+            log = (tmp_path / "ray" / ".parts" / f"step_{step}" / part / "server.log").read_text()
+            devices = log.split("CUDA_VISIBLE_DEVICES=", 1)[1].split("\n", 1)[0]
+            assert devices in ("0", "1"), log  # each job held one of the two GPUs
