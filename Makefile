@@ -1,24 +1,27 @@
 # The two commands of the README. Both make the environment first.
 .PHONY: demo test lint bench
 
+# uv as installed by scripts/bootstrap.sh (on PATH, or as a module of python3).
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+
 # A real evaluation with no key and no GPU: the smoke suite with the built-in
 # oracle model, ending with its leaderboard.
 demo:
 	@bash scripts/bootstrap.sh
-	uv run harness run --suite smoke --model oracle --out results/smoke-oracle
+	$(UV) run harness run --suite smoke --model oracle --out results/smoke-oracle
 
 # The HTML report's test opens the report in headless Chromium (installed here
 # from the Debian package when missing).
 test:
 	@bash scripts/bootstrap.sh
 	@bash .ci/install-chromium.sh
-	uv run pytest -q
+	$(UV) run pytest -q
 
 lint:
 	@bash scripts/bootstrap.sh
-	uv run ruff check .
-	uv run ruff format --check .
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
 
 bench:
 	@bash scripts/bootstrap.sh
-	for script in bench/*.py; do uv run python $$script || exit 1; done
+	for script in bench/*.py; do $(UV) run python $$script || exit 1; done

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Make the project's environment (.venv) on a fresh machine: install uv if it is
 # missing, then sync the locked dependencies. Safe to run again.
+# HARNESS_EXTRAS="ray memory-vector" adds optional extras (CI adds ray, so that the
+# Ray executor's test runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v uv >/dev/null 2>&1; then
     python3 -m pip install --quiet --disable-pip-version-check uv
+    uv() { python3 -m uv "$@"; }
 fi
-uv sync --quiet --frozen 2>/dev/null || uv sync --quiet
+extras=()
+for extra in ${HARNESS_EXTRAS:-}; do
+    extras+=(--extra "$extra")
+done
+uv sync --quiet --frozen "${extras[@]}" 2>/dev/null || uv sync --quiet "${extras[@]}"
