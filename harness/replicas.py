@@ -308,26 +308,12 @@ class LiteLLMRouterClient(LiteLLMClient):
             )
         return self._router
 
-    async def complete(
-        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
-    ) -> AssistantTurn:
-        from harness.models.openai_wire import turn_from_response
-
-        kwargs = self.request_kwargs(messages, tools, params)
-        kwargs["model"] = ROUTER_GROUP
+    async def send(self, kwargs: dict[str, Any]) -> Any:
+        # The Router picks the replica: it owns the endpoints, keys and retries.
+        kwargs = dict(kwargs, model=ROUTER_GROUP)
         for routed in ("api_base", "api_key", "num_retries"):
             kwargs.pop(routed, None)
-        try:
-            response = await self.router().acompletion(**kwargs)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            raise self.model_error(exc) from None
-        try:
-            data = response.model_dump()
-        except Exception as exc:
-            raise ModelError(f"unreadable reply: {type(exc).__name__}", transient=True) from None
-        return turn_from_response(data, self._secrets())
+        return await self.router().acompletion(**kwargs)
 
     def cache_identity(self) -> dict[str, Any]:
         return {"model": self.model, "replicas": sorted(redact_url(u) for u in self.replica_urls)}

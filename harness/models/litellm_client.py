@@ -154,10 +154,9 @@ class LiteLLMClient(ModelClient):
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
-        litellm = _litellm()
         kwargs = self.request_kwargs(messages, tools, params)
         try:
-            response = await litellm.acompletion(**kwargs)
+            response = await self.send(kwargs)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -168,6 +167,10 @@ class LiteLLMClient(ModelClient):
         except Exception as exc:
             raise ModelError(f"unreadable reply: {type(exc).__name__}", transient=True) from None
         return turn_from_response(data, self._secrets())
+
+    async def send(self, kwargs: dict[str, Any]) -> Any:
+        """One litellm call (subclasses route it elsewhere, e.g. through a Router)."""
+        return await _litellm().acompletion(**kwargs)
 
     def _secrets(self) -> list[str | None]:
         return [
