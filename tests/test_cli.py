@@ -143,3 +143,15 @@ def test_export_bfcl_writes_the_official_result_layout(tmp_path, monkeypatch, ca
     lines = (tmp_path / "out" / files[1]).read_text().splitlines()
     assert [json.loads(line)["id"] for line in lines] == ["simple_python_0", "simple_python_1"]
     assert main(["export-bfcl", "run", "out2", "--model-name", "bad_name"]) == 2
+
+
+def test_a_bad_adapter_option_is_a_one_line_error(tmp_path, capsys):
+    suite = tmp_path / "bad-option.yaml"
+    suite.write_text(
+        "entries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n    options: {mode: bogus}\n"
+    )
+    assert (
+        main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(tmp_path / "r")]) == 2
+    )
+    err = capsys.readouterr().err.strip()
+    assert "mode must be one of" in err and len(err.splitlines()) == 1

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.models.prompt_format import PromptFormat
 from harness.task import (
@@ -117,10 +118,10 @@ class BFCLAdapter(Adapter):
         from .data import load_entries
 
         if subset not in ALL_CATEGORIES:
-            raise ValueError(f"unknown BFCL category: {subset}")
+            raise ConfigError(f"unknown BFCL category: {subset}")
         mode = (options or {}).get("mode", "fc")
         if mode not in MODES:
-            raise ValueError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
+            raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
         return [self._sample(entry, mode) for entry in load_entries(subset, ids)]
 
     def _sample(self, entry: Any, mode: str) -> Sample:

@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.task import (
     Adapter,
@@ -108,7 +109,7 @@ def progress_of(evaluation: Evaluation) -> float:
 def _option_int(options: dict[str, Any], key: str, default: int) -> int:
     value = options.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"tau2 option '{key}' must be a positive integer, got {value!r}")
+        raise ConfigError(f"tau2 option '{key}' must be a positive integer, got {value!r}")
     return value
 
 
@@ -135,7 +136,7 @@ class Tau2Adapter(Adapter):
             by_id = {task.id: task for task in tasks}
             missing = [i for i in ids if i not in by_id]
             if missing:
-                raise ValueError(f"tau2 {subset}: unknown task ids {missing}")
+                raise ConfigError(f"tau2 {subset}: unknown task ids {missing}")
             tasks = [by_id[i] for i in ids]
         initial_messages = [
             {"role": "system", "content": prompts.agent_system_prompt(domains.policy(name.domain))},

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.errors import DataNotFoundError as HarnessDataNotFoundError
 
 HF_DATASET = "meituan-longcat/VitaBench"
@@ -49,7 +50,7 @@ def normalise_language(value: object) -> str:
         return DEFAULT_LANGUAGE
     language = _LANGUAGE_NAMES.get(str(value).strip().lower())
     if language is None:
-        raise ValueError(f"unknown VitaBench language {value!r}; use 'zh' or 'en'")
+        raise ConfigError(f"unknown VitaBench language {value!r}; use 'zh' or 'en'")
     return language
 
 
@@ -85,7 +86,7 @@ def locate_task_file(
     """The task file of one scenario and language, or DataNotFoundError saying
     where it looked and how to get the data."""
     if scenario not in SCENARIOS:
-        raise ValueError(f"unknown VitaBench scenario {scenario!r}; choose from {SCENARIOS}")
+        raise ConfigError(f"unknown VitaBench scenario {scenario!r}; choose from {SCENARIOS}")
     if data_dir is not None:
         candidates = local_candidates(Path(data_dir), scenario, language)
         for path in candidates:
@@ -114,7 +115,7 @@ def read_task_file(path: Path) -> list[dict[str, Any]]:
     if not isinstance(records, list) or not all(
         isinstance(record, dict) and "id" in record for record in records
     ):
-        raise ValueError(f"{path} is not a VitaBench task file (a JSON list of tasks with ids)")
+        raise ConfigError(f"{path} is not a VitaBench task file (a JSON list of tasks with ids)")
     return records
 
 
