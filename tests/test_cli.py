@@ -155,3 +155,31 @@ def test_a_bad_adapter_option_is_a_one_line_error(tmp_path, capsys):
     )
     err = capsys.readouterr().err.strip()
     assert "mode must be one of" in err and len(err.splitlines()) == 1
+
+
+def test_vitabench_offline_end_to_end_shows_user_and_judge(shared_data, tmp_path, capsys):
+    args = [
+        "run",
+        "--suite",
+        "vitabench-en",
+        "--model",
+        "oracle",
+        "--user-model",
+        "scripted",
+        "--judge-model",
+        "stub",
+        "--data-dir",
+        str(shared_data / "vitabench"),
+        "--limit",
+        "3",
+        "--out",
+        str(tmp_path / "vita"),
+    ]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    # ota and cross have no local data here: listed as not run, with where it looked.
+    assert "not run: vitabench/ota" in captured.err
+    row = next(line for line in captured.out.splitlines() if line.startswith("| vita |"))
+    assert "| scripted | stub |" in row
+    manifest = json.loads((tmp_path / "vita" / "manifest.json").read_text())
+    assert (manifest["user_model"], manifest["judge_model"]) == ("scripted", "stub")
