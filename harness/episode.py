@@ -118,6 +118,8 @@ class _Episode:
             and actor.completion_tokens >= limits.max_completion_tokens
         ):
             return "max_tokens"
+        if limits.stop_rule is not None:
+            return limits.stop_rule(self.trajectory.messages)
         return None
 
     async def model_reply(self) -> AssistantTurn:

@@ -107,9 +107,15 @@ class EpisodeLimits:
     max_tool_errors: int | None = None
     max_completion_tokens: int | None = None
     wall_time_s: float | None = 1800.0
+    # A benchmark's own stop rule over the transcript, checked with the limits
+    # above before every model reply and every user turn: a termination reason,
+    # or None to go on (tau2 counts steps and errors its own way).
+    stop_rule: Callable[[list[Message]], str | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["stop_rule"] = getattr(self.stop_rule, "__name__", None) if self.stop_rule else None
+        return data
 
 
 @dataclass

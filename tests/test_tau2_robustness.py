@@ -145,3 +145,14 @@ def test_non_text_content_and_odd_messages_do_not_break_scoring(retail_task):
     trajectory.messages.append({"role": "tool", "tool_call_id": "orphan", "content": "x"})
     score = ADAPTER.score_now(retail_task, trajectory, Services())
     assert score.reward == 1.0
+
+
+def test_the_step_limit_stops_an_agent_that_never_stops_calling_tools():
+    sample = ADAPTER.load("retail", ids=["5"], options={"max_steps": 12})[0]
+    endless = ScriptedClient([calls(("list_all_product_types", "{}")) for _ in range(100)])
+    trajectory = run(sample, endless)
+    assert trajectory.termination == "max_steps"
+    # Each tool-calling reply is two of tau2's steps (the message and the results);
+    # the user's first message is one more: the loop stops inside the tool loop.
+    assert len(endless.calls) <= 7
+    assert ADAPTER.score_now(sample, trajectory, Services()).reward == 0.0

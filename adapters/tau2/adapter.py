@@ -9,8 +9,8 @@ An episode follows tau2's orchestrator: the model gets tau2's agent system promp
 then the user (an LLM simulator through ``services.user_client``, or the scripted
 user when there is none, e.g. ``--user-model scripted``) and the agent take turns,
 the agent's tool calls run on tau2's environment. Limits: tau2's 200 steps and 10
-tool errors, counted tau2's way (transcript.py); the harness's own message cap is
-only a backstop far above it. Load options ``max_steps`` / ``max_errors``
+tool errors, counted tau2's way (transcript.py) by the episode's stop rule, also
+inside the agent's own tool loop. Load options ``max_steps`` / ``max_errors``
 override tau2's defaults like its CLI flags do.
 
 Scoring recomputes from the stored transcript where tau2 would have ended the
@@ -54,11 +54,12 @@ from .users import ScriptedUser, SimulatedUser
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
-# A backstop only: tau2's step limit is enforced by the user sources and by
-# scoring. It cannot be tau2's own limit, because one step can hold many messages
-# (parallel tool calls); it is set far enough above that it never ends an episode
-# tau2 would have let go on, short of five messages per step on average.
-MESSAGE_BACKSTOP = 1000
+
+def tau2_stop_rule(messages: list, max_steps: int, max_errors: int) -> str | None:
+    """Where tau2's orchestrator would end the episode so far (None: it goes on)."""
+    return tau2_ending(parse_transcript(messages), max_steps, max_errors).reason
+
+
 # The episode loop's names for its own limits, as tau2 names them.
 EPISODE_TO_TAU2 = {"max_tool_errors": TOO_MANY_ERRORS}
 SCRIPTED_USER = "scripted"
@@ -145,9 +146,10 @@ class Tau2Adapter(Adapter):
         tools = domains.agent_tools(name.domain)
         limits = EpisodeLimits(
             max_steps=None,
-            max_messages=MESSAGE_BACKSTOP,
             max_tool_errors=max_errors,
             wall_time_s=None,
+            # tau2's own step and error counting, also inside the agent's tool loop.
+            stop_rule=functools.partial(tau2_stop_rule, max_steps=max_steps, max_errors=max_errors),
         )
         return [
             Sample(
