@@ -43,7 +43,13 @@ class ToolCall:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "raw_arguments": self.raw_arguments,
+            "parse_error": self.parse_error,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
@@ -113,7 +119,13 @@ class Usage:
         self.cached_calls += other.cached_calls
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        # Written out: dataclasses.asdict deep-copies and is a hot spot here.
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cached_calls": self.cached_calls,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:

@@ -1,0 +1,89 @@
+"""Throughput of a whole `harness run` against a model server, against the ideal.
+
+    uv run python bench/runner_throughput.py [--samples 640] [--concurrency 64] [--latency 0.2]
+
+The fake server (a separate process) answers every request after a fixed latency
+with a text reply; the run is BFCL's simple_python, multiple, parallel and
+parallel_multiple categories (single-turn: one model call per sample, scored with
+the official AST checker). With C samples in flight the ideal rate is C / latency
+samples per second. Everything the harness adds (the episode loop, scoring,
+appending records, the progress bookkeeping) shows up as the gap to the ideal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_server_throughput import start_server  # noqa: E402
+
+from harness.cli import main as harness_main  # noqa: E402
+from harness.store import read_records  # noqa: E402
+
+CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=640, help="samples in all (<= 1000)")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    per_category = -(-args.samples // len(CATEGORIES))
+    server, url = start_server(args.latency)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            suite = Path(folder) / "throughput.yaml"
+            suite.write_text(
+                "name: throughput\nentries:\n  - benchmark: bfcl\n"
+                f"    subsets: [{', '.join(CATEGORIES)}]\n    limit: {per_category}\n"
+            )
+            run_dir = Path(folder) / "run"
+            start = time.perf_counter()
+            harness_main(
+                [
+                    "run",
+                    "--suite",
+                    str(suite),
+                    "--model",
+                    "openai/fake-model",
+                    "--api-base",
+                    url,
+                    "--concurrency",
+                    str(args.concurrency),
+                    "--no-cache",
+                    "--quiet",
+                    "--out",
+                    str(run_dir),
+                ]
+            )
+            elapsed = time.perf_counter() - start
+            records = read_records(run_dir / "samples.jsonl").latest
+            manifest = json.loads((run_dir / "manifest.json").read_text())
+            run_seconds = manifest["last_summary"]["elapsed_s"]
+    finally:
+        server.kill()
+    ok = sum(1 for r in records.values() if r["status"] == "ok")
+    rate = len(records) / elapsed
+    ideal = args.concurrency / args.latency
+    run_rate = len(records) / run_seconds
+    print(
+        f"ideal {ideal:.0f} samples/s ({args.concurrency} in flight, "
+        f"{args.latency * 1000:.0f} ms latency); {len(records)} samples, {ok} ok\n"
+        f"  episodes + scoring + records: {run_seconds:.2f} s = {run_rate:.1f}/s, "
+        f"ratio {run_rate / ideal:.2f}\n"
+        f"  whole command (imports, data loading, planning too): {elapsed:.2f} s = "
+        f"{rate:.1f}/s, ratio {rate / ideal:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
