@@ -13,4 +13,7 @@ extras=()
 for extra in ${HARNESS_EXTRAS:-}; do
     extras+=(--extra "$extra")
 done
-uv sync --quiet --frozen "${extras[@]}" 2>/dev/null || uv sync --quiet "${extras[@]}"
+# Byte-compiled at install: imports stay fast even where PYTHONDONTWRITEBYTECODE
+# is set (Ray's workers must import within its start-up timeout).
+uv sync --quiet --frozen --compile-bytecode "${extras[@]}" 2>/dev/null ||
+    uv sync --quiet --compile-bytecode "${extras[@]}"
