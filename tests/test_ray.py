@@ -7,13 +7,19 @@ tests are skipped, and test_sweep.py checks the one-line error instead.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from test_sweep import add_checkpoint, sweep, without_timing
 
+from harness.executors.ray import UV_RUN_SWITCH
 from harness.store import read_records
 
+# Under `uv run` (as `make test` runs pytest) Ray would start its workers with
+# `uv run` in a copy of the working directory; the executor turns that off before
+# Ray's first import (Ray reads the switch then), so this test does too.
+os.environ.setdefault(UV_RUN_SWITCH, "0")
 ray = pytest.importorskip("ray", reason="the Ray executor needs the 'ray' extra")
 
 TESTS = Path(__file__).resolve().parent

@@ -23,7 +23,16 @@ from harness.executors.base import Job, JobResult, run_job
 FORWARDED_ENV = ("HARNESS_ADAPTERS", "PYTHONPATH", "LITELLM_LOCAL_MODEL_COST_MAP")
 
 
+# Run under `uv run`, Ray by default starts each worker with `uv run` in an
+# unpacked copy of the working directory, which builds a second environment
+# there (slow, and without network it never starts). The harness's tasks need
+# the environment the harness runs in, so that is off unless the user turns it on.
+UV_RUN_SWITCH = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
+
+
 def _ray() -> Any:
+    # Ray reads the switch when it is first imported.
+    os.environ.setdefault(UV_RUN_SWITCH, "0")
     try:
         import ray
     except ImportError:
