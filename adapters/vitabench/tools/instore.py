@@ -100,19 +100,25 @@ class InStoreTools(ToolKitBase):
 
     def pay_instore_order(self, order_id: str) -> str:
         refuse_unless(order_id, "Order ID cannot be empty")
-        order = self._order(order_id)
-        refuse_unless(order.status == "unpaid", f"Order {order_id} is not in `unpaid` status.")
-        order.status = "paid"
-        order.update_time = self.db.time
-        return "Payment successful"
+        return self._pay(self._order(order_id), f"Order {order_id}")
 
     def instore_cancel_order(self, order_id: str) -> str:
         refuse_unless(order_id, "Order ID cannot be empty")
-        order = self._order(order_id)
-        refuse_unless(order.status != "cancelled", f"Order {order_id} is already cancelled.")
-        order.status = "cancelled"
-        order.update_time = self.db.time
-        return f"Order {order_id} is cancelled."
+        return self._cancel(self._order(order_id), f"Order {order_id}")
+
+    # The three in-store records (orders, table bookings, reservations) are paid
+    # and cancelled alike; ``label`` is how the messages name the record.
+    def _pay(self, record: Order | BookInfo, label: str) -> str:
+        refuse_unless(record.status == "unpaid", f"{label} is not in `unpaid` status.")
+        record.status = "paid"
+        record.update_time = self.db.time
+        return "Payment successful"
+
+    def _cancel(self, record: Order | BookInfo | ReservationInfo, label: str) -> str:
+        refuse_unless(record.status != "cancelled", f"{label} is already cancelled.")
+        record.status = "cancelled"
+        record.update_time = self.db.time
+        return f"{label} is cancelled."
 
     # -- table bookings ----------------------------------------------------------------
 
@@ -147,19 +153,11 @@ class InStoreTools(ToolKitBase):
 
     def pay_instore_book(self, book_id: str) -> str:
         refuse_unless(book_id, "Booking ID cannot be empty")
-        book = self._book(book_id)
-        refuse_unless(book.status == "unpaid", f"BookInfo {book_id} is not in `unpaid` status.")
-        book.status = "paid"
-        book.update_time = self.db.time
-        return "Payment successful"
+        return self._pay(self._book(book_id), f"BookInfo {book_id}")
 
     def instore_cancel_book(self, book_id: str) -> str:
         refuse_unless(book_id, "Booking ID cannot be empty")
-        book = self._book(book_id)
-        refuse_unless(book.status != "cancelled", f"BookInfo {book_id} is already cancelled.")
-        book.status = "cancelled"
-        book.update_time = self.db.time
-        return f"BookInfo {book_id} is cancelled."
+        return self._cancel(self._book(book_id), f"BookInfo {book_id}")
 
     # -- service reservations ----------------------------------------------------------
 
@@ -215,13 +213,7 @@ class InStoreTools(ToolKitBase):
     def instore_cancel_reservation(self, reservation_id: str) -> str:
         refuse_unless(reservation_id, "Reservation ID cannot be empty")
         reservation = self._reservation(reservation_id)
-        refuse_unless(
-            reservation.status != "cancelled",
-            f"ReservationInfo {reservation_id} is already cancelled.",
-        )
-        reservation.status = "cancelled"
-        reservation.update_time = self.db.time
-        return f"ReservationInfo {reservation_id} is cancelled."
+        return self._cancel(reservation, f"ReservationInfo {reservation_id}")
 
     # -- the user's records ------------------------------------------------------------
 
