@@ -317,6 +317,9 @@ def test_an_agent_that_never_stops_calling_tools_ends_at_max_steps():
     trajectory, services = run(sample, agent, user, judge=NoJudge())
     assert trajectory.termination == "max_steps"
     assert count_hops(trajectory.messages) >= 6
+    # The hop limit holds inside the tool loop: user 1, then three replies with
+    # their tool batches (hops 2-7); no further model call is made.
+    assert len(agent.calls) == 3
     score = asyncio.run(adapter.score(sample, trajectory, services))
     assert score.reward == 0.0 and score.progress is None
 

@@ -14,18 +14,20 @@ message, or the batch of tool results answering one agent message. It ends on
 The conversation opens with the assistant greeting: it is recorded (hidden, so
 the agent model never sees it) and it is the user simulator's first input.
 
-The harness loop runs the agent until it answers without tool calls and then asks
-the user source for the next turn. ``VitaUserSource`` applies the rules above at
-that point, where the whole transcript is known. One difference remains: when a
-message that carries the stop token also calls tools, the loop has already run
-those calls (and let the agent answer them) before the user source sees it. The
-episode still ends as ``agent_stop`` and the judge reads the conversation only up
-to that message, as the benchmark stores it; only the end state, which the score
-does not use, can differ.
+The hop limit and the agent's stop token are the episode's stop rule
+(``vita_stop_rule``), which the harness loop checks before every model reply and
+every user turn, so both also hold inside the agent's tool loop; ``VitaUserSource``
+applies the rest when the agent hands the turn back. One difference remains: when
+a message that carries the stop token also calls tools, the loop has already run
+those calls before the rule sees the message. The episode still ends there as
+``agent_stop`` and the judge reads the conversation only up to that message, as
+the benchmark stores it; only the end state, which the score does not use, can
+differ.
 """
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 
 from harness.task import EpisodeLimits, UserSource, UserTurn
@@ -43,12 +45,11 @@ JUDGED_TERMINATIONS = ("user_stop", "agent_stop")
 def vita_limits(max_steps: int = MAX_STEPS) -> EpisodeLimits:
     """The harness limits of a VitaBench episode.
 
-    The exact hop rule is applied by ``VitaUserSource`` whenever the agent hands
-    the turn back. ``max_steps`` here caps the agent's model replies, a backstop
-    for an agent that never stops calling tools: every accepted reply is a hop,
-    so (rejected blank replies aside) it only fires once the hop count is past the
-    limit too, and it records the same reason, ``max_steps``. The benchmark has no error cap (its
-    ``too_many_errors`` never fires) and no wall-clock limit.
+    The exact hop rule and the agent's stop token are the stop rule, checked
+    before every model reply. ``max_steps`` here also caps the agent's model
+    replies; every accepted reply is a hop, so it can only fire after the stop
+    rule would have. The benchmark has no error cap (its ``too_many_errors``
+    never fires) and no wall-clock limit.
     """
     return EpisodeLimits(
         single_step=False,
@@ -58,7 +59,21 @@ def vita_limits(max_steps: int = MAX_STEPS) -> EpisodeLimits:
         max_tool_errors=None,
         max_completion_tokens=None,
         wall_time_s=None,
+        stop_rule=functools.partial(vita_stop_rule, max_steps=max_steps),
     )
+
+
+def vita_stop_rule(transcript: list[Message], max_steps: int = MAX_STEPS) -> str | None:
+    """The benchmark's hop limit and the agent's stop token, checked by the episode
+    loop before every model reply (so also inside the agent's tool loop) and every
+    user turn."""
+    stop = first_agent_stop(transcript)
+    counted = transcript if stop is None else transcript[: stop + 1]
+    if count_hops(counted) >= max_steps:
+        return "max_steps"
+    if stop is not None:
+        return "agent_stop"
+    return None
 
 
 def is_blank_agent_message(message: Message) -> bool:
@@ -152,12 +167,9 @@ class VitaUserSource(UserSource):
 
         The stop token ends the episode at the message that carries it, even when
         that message also called tools; the step limit is checked up to there."""
-        stop = first_agent_stop(transcript)
-        counted = transcript if stop is None else transcript[: stop + 1]
-        if count_hops(counted) >= self.max_steps:
-            return UserTurn(stop="max_steps")
-        if stop is not None:
-            return UserTurn(stop="agent_stop")
+        ending = vita_stop_rule(transcript, self.max_steps)
+        if ending is not None:
+            return UserTurn(stop=ending)
         rejected = trailing_blank_replies(transcript)
         if rejected >= MAX_AGENT_ATTEMPTS:
             return UserTurn(stop="invalid_agent_message")
