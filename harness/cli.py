@@ -364,12 +364,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             load_options=plan.load_options,
             shard=shard,
         )
+        # samples.jsonl is read once here for what is left to do.
+        todo, skipped = runner.pending(plan.samples, trials)
         # The server (with --serve) runs for this block only, if there is work left.
-        with endpoint.serving(run_dir, needed=bool(runner.pending(plan.samples, trials)[0])):
+        with endpoint.serving(run_dir, needed=bool(todo)):
             summary = _run_with_progress(
                 runner,
-                plan.samples,
-                trials,
+                todo,
+                skipped,
                 quiet=args.quiet,
                 clients=[provider, services.user_client, services.judge_client],
             )
@@ -393,20 +395,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run_with_progress(
-    runner: Any, samples: list[Any], trials: int, quiet: bool, clients: list[Any]
+    runner: Any, todo: list[Any], skipped: int, quiet: bool, clients: list[Any]
 ) -> Any:
     import asyncio
 
     from harness.progress import ProgressDisplay
 
-    display = ProgressDisplay(total=len(samples) * trials, enabled=not quiet)
+    display = ProgressDisplay(total=len(todo) + skipped, enabled=not quiet)
     runner.progress = display.advance
-    _, skipped = runner.pending(samples, trials)
     display.start(already_done=skipped)
 
     async def run_then_close() -> Any:
         try:
-            return await runner.run(samples, trials)
+            return await runner.run_items(todo, skipped)
         finally:
             for client in clients:
                 if client is not None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, DataNotFoundError
-from harness.models.base import ModelClient, ModelError
+from harness.models.base import ModelClient
 from harness.registry import get_adapter
 from harness.store import OK, RunStore, record_key
 from harness.strategies.base import Strategy
@@ -252,7 +252,7 @@ class Runner:
                 trajectory = await asyncio.wait_for(episode, self.episode_timeout_s)
             else:
                 trajectory = await episode
-        except (ModelError, asyncio.TimeoutError, Exception) as exc:  # noqa: B014 - all recorded
+        except Exception as exc:  # ModelError, timeouts, adapter bugs: all recorded
             return build_record(
                 item,
                 options,
@@ -283,8 +283,12 @@ class Runner:
         )
 
     async def run(self, samples: list[Sample], trials: int) -> RunSummary:
-        start = time.monotonic()
         todo, skipped = self.pending(samples, trials)
+        return await self.run_items(todo, skipped)
+
+    async def run_items(self, todo: list[WorkItem], skipped: int) -> RunSummary:
+        """Run the given pending items (``skipped``: how many were already done)."""
+        start = time.monotonic()
         counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
         semaphore = asyncio.Semaphore(self.concurrency)
 
