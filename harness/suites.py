@@ -9,7 +9,11 @@ from typing import Any
 
 from harness.errors import ConfigError
 
-SUITES_DIR = Path(__file__).resolve().parents[1] / "tasks"
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The repository's tasks/ folder is the source of truth; a built wheel carries a
+# copy inside the package (hatch_build.py), so an installed harness finds them too.
+PACKAGED_SUITES_DIR = PACKAGE_DIR / "suite_data"
+SUITES_DIR = PACKAGE_DIR.parent / "tasks"
 
 
 @dataclass
@@ -38,8 +42,12 @@ class Suite:
 
 
 def suite_dirs() -> list[Path]:
-    """Where suites are looked up by name: the project's tasks/ folder."""
-    return [SUITES_DIR]
+    """Where suites are looked up by name: the installed package's copy, then the
+    checkout's tasks/ folder (only a checkout has pyproject.toml beside it)."""
+    dirs = [PACKAGED_SUITES_DIR]
+    if (PACKAGE_DIR.parent / "pyproject.toml").is_file():
+        dirs.append(SUITES_DIR)
+    return [d for d in dirs if d.is_dir()]
 
 
 def available_suites() -> list[str]:

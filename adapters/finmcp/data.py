@@ -182,7 +182,7 @@ def _derive_subsets(
 
 def download_from_hub() -> Path:
     """The local folder of the dataset's ``test/*.json`` (downloaded or from the cache)."""
-    from huggingface_hub import snapshot_download  # heavy; installed with datasets
+    from huggingface_hub import snapshot_download  # lazy: only when no folder is given
 
     folder = snapshot_download(HF_DATASET, repo_type="dataset", allow_patterns=["test/*.json"])
     return Path(folder)
