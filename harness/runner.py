@@ -142,16 +142,18 @@ def plan_suite(
                 plan.not_run.append(NotRun(entry.benchmark, subset, reason))
                 continue
             wanted_ids = ids or entry.ids
+            caps = [c for c in (entry.limit, limit) if c is not None]
             try:
-                samples = adapter.load(
-                    subset, ids=wanted_ids, data_dir=data_dir, options=entry.options
+                samples = adapter.load_first(
+                    subset,
+                    min(caps) if caps else None,
+                    ids=wanted_ids,
+                    data_dir=data_dir,
+                    options=entry.options,
                 )
             except DataNotFoundError as exc:
                 plan.not_run.append(NotRun(entry.benchmark, subset, str(exc)))
                 continue
-            caps = [c for c in (entry.limit, limit) if c is not None]
-            if caps:
-                samples = samples[: min(caps)]
             plan.samples.extend(samples)
             for sample in samples:
                 plan.load_options[sample.key] = dict(entry.options)

@@ -128,3 +128,27 @@ def test_offered_docs_equal_the_official_hinted_load(category):
     for entry in load_entries(category):
         assert entry.functions == hinted[entry.id]
         assert len(entry.turns) == 1
+
+
+@pytest.mark.parametrize(
+    "category", ["simple_python", "live_multiple", "multi_turn_miss_func", "memory_kv"]
+)
+def test_a_partial_load_equals_the_same_entries_of_a_whole_load(category):
+    whole = load_entries(category)
+    assert load_entries(category, limit=3) == whole[:3]
+    picked = [whole[-1].id, whole[len(whole) // 2].id]
+    # File order, whatever order the ids come in.
+    assert load_entries(category, ids=picked) == [whole[len(whole) // 2], whole[-1]]
+    assert load_entries(category, ids=picked, limit=1) == [whole[len(whole) // 2]]
+
+
+def test_a_partial_memory_load_keeps_the_prerequisite_chain():
+    (first,) = load_entries("memory_kv", limit=1)
+    assert first.prerequisites  # the conversations the question depends on
+    assert first.prerequisites == load_entries("memory_kv")[0].prerequisites
+
+
+def test_the_adapter_loads_only_the_first_samples_asked_for():
+    samples = ADAPTER.load_first("multi_turn_base", 2)
+    assert [s.id for s in samples] == [s.id for s in ADAPTER.load("multi_turn_base")[:2]]
+    assert samples[0].tools == ADAPTER.load("multi_turn_base")[0].tools

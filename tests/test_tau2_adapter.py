@@ -166,3 +166,18 @@ def test_suites_name_existing_subsets(suite, subsets):
     (entry,) = load_suite(suite).entries
     assert entry.benchmark == "tau2" and entry.subsets == subsets
     assert set(subsets) <= set(ADAPTER.subsets())
+
+
+@pytest.mark.parametrize("domain, split", [("airline", "base"), ("telecom", "small")])
+def test_tasks_loaded_in_part_are_tau2s_own(domain, split):
+    official = domains._domain_module(domain).get_tasks(split)
+    assert list(domains.load_tasks(domain, split)) == official
+    assert list(domains.load_tasks(domain, split, limit=2)) == official[:2]
+    picked = [official[-1].id, official[0].id]
+    assert list(domains.load_tasks(domain, split, ids=picked)) == [official[-1], official[0]]
+
+
+def test_the_adapter_loads_only_the_first_samples_asked_for():
+    first = ADAPTER.load_first("retail", 2)
+    assert [s.id for s in first] == [s.id for s in ADAPTER.load("retail")[:2]]
+    assert [s.id for s in ADAPTER.load_first("retail", 1, ids=["7", "5"])] == ["7"]

@@ -115,6 +115,16 @@ class BFCLAdapter(Adapter):
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
+        return self.load_first(subset, None, ids=ids, data_dir=data_dir, options=options)
+
+    def load_first(
+        self,
+        subset: str,
+        limit: int | None,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
         from .data import load_entries
 
         if subset not in ALL_CATEGORIES:
@@ -122,7 +132,7 @@ class BFCLAdapter(Adapter):
         mode = (options or {}).get("mode", "fc")
         if mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
-        return [self._sample(entry, mode) for entry in load_entries(subset, ids)]
+        return [self._sample(entry, mode) for entry in load_entries(subset, ids, limit)]
 
     def _sample(self, entry: Any, mode: str) -> Sample:
         from .tools import openai_tools

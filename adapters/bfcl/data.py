@@ -4,8 +4,11 @@ The official loader (``bfcl_eval.utils.load_dataset_entry``) does the
 per-category preparation the published numbers rely on: language hints in the
 function docs, the agentic answer-format system prompt, the multi-turn tool docs
 of the involved classes, held-out functions of miss_func, renamed web-search ids,
-and the memory prerequisite chains. We use it as published and keep the result
-in a typed ``Entry``.
+and the memory prerequisite chains. We run its steps as published, in its order,
+but the costly per-entry ones (the multi-turn tool docs are re-read from disk
+for every entry) only on the entries a run asks for, and keep the result in a
+typed ``Entry``. A test checks that a partial load equals the same entries of
+a whole one.
 """
 
 from __future__ import annotations
@@ -43,15 +46,55 @@ class Entry:
     prerequisites: list[Entry] = field(default_factory=list)
 
 
-def _official_entries(category: str, hints: bool, include_prereq: bool) -> list[dict[str, Any]]:
+def _category_file_entries(category: str, include_prereq: bool) -> list[dict[str, Any]]:
+    """The category's raw entries as the official ``load_dataset_entry`` has them
+    before its per-entry steps: the prompt file read, web-search ids renamed,
+    memory prerequisite chains linked (those steps are cheap and whole-file)."""
     utils = official.module("bfcl_eval.utils")
-    entries = utils.load_dataset_entry(
-        category, include_prereq=include_prereq, include_language_specific_hint=hints
-    )
+    kind = kind_of(category)
+    if kind is Kind.WEB_SEARCH:
+        entries = utils.load_file(utils.PROMPT_PATH / f"{utils.VERSION_PREFIX}_web_search.json")
+        return utils.process_web_search_test_case(entries, category)
+    if kind is Kind.MEMORY:
+        entries = utils.load_file(utils.PROMPT_PATH / f"{utils.VERSION_PREFIX}_memory.json")
+        for scenario in utils.MEMORY_SCENARIO_NAME:
+            entries = utils.process_memory_test_case(
+                entries, category, scenario, include_prereq=include_prereq
+            )
+        return entries
+    return utils.load_file(utils.PROMPT_PATH / f"{utils.VERSION_PREFIX}_{category}.json")
+
+
+def _prepare(category: str, entries: list[dict[str, Any]], hints: bool) -> list[dict[str, Any]]:
+    """The official loader's per-entry steps, on the chosen entries only: the
+    agentic answer format, the multi-turn tool docs (re-read per entry: the
+    costly part, hence done only for what runs), the language hints."""
+    utils = official.module("bfcl_eval.utils")
+    entries = utils.process_agentic_test_case(entries)
+    entries = utils.populate_test_cases_with_predefined_functions(entries)
+    if hints:
+        entries = utils.add_language_specific_hint_to_function_doc(entries)
     if kind_of(category) is Kind.WEB_SEARCH:
         # The official generation step sets this per entry (show_snippet off for no_snippet).
         entries = utils.populate_initial_settings_for_web_search_test_cases(entries)
     return entries
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """Which questions of a category to load: all, some ids, the first few."""
+
+    ids: frozenset[str] | None = None
+    limit: int | None = None
+
+    def choose(self, questions: list[dict[str, Any]]) -> list[int]:
+        """Positions (in file order) of the chosen questions."""
+        positions = [
+            index
+            for index, raw in enumerate(questions)
+            if self.ids is None or raw["id"] in self.ids
+        ]
+        return positions if self.limit is None else positions[: self.limit]
 
 
 def _ground_truth(category: str) -> list[dict[str, Any]] | None:
@@ -82,20 +125,28 @@ def _with_hints(plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @cache
-def _load_category(category: str) -> tuple[Entry, ...]:
+def _load_category(category: str, selection: _Selection = _Selection()) -> tuple[Entry, ...]:
     kind = kind_of(category)
     single_turn = kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE)
+    file_entries = _category_file_entries(category, include_prereq=kind is Kind.MEMORY)
+    questions = [raw for raw in file_entries if "prereq" not in raw["id"]]
+    positions = selection.choose(questions)
+    chosen = [questions[index] for index in positions]
+    needed = {dep for raw in chosen for dep in raw.get("depends_on") or []}
+    # Prerequisites stay in file order, before the questions, as the official loader has them.
+    chosen_raw = [raw for raw in file_entries if raw["id"] in needed] + chosen
+
     plain: list[dict[str, Any]] = []
     if single_turn:
         # The AST checker reads the docs without hints, the model sees them with.
-        plain = _official_entries(category, hints=False, include_prereq=False)
+        plain = _prepare(category, chosen_raw, hints=False)
         raw_entries = _with_hints(plain)
     else:
-        raw_entries = _official_entries(category, hints=True, include_prereq=kind is Kind.MEMORY)
+        raw_entries = _prepare(category, chosen_raw, hints=True)
     prereqs = {
         raw["id"]: _make_entry(raw, category) for raw in raw_entries if "prereq" in raw["id"]
     }
-    questions = [raw for raw in raw_entries if "prereq" not in raw["id"]]
+    prepared = [raw for raw in raw_entries if "prereq" not in raw["id"]]
 
     answers = _ground_truth(category)
     if answers is not None and len(answers) != len(questions):
@@ -104,7 +155,7 @@ def _load_category(category: str) -> tuple[Entry, ...]:
     plain_docs = {raw["id"]: raw.get("function") or [] for raw in plain}
 
     entries = []
-    for index, raw in enumerate(questions):
+    for index, raw in zip(positions, prepared, strict=True):
         entry = _make_entry(raw, category)
         # Prompt and answer files are aligned by position (some answer ids differ).
         if answers is not None:
@@ -115,11 +166,12 @@ def _load_category(category: str) -> tuple[Entry, ...]:
     return tuple(entries)
 
 
-def load_entries(category: str, ids: list[str] | None = None) -> list[Entry]:
-    """The entries of one category. Entries are shared between samples and
-    loads: treat them as read-only (copy before changing anything)."""
-    entries = _load_category(category)
-    if ids is not None:
-        wanted = set(ids)
-        entries = tuple(entry for entry in entries if entry.id in wanted)
-    return list(entries)
+def load_entries(
+    category: str, ids: list[str] | None = None, limit: int | None = None
+) -> list[Entry]:
+    """The entries of one category in file order: those with the given ids, at
+    most ``limit`` of them. Only the chosen entries are prepared (a suite with
+    ``limit: 2`` does not pay for the whole category). Entries are shared between
+    samples and loads: treat them as read-only (copy before changing anything)."""
+    selection = _Selection(ids=None if ids is None else frozenset(ids), limit=limit)
+    return list(_load_category(category, selection))

@@ -128,17 +128,24 @@ class Tau2Adapter(Adapter):
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
+        return self.load_first(subset, None, ids=ids, data_dir=data_dir, options=options)
+
+    def load_first(
+        self,
+        subset: str,
+        limit: int | None,
+        ids: list[str] | None = None,
+        data_dir: Path | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> list[Sample]:
         options = options or {}
         name = parse_subset(subset)
         max_steps = _option_int(options, "max_steps", DEFAULT_MAX_STEPS)
         max_errors = _option_int(options, "max_errors", DEFAULT_MAX_ERRORS)
-        tasks = list(domains.load_tasks(name.domain, name.split))
-        if ids is not None:
-            by_id = {task.id: task for task in tasks}
-            missing = [i for i in ids if i not in by_id]
-            if missing:
-                raise ConfigError(f"tau2 {subset}: unknown task ids {missing}")
-            tasks = [by_id[i] for i in ids]
+        try:
+            tasks = domains.load_tasks(name.domain, name.split, ids=ids, limit=limit)
+        except domains.UnknownTaskIds as exc:
+            raise ConfigError(f"tau2 {subset}: unknown task ids {exc.ids}") from None
         initial_messages = [
             {"role": "system", "content": prompts.agent_system_prompt(domains.policy(name.domain))},
             {"role": "assistant", "content": prompts.greeting()},

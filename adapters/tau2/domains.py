@@ -14,6 +14,7 @@ JSON file per episode and per scoring.
 from __future__ import annotations
 
 import functools
+import json
 import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -83,14 +84,60 @@ def _domain_module(domain: str) -> Any:
 
 
 @functools.cache
-def load_tasks(domain: str, split: str) -> tuple[Task, ...]:
-    """The tasks of one domain split, in tau2's order."""
-    tasks = _domain_module(domain).get_tasks(split)
+def _task_file(domain: str) -> tuple[dict[str, Any], ...]:
+    """The domain's task file as tau2's ``get_tasks`` reads it, not yet validated."""
+    module = _domain_module(domain)
+    with open(getattr(module, f"{domain.upper()}_TASK_SET_PATH"), encoding="utf-8") as handle:
+        data = json.load(handle)
+    if isinstance(data, dict) and "tasks" in data:  # telecom's file may wrap its list
+        data = data["tasks"]
+    return tuple(data)
+
+
+@functools.cache
+def _split_ids(domain: str, split: str) -> frozenset[str]:
+    return frozenset(_domain_module(domain).get_tasks_split()[split])
+
+
+def load_tasks(
+    domain: str, split: str, ids: list[str] | None = None, limit: int | None = None
+) -> tuple[Task, ...]:
+    """The tasks of one domain split: in tau2's order, or the given ids in their
+    order; at most ``limit``. The same tasks as tau2's ``get_tasks(split)``, but
+    only the chosen ones are validated (validating a whole domain takes seconds)."""
+    return _load_tasks(domain, split, None if ids is None else tuple(ids), limit)
+
+
+@functools.cache
+def _load_tasks(
+    domain: str, split: str, ids: tuple[str, ...] | None, limit: int | None
+) -> tuple[Task, ...]:
+    from tau2.data_model.tasks import Task
+
+    in_split = _split_ids(domain, split)
+    raw_tasks = [raw for raw in _task_file(domain) if raw["id"] in in_split]
+    if ids is not None:
+        by_id = {raw["id"]: raw for raw in raw_tasks}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise UnknownTaskIds(missing)
+        raw_tasks = [by_id[i] for i in ids]
+    if limit is not None:
+        raw_tasks = raw_tasks[:limit]
+    tasks = tuple(Task.model_validate(raw) for raw in raw_tasks)
     for task in tasks:
         if task.initial_state is not None and task.initial_state.message_history:
             # No task of this task set has one; replaying a history is not supported.
             raise NotImplementedError(f"tau2 task {task.id} starts from a message history")
-    return tuple(tasks)
+    return tasks
+
+
+class UnknownTaskIds(KeyError):
+    """Task ids that the domain split does not have."""
+
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(ids)
+        self.ids = ids
 
 
 @dataclass(frozen=True)
