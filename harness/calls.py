@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from harness.boundary import BoundsError, clean_value
 from harness.types import ToolCall
 
 # Call text longer than this is refused before parsing (the parser's memory use
@@ -102,9 +103,20 @@ def parse_python_calls(text: str, drop_positional: bool = False) -> list[ToolCal
     body = tree.body
     nodes = body.elts if isinstance(body, (ast.List, ast.Tuple)) else [body]
     try:
-        return [_call(node, index, drop_positional) for index, node in enumerate(nodes)]
+        calls = [_call(node, index, drop_positional) for index, node in enumerate(nodes)]
     except RecursionError:
         raise UnsafeCallError("arguments nested too deeply") from None
+    except TypeError as exc:  # e.g. a list as a dict key
+        raise UnsafeCallError(f"argument is not a usable literal: {exc}") from None
+    for call in calls:
+        # The JSON parse bounds hold here too: an integer beyond Python's
+        # int-string limit or an overflowing float (1e999) would fail only when
+        # the record is written, nesting when it is copied.
+        try:
+            call.arguments = clean_value(call.arguments).value
+        except BoundsError as exc:
+            raise UnsafeCallError(f"arguments are not usable: {exc}") from None
+    return calls
 
 
 def try_parse_python_calls(text: str, drop_positional: bool = False) -> ParsedCalls:

@@ -15,14 +15,17 @@ Credentials that a record may echo (keys in error text, environment secrets) are
 masked before anything is written.
 
 Large runs stay usable: the list holds only a compact index and is paginated;
-long strings in a sample are cut at ``max_chars`` (marked as truncated).
+long strings in a sample are cut at ``max_chars``, long lists and objects at
+MAX_ITEMS_SHOWN entries and deep nesting at MAX_DEPTH_SHOWN levels (each marked as
+truncated), and a sample whose JSON is still over MAX_SAMPLE_CHARS is cut harder,
+so that one hostile record cannot bloat the file. Every sample is standard JSON
+(non-finite numbers and invalid text are written as text), so every one opens.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import json
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import stats
+from harness.boundary import dumps_safe
 from harness.leaderboard import (
     RunResult,
     Table,
@@ -43,6 +47,9 @@ from harness.reference import ReferenceTable
 from harness.store import RunStore
 
 DEFAULT_MAX_CHARS = 20_000
+MAX_ITEMS_SHOWN = 200
+MAX_DEPTH_SHOWN = 40
+MAX_SAMPLE_CHARS = 2_000_000
 PAGE_SIZE = 50
 MAX_FLIPS_SHOWN = 50
 
@@ -71,7 +78,7 @@ class ReportSummary:
 
 def json_for_script(data: Any) -> str:
     """JSON that is safe inside a <script type="application/json"> element."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = dumps_safe(data, separators=(",", ":"), default=str)
     return (
         text.replace("&", "\\u0026")
         .replace("<", "\\u003c")
@@ -85,19 +92,38 @@ def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def truncate_strings(value: Any, max_chars: int) -> Any:
-    """A copy of ``value`` with every string longer than ``max_chars`` cut and marked."""
+def truncate_strings(
+    value: Any, max_chars: int, max_items: int = MAX_ITEMS_SHOWN, max_depth: int = MAX_DEPTH_SHOWN
+) -> Any:
+    """A copy of ``value`` with every string longer than ``max_chars``, every list
+    and object with more than ``max_items`` entries and nesting deeper than
+    ``max_depth`` cut and marked. ``max_chars`` 0 keeps everything whole."""
     if max_chars <= 0:
         return value
-    if isinstance(value, str):
-        if len(value) <= max_chars:
-            return value
-        return value[:max_chars] + f" … [truncated: {len(value) - max_chars} more characters]"
-    if isinstance(value, list):
-        return [truncate_strings(v, max_chars) for v in value]
-    if isinstance(value, dict):
-        return {k: truncate_strings(v, max_chars) for k, v in value.items()}
-    return value
+
+    def cut(item: Any, depth: int) -> Any:
+        if isinstance(item, str):
+            if len(item) <= max_chars:
+                return item
+            return item[:max_chars] + f" … [truncated: {len(item) - max_chars} more characters]"
+        if isinstance(item, (list, dict)) and depth >= max_depth:
+            return f"[truncated: nested more than {max_depth} deep]"
+        if isinstance(item, list):
+            kept = [cut(v, depth + 1) for v in item[:max_items]]
+            if len(item) > max_items:
+                kept.append(f"[truncated: {len(item) - max_items} more items]")
+            return kept
+        if isinstance(item, dict):
+            shown: dict[Any, Any] = {}
+            for index, (key, v) in enumerate(item.items()):
+                if index == max_items:
+                    shown["…"] = f"[truncated: {len(item) - max_items} more keys]"
+                    break
+                shown[cut(key, depth + 1) if isinstance(key, str) else key] = cut(v, depth + 1)
+            return shown
+        return item
+
+    return cut(value, 0)
 
 
 # --- samples --------------------------------------------------------------------------------
@@ -117,6 +143,24 @@ def _detail(record: dict[str, Any], run_name: str, max_chars: int) -> dict[str, 
     detail["run"] = run_name
     detail["trajectory"] = record.get("trajectory") or {}
     return truncate_strings(detail, max_chars)
+
+
+def detail_json(record: dict[str, Any], run_name: str, max_chars: int) -> str:
+    """One sample's JSON for its data block, within MAX_SAMPLE_CHARS unless
+    ``max_chars`` is 0: cut harder (and at last to a stub) until it fits."""
+    text = json_for_script(_detail(record, run_name, max_chars))
+    if max_chars <= 0:
+        return text
+    chars, items, depth = max_chars, MAX_ITEMS_SHOWN, MAX_DEPTH_SHOWN
+    while len(text) > MAX_SAMPLE_CHARS and chars > 100:
+        chars, items, depth = chars // 10, max(5, items // 4), max(8, depth // 2)
+        detail = _detail(record, run_name, 0)
+        text = json_for_script(truncate_strings(detail, chars, items, depth))
+    if len(text) > MAX_SAMPLE_CHARS:
+        stub = {name: record.get(name) for name in ("key", "status", "latency_s", "seed")}
+        stub.update(run=run_name, trajectory={}, note="sample too large to show")
+        text = json_for_script(truncate_strings(stub, 1000))
+    return text
 
 
 @dataclass
@@ -162,7 +206,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
                     record["key"],
                 ]
             )
-            text = json_for_script(_detail(record, result.name, max_chars))
+            text = detail_json(record, result.name, max_chars)
             details.append(scrub_secrets(text))  # a key echoed in output must not be shown
     index = {"runs": runs, "benchmarks": benchmarks, "subsets": subsets, "rows": rows}
     return SampleData(index, details)

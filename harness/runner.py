@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError, DataNotFoundError
+from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.registry import get_adapter
 from harness.store import OK, RunStore, record_key
@@ -190,6 +190,11 @@ def build_record(
     }
 
 
+def model_failure_score(exc: BaseException) -> Score:
+    """The score of an episode the model's output made impossible to finish or score."""
+    return Score(passed=False, reward=0.0, details={"model_output_error": str(exc)[:2000]})
+
+
 def _error_info(exc: BaseException) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
@@ -239,14 +244,51 @@ class Runner:
         return todo, len(items) - len(todo)
 
     async def run_item(self, item: WorkItem) -> dict[str, Any]:
+        """The record of one (sample, trial); never raises for one sample's failure.
+
+        An exception while running, scoring or building the record becomes the
+        record's error: a scored failure when the model's output caused it
+        (ModelOutputError), an infrastructure error (run again on resume) or a
+        scoring error otherwise.
+        """
+        started_at = now_iso()
+        start = time.monotonic()
+        try:
+            return await self._run_item(item, started_at, start)
+        except Exception as exc:  # building the record itself failed
+            return build_record(
+                item,
+                {},
+                self.trial_seed(item.trial),
+                INFRA_ERROR,
+                None,
+                None,
+                _error_info(exc),
+                started_at,
+                time.monotonic() - start,
+            )
+
+    async def _run_item(self, item: WorkItem, started_at: str, start: float) -> dict[str, Any]:
         seed = self.trial_seed(item.trial)
         params = SamplingParams(**{**self.params.to_dict(), "seed": seed})
         services = Services(**{**self.services.__dict__, "seed": seed})
         options = self.load_options.get(item.sample.key, {})
-        started_at = now_iso()
-        start = time.monotonic()
         adapter = get_adapter(item.sample.benchmark)
         trajectory: Trajectory | None = None
+
+        def record(status: str, score: Score | None, error: dict[str, Any] | None) -> dict:
+            return build_record(
+                item,
+                options,
+                seed,
+                status,
+                trajectory,
+                score,
+                error,
+                started_at,
+                time.monotonic() - start,
+            )
+
         try:
             model = self.model_provider(item.sample)
             episode = self.strategy.run(item.sample, model, services, params)
@@ -254,35 +296,41 @@ class Runner:
                 trajectory = await asyncio.wait_for(episode, self.episode_timeout_s)
             else:
                 trajectory = await episode
+        except ModelOutputError as exc:  # the model's failure: scored, not retried
+            return record(OK, model_failure_score(exc), _error_info(exc))
         except Exception as exc:  # ModelError, timeouts, adapter bugs: all recorded
-            return build_record(
-                item,
-                options,
-                seed,
-                INFRA_ERROR,
-                trajectory,
-                None,
-                _error_info(exc),
-                started_at,
-                time.monotonic() - start,
-            )
+            return record(INFRA_ERROR, None, _error_info(exc))
         try:
             score = await adapter.score(item.sample, trajectory, services)
+        except ModelOutputError as exc:
+            return record(OK, model_failure_score(exc), _error_info(exc))
         except Exception as exc:  # a scoring failure is shown, never a silent zero
-            return build_record(
-                item,
-                options,
-                seed,
-                SCORE_ERROR,
-                trajectory,
-                None,
-                _error_info(exc),
-                started_at,
-                time.monotonic() - start,
+            return record(SCORE_ERROR, None, _error_info(exc))
+        return record(OK, score, None)
+
+    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Write one record; a record that cannot be written (anything but an OS
+        failure such as a full disk) is replaced by a short error record."""
+        try:
+            self.store.append(record)
+            return record
+        except OSError:
+            raise
+        except Exception as exc:
+            short = {
+                key: record.get(key)
+                for key in ("key", "benchmark", "subset", "sample_id", "trial", "seed")
+            }
+            short.update(
+                status=INFRA_ERROR,
+                error=_error_info(exc),
+                score=None,
+                trajectory=None,
+                started_at=record.get("started_at"),
+                latency_s=record.get("latency_s"),
             )
-        return build_record(
-            item, options, seed, OK, trajectory, score, None, started_at, time.monotonic() - start
-        )
+            self.store.append(short)
+            return short
 
     async def run(self, samples: list[Sample], trials: int) -> RunSummary:
         todo, skipped = self.pending(samples, trials)
@@ -297,7 +345,7 @@ class Runner:
         async def one(item: WorkItem) -> None:
             async with semaphore:
                 record = await self.run_item(item)
-            self.store.append(record)
+            record = self._append(record)
             counts[record["status"]] += 1
             if self.progress:
                 self.progress(record["key"], record["status"] == OK)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.boundary import dumps_safe
 from harness.errors import ConfigError
 
 MANIFEST = "manifest.json"
@@ -34,7 +35,7 @@ def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.write_text(dumps_safe(data, indent=2, default=str), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -131,10 +132,14 @@ class RunStore:
                 handle.write(b"\n")
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record as one line and push it to the OS at once."""
+        """Append one record as one line and push it to the OS at once.
+
+        The line is always standard JSON in valid UTF-8 (harness.boundary.dumps_safe:
+        invalid text replaced, non-finite numbers and over-deep values as text).
+        """
         if self._samples_handle is None:
             raise RuntimeError("RunStore.open_for_append() first")
-        line = json.dumps(record, ensure_ascii=False, default=str)
+        line = dumps_safe(record, default=str)
         self._samples_handle.write(line + "\n")
         self._samples_handle.flush()
 

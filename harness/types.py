@@ -11,6 +11,11 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.boundary import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
+
+# Raw argument text kept in a record when the arguments could not be used.
+MAX_RAW_ARGUMENT_CHARS = 100_000
+
 Message = dict[str, Any]
 ToolSchema = dict[
     str, Any
@@ -31,6 +36,9 @@ class ToolCall:
     arguments: dict[str, Any] | None
     raw_arguments: str = ""
     parse_error: str | None = None
+    # Characters replaced with U+FFFD while parsing the arguments text (escaped
+    # lone surrogates); kept in the record when not 0.
+    text_repairs: int = 0
 
     def to_openai(self) -> dict[str, Any]:
         raw = self.raw_arguments
@@ -43,13 +51,16 @@ class ToolCall:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
             "raw_arguments": self.raw_arguments,
             "parse_error": self.parse_error,
         }
+        if self.text_repairs:
+            data["text_repairs"] = self.text_repairs
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
@@ -57,42 +68,60 @@ class ToolCall:
 
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> ToolCall:
-        """Build from an OpenAI ``tool_calls`` entry, parsing its arguments safely."""
-        function = data.get("function") or {}
-        name = str(function.get("name") or "")
+        """Build from an OpenAI ``tool_calls`` entry, parsing its arguments safely.
+
+        Text is made valid UTF-8 and arguments are held to the parse bounds of
+        harness.boundary; arguments over a bound become a parse error.
+        """
+        function = data.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        name = clean_str(_text_of(function.get("name") or ""))[0]
+        call_id = clean_str(_text_of(data.get("id") or ""))[0]
         raw = function.get("arguments")
         if isinstance(raw, dict):
-            return cls(
-                id=str(data.get("id") or ""),
-                name=name,
-                arguments=raw,
-                raw_arguments=json.dumps(raw),
-            )
-        raw_text = "" if raw is None else str(raw)
-        arguments, error = parse_arguments(raw_text)
-        return cls(
-            id=str(data.get("id") or ""),
-            name=name,
-            arguments=arguments,
-            raw_arguments=raw_text,
-            parse_error=error,
-        )
+            try:
+                arguments = clean_value(raw).value
+            except BoundsError as exc:
+                raw_text = dumps_safe(raw)[:MAX_RAW_ARGUMENT_CHARS]
+                return cls(call_id, name, None, raw_text, f"arguments are not usable: {exc}")
+            return cls(call_id, name, arguments, json.dumps(arguments, ensure_ascii=False))
+        raw_text = clean_str("" if raw is None else _text_of(raw))[0]
+        arguments, error, replaced = _parse_arguments(raw_text)
+        return cls(call_id, name, arguments, raw_text, error, text_repairs=replaced)
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else dumps_safe(value)
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     """Parse a JSON arguments string into an object, never raising.
 
-    An empty string means "no arguments" (some servers send it for zero-argument calls).
+    An empty string means "no arguments" (some servers send it for zero-argument
+    calls). Text that is not JSON, is over the parse bounds (nesting depth,
+    number of values, integer size) or holds NaN/Infinity is an error.
     """
+    arguments, error, _ = _parse_arguments(raw)
+    return arguments, error
+
+
+def _parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None, int]:
+    """parse_arguments, plus how many characters were replaced to make it valid text."""
     if raw.strip() == "":
-        return {}, None
+        return {}, None, 0
     try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return None, f"arguments are not valid JSON: {exc}"
-    if not isinstance(value, dict):
-        return None, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None
+        cleaned = loads_bounded(raw)
+    except BoundsError as exc:
+        return None, f"arguments are not usable: {exc}", 0
+    except ValueError as exc:
+        return None, f"arguments are not valid JSON: {exc}", 0
+    if not isinstance(cleaned.value, dict):
+        kind = type(cleaned.value).__name__
+        return None, f"arguments must be a JSON object, got {kind}", cleaned.replaced
+    return cleaned.value, None, cleaned.replaced
 
 
 @dataclass
@@ -142,6 +171,9 @@ class AssistantTurn:
     usage: Usage = field(default_factory=Usage)
     raw: Any = None  # the provider's reply, for the record
     finish_reason: str | None = None
+    # Characters of the reply replaced with U+FFFD because they were not valid
+    # UTF-8 (lone surrogates, invalid bytes); kept in the record when not 0.
+    text_repairs: int = 0
 
     def to_message(self) -> Message:
         message: Message = {"role": "assistant", "content": self.content}
@@ -150,13 +182,16 @@ class AssistantTurn:
         return message
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "content": self.content,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
             "reasoning": self.reasoning,
             "usage": self.usage.to_dict(),
             "finish_reason": self.finish_reason,
         }
+        if self.text_repairs:
+            data["text_repairs"] = self.text_repairs
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AssistantTurn:
@@ -166,6 +201,7 @@ class AssistantTurn:
             reasoning=data.get("reasoning"),
             usage=Usage.from_dict(data.get("usage") or {}),
             finish_reason=data.get("finish_reason"),
+            text_repairs=int(data.get("text_repairs") or 0),
         )
 
 

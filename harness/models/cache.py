@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.boundary import dumps_safe
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -94,10 +95,10 @@ class CachingClient(ModelClient):
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw}
-        text = json.dumps(entry, ensure_ascii=False, default=str)
+        text = dumps_safe(entry, default=str)
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(text)
             os.replace(temp_name, path)
         except BaseException:

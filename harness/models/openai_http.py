@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
+from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
+from harness.boundary import MAX_INT_DIGITS, decode_bytes
 from harness.models.base import ModelClient, ModelError
 from harness.models.openai_wire import http_error, turn_from_response
 from harness.models.redact import redact_url, scrub_secrets
@@ -41,6 +43,27 @@ def served_name(model: str) -> str:
         if model.startswith(prefix):
             return model[len(prefix) :]
     return model
+
+
+def _reply_int(text: str) -> int | str:
+    # An integer too long for Python's int-string limit stays text (a marker)
+    # rather than failing the whole reply.
+    if len(text) > MAX_INT_DIGITS:
+        return f"[integer of {len(text)} digits]"
+    return int(text)
+
+
+def parse_reply_body(body: bytes, secrets: Iterable[str | None] = ()) -> AssistantTurn:
+    """The turn in a 200 reply's body. Invalid UTF-8 is replaced (and counted in
+    the turn); a body that is not a JSON object is a (transient) server error."""
+    text, replaced = decode_bytes(body)
+    try:
+        data = json.loads(text, parse_int=_reply_int)
+    except (ValueError, RecursionError):
+        raise ModelError("the reply is not JSON", transient=True) from None
+    if not isinstance(data, dict):
+        raise ModelError("the reply is not a JSON object", transient=True)
+    return turn_from_response(data, secrets, text_repairs=replaced)
 
 
 def _error_message(body: bytes) -> str:
@@ -145,13 +168,7 @@ class OpenAIHTTPClient(ModelClient):
             raise ModelError(message[:1000], transient=True) from None
         if status != 200:
             raise http_error(status, _error_message(body), reply_headers, [self._api_key])
-        try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):
-            raise ModelError("the reply is not JSON", transient=True) from None
-        if not isinstance(data, dict):
-            raise ModelError("the reply is not a JSON object", transient=True)
-        return turn_from_response(data, [self._api_key])
+        return parse_reply_body(body, [self._api_key])
 
     def cache_identity(self) -> dict[str, Any]:
         return {"model": self.model, "api_base": redact_url(self.api_base)}

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from harness.boundary import clean_str, dumps_safe, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import join_reasoning, split_reasoning
 from harness.models.redact import scrub_secrets
@@ -94,7 +95,7 @@ def clean_text(value: Any) -> str | None:
         )
     text = value if isinstance(value, str) else str(value)
     # Lone surrogates (from "\ud800" escapes) cannot be stored as UTF-8.
-    text = text.encode("utf-8", errors="replace").decode("utf-8")
+    text = clean_str(text)[0]
     if len(text) > MAX_CONTENT_CHARS:
         cut = len(text) - MAX_CONTENT_CHARS
         text = text[:MAX_CONTENT_CHARS] + f"\n[reply truncated: {cut} more characters]"
@@ -117,7 +118,7 @@ def _tool_call(entry: Any, index: int) -> ToolCall:
             id=f"call_{index}",
             name="",
             arguments=None,
-            raw_arguments=clean_text(json.dumps(entry, default=str)) or "",
+            raw_arguments=clean_text(dumps_safe(entry, default=str)) or "",
             parse_error=f"unreadable tool call: {type(exc).__name__}",
         )
     call.name = clean_text(call.name) or ""
@@ -152,9 +153,17 @@ def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
 
 
 def turn_from_response(
-    response: dict[str, Any], secrets: Iterable[str | None] = ()
+    response: dict[str, Any], secrets: Iterable[str | None] = (), text_repairs: int = 0
 ) -> AssistantTurn:
-    """An AssistantTurn from a ``chat.completion`` object (as a dict)."""
+    """An AssistantTurn from a ``chat.completion`` object (as a dict).
+
+    The reply is made safe first (harness.boundary.sanitise: valid text in every
+    string and key, bounded nesting, no non-finite numbers); the characters that
+    had to be replaced, plus ``text_repairs`` already replaced while decoding the
+    body, are counted in the turn.
+    """
+    cleaned = sanitise(response)
+    response = cleaned.value
     choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ModelError("the reply has no choices", transient=True)
@@ -175,5 +184,6 @@ def turn_from_response(
         reasoning=join_reasoning(field_reasoning, inline_reasoning),
         usage=_usage(response.get("usage")),
         raw=json_safe(response, secrets),
-        finish_reason=str(finish) if finish is not None else None,
+        finish_reason=clean_text(finish)[:200] if finish is not None else None,
+        text_repairs=cleaned.replaced + text_repairs + sum(c.text_repairs for c in tool_calls),
     )

@@ -19,11 +19,13 @@ import json
 import re
 from typing import Any
 
+from harness.boundary import loads_bounded
 from harness.calls import try_parse_python_calls
 from harness.models.base import ModelClient
 from harness.models.prompt_format import PromptFormat
 from harness.models.reasoning import join_reasoning, split_reasoning
 from harness.types import (
+    MAX_RAW_ARGUMENT_CHARS,
     AssistantTurn,
     Message,
     SamplingParams,
@@ -87,15 +89,15 @@ def _block_call(block: str, index: int) -> list[ToolCall]:
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        value = loads_bounded(text).value
+    except ValueError as exc:  # not JSON, or over the parse bounds
         name_match = re.search(r'"name"\s*:\s*"([^"]{1,200})"', text)
         return [
             ToolCall(
                 id=f"call_{index}",
                 name=name_match.group(1) if name_match else "",
                 arguments=None,
-                raw_arguments=text,
+                raw_arguments=text[:MAX_RAW_ARGUMENT_CHARS],
                 parse_error=f"tool call is not valid JSON: {exc}",
             )
         ]
@@ -271,6 +273,7 @@ class PromptModeClient(ModelClient):
             usage=reply.usage,
             raw=raw,
             finish_reason=reply.finish_reason,
+            text_repairs=reply.text_repairs,
         )
 
     def cache_identity(self) -> dict[str, Any] | None:

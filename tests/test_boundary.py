@@ -1,0 +1,373 @@
+"""Values from outside are made safe where they enter: valid UTF-8, bounded parses,
+no non-finite numbers in any file; one sample's failure never stops a run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.boundary import MAX_DEPTH, dumps_safe, loads_bounded, sanitise
+from harness.calls import try_parse_python_calls
+from harness.errors import ModelOutputError
+from harness.models.base import ModelClient, ModelError
+from harness.models.openai_http import parse_reply_body
+from harness.models.prompt_mode import HermesPromptFormat
+from harness.registry import get_adapter, register_adapter
+from harness.report import ReportOptions, build_report
+from harness.runner import INFRA_ERROR, Runner, WorkItem
+from harness.store import OK, RunStore, read_records
+from harness.strategies.base import PlainStrategy
+from harness.task import Services
+from harness.types import AssistantTurn, SamplingParams, ToolCall
+
+
+def strict_loads(text: str):
+    """JSON as a browser's JSON.parse reads it: no NaN, no Infinity."""
+
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def reply(message: dict, finish="stop") -> dict:
+    return {"id": "r", "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+
+
+def body_of(value) -> bytes:
+    # ensure_ascii writes lone surrogates as "\ud800" escapes, as a broken server does.
+    return json.dumps(value, ensure_ascii=True).encode("ascii")
+
+
+# --- the parse bounds -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments, reason",
+    [
+        ('{"a": ' + "[" * 960 + "]" * 960 + "}", "nested more than"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than"),
+        ('{"n": ' + "7" * 4301 + "}", "4300 digits"),
+        ('{"n": NaN}', "NaN"),
+        ('{"n": -Infinity}', "Infinity"),
+        ('{"n": 1e999}', "out of range"),
+        ('{"a": [' + ",".join(["1"] * 300_000) + "]}", "more than"),
+    ],
+)
+def test_arguments_over_a_bound_are_a_parse_error_the_agent_sees(arguments, reason):
+    call = ToolCall.from_openai({"id": "c", "function": {"name": "f", "arguments": arguments}})
+    assert call.arguments is None and reason in call.parse_error
+    json.dumps(call.to_dict(), allow_nan=False).encode("utf-8")
+
+
+def test_arguments_as_an_object_are_held_to_the_same_bounds():
+    deep: dict = {}
+    node = deep
+    for _ in range(MAX_DEPTH + 5):
+        node["x"] = {}
+        node = node["x"]
+    call = ToolCall.from_openai({"id": "c", "function": {"name": "f", "arguments": deep}})
+    assert call.arguments is None and "nested" in call.parse_error
+    fine = ToolCall.from_openai({"id": "c", "function": {"name": "f", "arguments": {"a": [1]}}})
+    assert fine.arguments == {"a": [1]} and fine.parse_error is None
+
+
+def test_lone_surrogates_everywhere_in_a_reply_are_replaced_and_counted():
+    evil = "\ud800"
+    call = {
+        "id": f"call{evil}",
+        "type": "function",
+        "function": {"name": f"add{evil}", "arguments": json.dumps({f"k{evil}": f"v{evil}"})},
+    }
+    raw = reply({"role": "assistant", "content": f"hi{evil}", "tool_calls": [call]}, evil)
+    turn = parse_reply_body(body_of(raw))
+    parsed = turn.tool_calls[0]
+    assert parsed.id == "call\ufffd" and parsed.name == "add\ufffd"
+    assert parsed.arguments == {"k\ufffd": "v\ufffd"} and parsed.parse_error is None
+    assert turn.finish_reason == "\ufffd" and turn.content == "hi\ufffd"
+    assert turn.text_repairs >= 5  # content, id, name, finish_reason; arguments inside the text
+    dumps_safe(turn.to_dict()).encode("utf-8")
+    assert AssistantTurn.from_dict(turn.to_dict()).text_repairs == turn.text_repairs
+
+
+def test_invalid_bytes_in_a_body_are_replaced_not_a_server_error():
+    body = body_of(reply({"role": "assistant", "content": "PLACEHOLDER"})).replace(
+        b"PLACEHOLDER", b"caf\xe9 \xff"
+    )
+    turn = parse_reply_body(body)
+    assert turn.content == "caf\ufffd \ufffd" and turn.text_repairs == 2
+
+
+def test_a_huge_integer_in_a_reply_body_does_not_fail_the_reply():
+    body = b'{"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], "n": ' + (
+        b"9" * 5000 + b"}"
+    )
+    turn = parse_reply_body(body)
+    assert turn.content == "x"
+    json.dumps(turn.raw, allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "f", "arguments": {"n": ' + "1" * 5000 + "}}</tool_call>",
+        '<tool_call>{"name": "f", "arguments": {"n": ' + "[" * 960 + "]" * 960 + "}}</tool_call>",
+        '<tool_call>{"name": "f", "arguments": {"n": NaN}}</tool_call>',
+        "[f(n=0x" + "f" * 5000 + ")]",
+        "[f(n=1e999)]",
+        "[f(n=" + "[" * 150 + "]" * 150 + ")]",
+        "[f(n={(1, 2): 3})]",
+    ],
+)
+def test_prompt_mode_calls_over_a_bound_are_parse_errors(text):
+    _, calls = HermesPromptFormat().parse(text)
+    assert calls and all(c.parse_error and c.arguments is None for c in calls)
+    for call in calls:
+        json.dumps(call.to_dict(), allow_nan=False).encode("utf-8")
+
+
+def test_legitimate_calls_parse_as_before():
+    assert loads_bounded('{"a": [1, 2.5, "x", null, true, {"b": -3}]}').value == {
+        "a": [1, 2.5, "x", None, True, {"b": -3}]
+    }
+    parsed = try_parse_python_calls("[f(a=1, b='x', c=[1, 2], d={'k': -1.5})]")
+    assert parsed.error is None
+    assert parsed.calls[0].arguments == {"a": 1, "b": "x", "c": [1, 2], "d": {"k": -1.5}}
+
+
+def test_sanitise_writes_any_value_as_standard_json():
+    loop: list = []
+    loop.append(loop)
+    value = {
+        "nan": float("nan"),
+        "inf": float("-inf"),
+        "big": 10**5000,
+        "text": "\udfff",
+        1.5: "float key",
+        (1, 2): "tuple key",
+        "loop": loop,
+        "deep": json.loads("[" * 900 + "]" * 900),
+        "object": object(),
+    }
+    text = dumps_safe(value)
+    data = strict_loads(text)
+    assert data["nan"] == "NaN" and data["inf"] == "-Infinity" and data["text"] == "\ufffd"
+    assert data["big"].startswith("[integer of") and data["loop"] == ["[circular reference]"]
+    assert sanitise({"\ud800": 1}).replaced == 1
+
+
+# --- containment per sample -----------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def toy_registered():
+    register_adapter("toy", "toy_adapter:ToyAdapter")
+
+
+def toy_samples():
+    return get_adapter("toy").load("easy")
+
+
+class OneTurn(ModelClient):
+    """Answers with one given turn (or raises), then with plain text."""
+
+    name = "one-turn"
+
+    def __init__(self, turn: AssistantTurn | Exception):
+        self.turn = turn
+        self.used = False
+
+    async def complete(self, messages, tools, params):
+        if self.used:
+            return AssistantTurn(content="done")
+        self.used = True
+        if isinstance(self.turn, Exception):
+            raise self.turn
+        return self.turn
+
+
+def make_runner(store: RunStore, provider, strategy=None) -> Runner:
+    return Runner(store, strategy or PlainStrategy(), provider, Services(), SamplingParams())
+
+
+class ModelBreaksScoring(PlainStrategy):
+    async def run(self, sample, model, services, params):
+        raise ModelOutputError("the model's answer cannot be scored")
+
+
+class CircularScore(PlainStrategy):
+    """A trajectory whose extra holds a circular value (no JSON form)."""
+
+    async def run(self, sample, model, services, params):
+        trajectory = await super().run(sample, model, services, params)
+        loop: list = []
+        loop.append(loop)
+        trajectory.extra["loop"] = loop
+        trajectory.extra["nan"] = float("nan")
+        return trajectory
+
+
+def test_model_output_errors_are_scored_failures_and_unwritable_values_are_contained(tmp_path):
+    store = RunStore(tmp_path / "run")
+    store.open_for_append()
+    samples = toy_samples()
+    try:
+        scored = make_runner(store, lambda s: OneTurn(ValueError()), ModelBreaksScoring())
+        odd = make_runner(store, lambda s: OneTurn(AssistantTurn(content="x")), CircularScore())
+        summary = asyncio.run(scored.run_items([WorkItem(samples[0], 0)], 0))
+        summary2 = asyncio.run(odd.run_items([WorkItem(samples[1], 0)], 0))
+    finally:
+        store.close()
+    assert summary.ok == 1 and summary2.ok == 1
+    lines = (tmp_path / "run" / "samples.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+    records = [strict_loads(line) for line in lines]
+    assert records[0]["status"] == OK and records[0]["score"]["passed"] is False
+    assert "cannot be scored" in records[0]["score"]["details"]["model_output_error"]
+    extra = records[1]["trajectory"]["extra"]
+    assert extra["nan"] == "NaN" and extra["loop"] == ["[circular reference]"]
+
+
+def test_an_exception_while_building_the_record_is_that_records_error(tmp_path, monkeypatch):
+    import harness.runner as runner_module
+
+    calls = {"n": 0}
+    original = runner_module.build_record
+
+    def failing_once(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RecursionError("maximum recursion depth exceeded")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "build_record", failing_once)
+    store = RunStore(tmp_path / "run")
+    store.open_for_append()
+    try:
+        runner = make_runner(store, lambda s: OneTurn(AssistantTurn(content="x")))
+        summary = asyncio.run(runner.run_items([WorkItem(s, 0) for s in toy_samples()], 0))
+    finally:
+        store.close()
+    records = read_records(tmp_path / "run" / "samples.jsonl").latest
+    assert summary.ran == len(records) == 5 and summary.infra_errors == 1
+    broken = [r for r in records.values() if r["status"] == INFRA_ERROR]
+    assert broken[0]["error"]["type"] == "RecursionError"
+
+
+# --- the whole path, property-based ---------------------------------------------------
+
+# Any code point, lone surrogates included (hypothesis leaves them out by default).
+ANY_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None))
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | ANY_TEXT,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(ANY_TEXT, children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@st.composite
+def reply_bodies(draw) -> bytes:
+    kind = draw(st.sampled_from(["bytes", "value", "reply", "call"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=300))
+    if kind == "value":
+        return json.dumps(draw(JSON_VALUES)).encode("utf-8", errors="surrogatepass")
+    if kind == "reply":
+        message = {"role": "assistant", "content": draw(JSON_VALUES)}
+        return body_of(reply(message, draw(JSON_VALUES)))
+    arguments = draw(
+        st.one_of(
+            JSON_VALUES.map(lambda v: json.dumps(v)),
+            st.dictionaries(ANY_TEXT, JSON_VALUES, max_size=4),
+            ANY_TEXT,
+        )
+    )
+    call = {
+        "id": draw(JSON_VALUES),
+        "type": "function",
+        "function": {
+            "name": draw(st.sampled_from(["add", "x"]) | ANY_TEXT),
+            "arguments": arguments,
+        },
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call, draw(JSON_VALUES)]}
+    raw = body_of(reply(message, draw(JSON_VALUES)))
+    if draw(st.booleans()):  # and invalid bytes on top
+        raw = raw.replace(b'"assistant"', b'"assist\xff\xfeant"', 1)
+    return raw
+
+
+def test_arbitrary_replies_always_give_standard_records_and_a_report_that_opens(tmp_path):
+    run_dir = tmp_path / "run"
+    store = RunStore(run_dir)
+    store.write_manifest({"run_id": "hostile", "model": {"name": "hostile"}, "planned": {}})
+    store.open_for_append()
+    samples = toy_samples()
+    serial = {"n": 0}
+
+    def model_for(body: bytes):
+        try:
+            return OneTurn(parse_reply_body(body))
+        except ModelError as exc:  # a body that is no reply: an infrastructure error
+            return OneTurn(exc)
+
+    @settings(
+        max_examples=150,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(reply_bodies())
+    def one(body: bytes) -> None:
+        serial["n"] += 1
+        runner = make_runner(store, lambda s: model_for(body))
+        item = WorkItem(samples[serial["n"] % len(samples)], serial["n"])
+        summary = asyncio.run(runner.run_items([item], 0))
+        assert summary.ran == 1
+
+    try:
+        one()
+    finally:
+        store.close()
+    lines = (run_dir / "samples.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(lines) == serial["n"]
+    for line in lines:
+        strict_loads(line)
+    out = tmp_path / "report.html"
+    summary = build_report([run_dir], out, ReportOptions(plots=False))
+    page = out.read_text(encoding="utf-8")
+    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
+    assert summary.samples == len(blocks) == len(read_records(run_dir / "samples.jsonl").latest)
+    for block in blocks:
+        strict_loads(block)
+
+
+def test_report_truncates_lists_and_objects_and_bounds_each_sample(tmp_path):
+    from fake_runs import make_run, record
+
+    big = record("toy", "easy", "big", extra={"rows": list(range(100_000))})
+    wide = record("toy", "easy", "wide", extra={"map": {f"k{i}": "v" * 50 for i in range(50_000)}})
+    nested = record(
+        "toy", "easy", "nested", extra={"n": [[[[[[[[[[["x" * 19_000] * 30] * 30]]]]]]]]]}
+    )
+    run = make_run(tmp_path, "big-run", [big, wide, nested], {"toy": {"overall": 0.0}})
+    out = tmp_path / "report.html"
+    build_report([run], out, ReportOptions(plots=False))
+    page = out.read_text(encoding="utf-8")
+    assert len(page) < 8_000_000
+    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
+    details = [strict_loads(b) for b in blocks]
+    rows = next(d for d in details if d["key"].startswith("toy/easy/big"))["trajectory"]["extra"]
+    assert len(rows["rows"]) == 201 and "99800 more items" in rows["rows"][-1]
+    wide_map = next(d for d in details if "wide" in d["key"])["trajectory"]["extra"]["map"]
+    assert len(wide_map) == 201 and "49800 more keys" in wide_map["…"]
+    assert all(len(b) <= 2_000_000 for b in blocks)
