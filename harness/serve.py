@@ -241,11 +241,25 @@ class LlamaCppSpec(ServerSpec):
     # Its default window (2048 tokens) is too small for agent episodes.
     context_tokens: ClassVar[int] = 16384
 
+    # The Python that runs the server: by default this environment's. The server
+    # may live in an environment of its own (it brings fastapi, uvicorn and a
+    # native library the harness does not need); this variable names its Python.
+    python_variable: ClassVar[str] = "HARNESS_LLAMACPP_PYTHON"
+
+    def _server_python(self) -> str | None:
+        return os.environ.get(self.python_variable) or None
+
     def program(self) -> list[str]:
+        python = self._server_python()
+        if python is not None:
+            if not Path(python).is_file():
+                raise ConfigError(f"{self.python_variable}={python} is not a file")
+            return [python, "-m", "llama_cpp.server"]
         if importlib.util.find_spec("llama_cpp") is None:
             raise ConfigError(
                 "--serve llamacpp needs llama-cpp-python in this environment "
-                "(pip install 'llama-cpp-python[server]')"
+                f"(pip install 'llama-cpp-python[server]'), or {self.python_variable} "
+                "naming a Python that has it"
             )
         return [sys.executable, "-m", "llama_cpp.server"]
 
@@ -262,7 +276,17 @@ class LlamaCppSpec(ServerSpec):
         return args
 
     def version(self) -> str | None:
-        return _package_version("llama-cpp-python")
+        python = self._server_python()
+        if python is None:
+            return _package_version("llama-cpp-python")
+        probe = "import importlib.metadata as m; print(m.version('llama-cpp-python'))"
+        try:
+            found = subprocess.run(
+                [python, "-c", probe], capture_output=True, text=True, timeout=30, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return found.stdout.strip() or None
 
 
 @dataclass

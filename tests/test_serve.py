@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.errors import ConfigError
 from harness.serve import (
     LlamaCppSpec,
     ManagedServer,
@@ -151,6 +152,19 @@ def test_sglang_and_llamacpp_command_lines():
     assert args[args.index("--chat_format") + 1] == "chatml-function-calling"
     assert args[args.index("--interrupt_requests") + 1] == "False"
     assert llama.gpus() == 0
+
+
+def test_llamacpp_server_can_run_in_a_python_of_its_own(tmp_path, monkeypatch):
+    llama = LlamaCppSpec("/m/q.gguf", "q")
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho 0.3.36\n")
+    python.chmod(0o755)
+    monkeypatch.setenv("HARNESS_LLAMACPP_PYTHON", str(python))
+    assert llama.program() == [str(python), "-m", "llama_cpp.server"]
+    assert llama.version() == "0.3.36"
+    monkeypatch.setenv("HARNESS_LLAMACPP_PYTHON", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="HARNESS_LLAMACPP_PYTHON=.* is not a file"):
+        llama.program()
 
 
 def test_checkpoint_names_and_steps(tmp_path):
