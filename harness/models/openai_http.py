@@ -29,12 +29,15 @@ from harness.boundary import MAX_INT_DIGITS, decode_bytes
 from harness.models.base import ModelClient, ModelError
 from harness.models.openai_wire import http_error, turn_from_response
 from harness.models.redact import redact_url, scrub_secrets
+from harness.models.reply_body import ACCEPT_ENCODING, read_capped
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
 LOCAL_PREFIXES = ("openai/", "hosted_vllm/", "openai_compatible/")
-# Replies larger than this are refused (a runaway server must not exhaust memory).
+# Replies larger than this (on the wire or decompressed) are refused while they
+# stream: a runaway server must not exhaust memory.
 MAX_REPLY_BYTES = 64 * 1024 * 1024
+MAX_ERROR_BYTES = 64 * 1024
 
 
 def served_name(model: str) -> str:
@@ -116,6 +119,7 @@ class OpenAIHTTPClient(ModelClient):
             session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.max_connections),
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
+                auto_decompress=False,  # read_capped decompresses, within the cap
             )
             self._sessions[loop] = session
         return session
@@ -148,7 +152,7 @@ class OpenAIHTTPClient(ModelClient):
     ) -> AssistantTurn:
         import aiohttp
 
-        headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         payload = json.dumps(self.request_body(messages, tools, params), ensure_ascii=False)
@@ -157,9 +161,10 @@ class OpenAIHTTPClient(ModelClient):
             async with self._session().post(
                 url, data=payload.encode("utf-8", errors="surrogatepass"), headers=headers
             ) as response:
-                if (response.content_length or 0) > MAX_REPLY_BYTES:
-                    raise ModelError(f"reply larger than {MAX_REPLY_BYTES} bytes", transient=False)
-                body = await response.read()
+                if response.status == 200:
+                    body = await read_capped(response, MAX_REPLY_BYTES)
+                else:  # only the start of an error text is kept
+                    body = await read_capped(response, MAX_ERROR_BYTES, truncate=True)
                 status, reply_headers = response.status, dict(response.headers)
         except asyncio.TimeoutError:
             raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None

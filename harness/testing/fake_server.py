@@ -73,7 +73,10 @@ class Reply:
     sent as it is, so malformed JSON can be scripted. ``status`` other than 200
     sends an OpenAI-style error body with ``error``. ``delay`` waits before
     answering (on top of the server's latency); ``drop`` closes the connection
-    without a response; ``body`` sends these bytes verbatim as a 200 body.
+    without a response; ``body`` sends these bytes verbatim as a 200 body;
+    ``chunks`` sends these pieces as a chunked body (with ``status``) (a generator can stream a
+    body far larger than memory). Either can carry ``Content-Encoding`` in
+    ``headers`` (e.g. a gzip bomb).
     """
 
     content: str | None = "ok"
@@ -86,6 +89,7 @@ class Reply:
     delay: float = 0.0
     drop: bool = False
     body: bytes | None = None
+    chunks: Iterable[bytes] | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
@@ -370,13 +374,16 @@ class FakeServer:
             status, extra_headers, payload = await self._respond(method, path, headers, body)
             if payload is None:  # scripted connection drop
                 return
-            await _write(writer, status, extra_headers, payload)
+            if isinstance(payload, bytes):
+                await _write(writer, status, extra_headers, payload)
+            else:
+                await _write_chunked(writer, status, extra_headers, payload)
             if headers.get("connection", "").lower() == "close":
                 return
 
     async def _respond(
         self, method: str, path: str, headers: dict[str, str], body: bytes
-    ) -> tuple[int, dict[str, str], bytes | None]:
+    ) -> tuple[int, dict[str, str], bytes | Iterable[bytes] | None]:
         route = path.split("?", 1)[0].rstrip("/")
         parsed: Any = None
         if body:
@@ -412,6 +419,8 @@ class FakeServer:
             await asyncio.sleep(wait)
         if reply.drop:
             return 0, {}, None
+        if reply.chunks is not None:
+            return reply.status, reply.headers, reply.chunks
         if reply.status != 200:
             return (
                 reply.status,
@@ -475,6 +484,26 @@ async def _write(
         *(f"{name}: {value}" for name, value in headers.items()),
     ]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+    await writer.drain()
+
+
+async def _write_chunked(
+    writer: asyncio.StreamWriter, status: int, headers: dict[str, str], chunks: Iterable[bytes]
+) -> None:
+    reason = _REASONS.get(status, "Status")
+    lines = [
+        f"HTTP/1.1 {status} {reason}",
+        "Content-Type: application/json",
+        "Transfer-Encoding: chunked",
+        "Connection: keep-alive",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    for chunk in chunks:
+        if chunk:
+            writer.write(f"{len(chunk):x}\r\n".encode("ascii") + chunk + b"\r\n")
+            await writer.drain()  # the client reads (or gives up) as it goes
+    writer.write(b"0\r\n\r\n")
     await writer.drain()
 
 

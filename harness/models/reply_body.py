@@ -1,0 +1,73 @@
+"""Reading an HTTP reply body within a size cap, while it streams.
+
+A Content-Length check alone lets a chunked reply (no length) or a compressed
+one (a small gzip bomb that inflates to gigabytes) be read whole. Here the body
+is read in pieces and decompressed here, not by aiohttp, with zlib's
+``max_length``, so neither the bytes on the wire nor the decompressed bytes can
+pass the cap: the read stops as soon as either would.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from harness.models.base import ModelError
+
+# Encodings the client asks for and can decode itself.
+ACCEPT_ENCODING = "gzip, deflate"
+READ_PIECE_BYTES = 64 * 1024
+# wbits that accept both gzip and zlib headers.
+_GZIP_OR_ZLIB = 32 + zlib.MAX_WBITS
+
+
+class ReplyTooLarge(ModelError):
+    """The reply (on the wire or decompressed) is over the cap; never retried."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"reply larger than {limit} bytes", transient=False)
+
+
+def _decoder(encoding: str) -> Any:
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return None
+    if name in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(_GZIP_OR_ZLIB)
+    raise ModelError(f"reply uses an unsupported content encoding '{name[:40]}'", transient=False)
+
+
+async def read_capped(response: Any, limit: int, truncate: bool = False) -> bytes:
+    """The (decompressed) body of an aiohttp response, at most ``limit`` bytes.
+
+    Over the cap: raises ReplyTooLarge, or with ``truncate`` returns the first
+    ``limit`` bytes (for error texts, of which only the start is kept).
+    """
+    if not truncate and (response.content_length or 0) > limit:
+        raise ReplyTooLarge(limit)
+    decoder = _decoder(response.headers.get("Content-Encoding", ""))
+    body = bytearray()
+    received = 0
+    async for piece in response.content.iter_chunked(READ_PIECE_BYTES):
+        received += len(piece)
+        if decoder is None:
+            data = piece
+        else:
+            try:
+                data = decoder.decompress(piece, limit + 1 - len(body))
+            except zlib.error as exc:
+                raise ModelError(f"reply body does not decompress: {exc}", transient=True) from None
+            if decoder.unconsumed_tail:  # more output waiting than the cap leaves room for
+                data += b"\0"
+        body += data
+        if len(body) > limit or received > limit:
+            if truncate:
+                return bytes(body[:limit])
+            raise ReplyTooLarge(limit)
+    if decoder is not None:
+        body += decoder.flush(READ_PIECE_BYTES)
+        if len(body) > limit:
+            if truncate:
+                return bytes(body[:limit])
+            raise ReplyTooLarge(limit)
+    return bytes(body)
