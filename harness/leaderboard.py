@@ -22,17 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import stats
+from harness.composite import CompositeDefinition, default_composite
 from harness.errors import ConfigError
 from harness.headlines import (
-    COMPOSITE_BENCHMARKS,
-    COMPOSITE_LABEL,
-    METADATA_BENCHMARKS,
-    PRIMARY_METRIC,
+    benchmark_info,
     benchmark_label,
     estimator_for,
     is_count_metric,
-    normalise,
     primary_metric,
+    primary_metrics,
     sort_benchmarks,
 )
 from harness.reference import ReferenceTable, load_references
@@ -93,7 +91,7 @@ class BenchmarkEntry:
 
 @dataclass
 class Composite:
-    """Overall = mean(BFCL-v4, tau2, VitaBench), only when all three are present."""
+    """A composite across benchmarks (``harness.composite``), when all it names are present."""
 
     value: float | None
     interval: Interval | None = None
@@ -239,17 +237,23 @@ def _primary_interval(
     entry.replicates = result.replicates
 
 
-def composite_of(entries: dict[str, BenchmarkEntry]) -> Composite:
+def composite_of(
+    entries: dict[str, BenchmarkEntry], definition: CompositeDefinition | None = None
+) -> Composite:
+    """The composite of one row (default: the first composite definition found)."""
+    definition = definition or default_composite()
+    if definition is None:
+        return Composite(None)
     missing = [
-        b for b in COMPOSITE_BENCHMARKS if b not in entries or entries[b].primary_value is None
+        b for b in definition.benchmarks if b not in entries or entries[b].primary_value is None
     ]
     if missing:
         return Composite(None, missing=missing)
-    parts = [entries[b] for b in COMPOSITE_BENCHMARKS]
+    parts = [entries[b] for b in definition.benchmarks]
     value = sum(float(e.primary_value) for e in parts) / len(parts)
     interval = None
     if all(e.replicates is not None for e in parts):
-        # The three benchmarks are independent task sets: averaging their
+        # The benchmarks are independent task sets: averaging their
         # independent bootstrap replicates gives replicates of the composite.
         replicates = sum(e.replicates for e in parts) / len(parts)
         interval = stats.percentile_interval(replicates)
@@ -271,7 +275,7 @@ def _scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[s
     records = scores.get("records")
     if records is None:  # an older scores.json: read the records themselves
         return store.records()
-    wanted = [b for b in METADATA_BENCHMARKS if b in (scores.get("benchmarks") or {})]
+    wanted = [b for b in scores.get("benchmarks") or {} if benchmark_info(b).needs_metadata]
     if not wanted:
         return records
     stored = store.records()
@@ -442,10 +446,11 @@ def summary_table(results: list[RunResult]) -> Table:
         identity.append(Column("step", "step"))
     columns = list(identity)
     for bench in benchmarks:
-        metric = PRIMARY_METRIC.get(bench) or _first_primary(results, bench) or "?"
+        metric = benchmark_info(bench).primary or _first_primary(results, bench) or "?"
         columns.append(Column(f"bench:{bench}", f"{benchmark_label(bench)} {metric}", "metric"))
-    if any(b in benchmarks for b in COMPOSITE_BENCHMARKS):
-        columns.append(Column("composite", "Overall", "metric"))
+    composite = _shown_composite(results)
+    if composite is not None:
+        columns.append(Column("composite", composite.label, "metric"))
     columns += [
         Column("records", "records", "count"),
         Column("errors", "infra/score errors", "count"),
@@ -457,12 +462,17 @@ def summary_table(results: list[RunResult]) -> Table:
         Column("wall_s", "wall time", "seconds"),
     ]
     rows = []
-    notes = [
-        f"{COMPOSITE_LABEL} (the EnvACE paper's composite); shown only when all three are "
-        "present; * = a component is incomplete (see notes).",
+    notes = []
+    if composite is not None:
+        notes.append(
+            f"{composite.definition} ({composite.source}); a row without all of "
+            f"{', '.join(benchmark_label(b) for b in composite.benchmarks)} is partial; "
+            "* = a component is incomplete (see notes)."
+        )
+    notes.append(
         "Intervals: 95% bootstrap over tasks (trials of a task kept together, resampled "
-        "within subsets); published rows have none.",
-    ]
+        "within subsets); published rows have none."
+    )
     for result in results:
         cells = _identity_cells(result)
         entries = list(result.benchmarks.values())
@@ -473,9 +483,10 @@ def summary_table(results: list[RunResult]) -> Table:
                 if entry is None
                 else MetricValue(entry.primary_value, entry.interval, "" if entry.primary else "-")
             )
-        cells["composite"] = result.composite.metric()
-        for caveat in result.composite.caveats:
-            notes.append(f"* {result.name}: {caveat}")
+        if composite is not None:
+            cells["composite"] = result.composite.metric()
+            for caveat in result.composite.caveats:
+                notes.append(f"* {result.name}: {caveat}")
         if not result.is_reference:
             cells["records"] = sum(e.counts.get("records", 0) for e in entries)
             cells["errors"] = sum(e.errors for e in entries)
@@ -490,20 +501,22 @@ def summary_table(results: list[RunResult]) -> Table:
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
 
 
+def _shown_composite(results: list[RunResult]) -> CompositeDefinition | None:
+    """The composite definition, when some row holds every benchmark it names."""
+    definition = default_composite()
+    if definition is None:
+        return None
+    if any(definition.applies_to(set(r.benchmarks)) or r.composite.published for r in results):
+        return definition
+    return None
+
+
 def _first_primary(results: list[RunResult], bench: str) -> str | None:
     for result in results:
         entry = result.benchmarks.get(bench)
         if entry is not None and entry.primary:
             return entry.primary
     return None
-
-
-def _canonical(entry: BenchmarkEntry, key: str) -> str:
-    """A column identity for a headline key: the primary metric shares one column
-    whatever its spelling in a run or a published table."""
-    if key == entry.primary:
-        return normalise(PRIMARY_METRIC.get(entry.benchmark, key))
-    return normalise(key)
 
 
 def _metric_columns(results: list[RunResult], bench: str) -> list[tuple[str, str]]:
@@ -515,9 +528,9 @@ def _metric_columns(results: list[RunResult], bench: str) -> list[tuple[str, str
         if entry is None:
             continue
         if entry.primary and primary_id is None:
-            primary_id = _canonical(entry, entry.primary)
+            primary_id = entry.primary
         for key in entry.headline:
-            labels.setdefault(_canonical(entry, key), key)
+            labels.setdefault(key, key)
     ordered = list(labels)
     if primary_id in labels:
         ordered = [primary_id] + [c for c in ordered if c != primary_id]
@@ -526,10 +539,7 @@ def _metric_columns(results: list[RunResult], bench: str) -> list[tuple[str, str
 
 
 def _lookup(entry: BenchmarkEntry, column: str) -> float | None:
-    for key, value in entry.headline.items():
-        if _canonical(entry, key) == column:
-            return value
-    return None
+    return entry.headline.get(column)
 
 
 def benchmark_table(results: list[RunResult], bench: str) -> Table:
@@ -559,7 +569,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         if entry is None:
             continue
         cells = _identity_cells(result)
-        primary_id = _canonical(entry, entry.primary) if entry.primary else None
+        primary_id = entry.primary if entry.primary else None
         for column, label in metric_columns:
             value = _lookup(entry, column)
             if is_count_metric(label):
@@ -862,13 +872,25 @@ def result_json(result: RunResult) -> dict[str, Any]:
     }
 
 
+def _composite_json(definition: CompositeDefinition | None) -> dict[str, Any] | None:
+    if definition is None:
+        return None
+    return {
+        "name": definition.name,
+        "label": definition.label,
+        "definition": definition.definition,
+        "source": definition.source,
+        "benchmarks": list(definition.benchmarks),
+    }
+
+
 def render_json(
     results: list[RunResult], references: list[ReferenceTable], n_boot: int, seed: int
 ) -> str:
     data = {
         "units": "metrics are fractions (0-1)",
-        "primary_metrics": PRIMARY_METRIC,
-        "composite": {"definition": COMPOSITE_LABEL, "benchmarks": list(COMPOSITE_BENCHMARKS)},
+        "primary_metrics": primary_metrics(b for r in results for b in r.benchmarks),
+        "composite": _composite_json(default_composite()),
         "intervals": {
             "level": stats.LEVEL,
             "method": "percentile bootstrap over tasks, stratified by subset",

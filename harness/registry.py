@@ -1,14 +1,17 @@
 """Finding adapters by benchmark name.
 
-The four built-in adapters and any third-party adapter register through the
-``harness.adapters`` entry-point group; the built-in table below keeps the
-harness working from a source checkout that was never installed.
+Adapters register through the ``harness.adapters`` entry-point group (the
+built-in ones in pyproject.toml, third-party ones in their own packages). A
+source checkout that was never installed has no entry points; its built-in
+adapters are then found as the packages under ``harness.adapters``, each holding
+an ``Adapter`` subclass whose ``name`` is the package's name.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 from functools import cache
 from importlib.metadata import entry_points
 
@@ -16,13 +19,7 @@ from harness.errors import ConfigError
 from harness.task import Adapter
 
 ENTRY_POINT_GROUP = "harness.adapters"
-
-BUILTIN_ADAPTERS = {
-    "bfcl": "harness.adapters.bfcl:BFCLAdapter",
-    "tau2": "harness.adapters.tau2:Tau2Adapter",
-    "vitabench": "harness.adapters.vitabench:VitaBenchAdapter",
-    "finmcp": "harness.adapters.finmcp:FinMCPAdapter",
-}
+PACKAGE = "harness.adapters"
 
 
 # Adapters registered at run time (tests, notebooks): name -> "module:Class".
@@ -45,15 +42,52 @@ def _env_adapters() -> dict[str, str]:
     return targets
 
 
-def _adapter_targets() -> dict[str, str]:
-    targets = {**BUILTIN_ADAPTERS, **_env_adapters(), **_registered}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        targets.setdefault(entry.name, entry.value)
+def _packaged_adapters() -> dict[str, str]:
+    """The adapter packages shipped with the harness, by name (target: the package)."""
+    import harness.adapters
+
+    return {
+        info.name: PACKAGE + "." + info.name
+        for info in pkgutil.iter_modules(harness.adapters.__path__)
+        if info.ispkg
+    }
+
+
+@cache
+def _installed_targets() -> dict[str, str]:
+    """Entry points, then shipped packages that have none (a never-installed checkout)."""
+    targets = {entry.name: entry.value for entry in entry_points(group=ENTRY_POINT_GROUP)}
+    for name, package in _packaged_adapters().items():
+        targets.setdefault(name, package)
     return targets
+
+
+def _adapter_targets() -> dict[str, str]:
+    """name -> "module:Class" (or a package to search); run-time registrations win."""
+    return {**_installed_targets(), **_env_adapters(), **_registered}
 
 
 def benchmark_names() -> list[str]:
     return sorted(_adapter_targets())
+
+
+def _adapter_class(name: str, target: str) -> type:
+    module_name, _, class_name = target.partition(":")
+    module = importlib.import_module(module_name)
+    if class_name:
+        return getattr(module, class_name)
+    for value in vars(module).values():
+        if isinstance(value, type) and issubclass(value, Adapter) and value.name == name:
+            return value
+    raise ConfigError(f"package {module_name} holds no adapter named '{name}'")
+
+
+def find_adapter(name: str) -> Adapter | None:
+    """The adapter of a benchmark name, or None when no adapter is registered for it
+    (e.g. a published table's benchmark, or a run folder from elsewhere)."""
+    if name not in _adapter_targets():
+        return None
+    return get_adapter(name)
 
 
 @cache
@@ -62,9 +96,7 @@ def get_adapter(name: str) -> Adapter:
     targets = _adapter_targets()
     if name not in targets:
         raise ConfigError(f"unknown benchmark '{name}' (known: {', '.join(sorted(targets))})")
-    module_name, _, class_name = targets[name].partition(":")
-    module = importlib.import_module(module_name)
-    adapter = getattr(module, class_name)()
+    adapter = _adapter_class(name, targets[name])()
     if not isinstance(adapter, Adapter):
         raise ConfigError(f"adapter '{name}' ({targets[name]}) is not a harness Adapter")
     return adapter

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
-from harness.headlines import Estimator, estimator_for, sort_benchmarks, subset_estimator
+from harness.estimators import Estimator
+from harness.headlines import estimator_for, sort_benchmarks, subset_estimator
 
 LEVEL = 0.95
 N_BOOT = 2000
@@ -85,7 +86,7 @@ class TaskOutcome:
         return self.successes * 2 > self.n
 
     def component(self, name: str) -> float:
-        """A per-task value for the estimators in ``harness.headlines``:
+        """A per-task value for the adapters' estimators (``harness.estimators``):
 
         - ``<value>``: the mean over all trials (an unscored trial counts as 0);
         - ``<value>_scored``: the mean over scored trials only (0 when there are none);
@@ -126,8 +127,8 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
         if score.get(name) is not None:
             values[name] = float(score[name])
     if (record.get("metadata") or {}).get("error_flag"):
-        # An item its benchmark flags as erroneous is left out of tool-call sums,
-        # as FinMCP's official script drops it.
+        # The record's metadata convention for an item its benchmark flags as
+        # erroneous: left out of tool-call sums, as that benchmark's own script does.
         for name in ("tool_tp", "tool_fp", "tool_fn"):
             values.pop(name, None)
     return True, values

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from harness.types import Message, Score, ToolCall, ToolResult, ToolSchema, Trajectory, Usage
 
 if TYPE_CHECKING:
+    from harness.estimators import Estimator
     from harness.models.base import ModelClient
     from harness.models.prompt_format import PromptFormat
+    from harness.strategies.feedback import FeedbackRules
 
 
 class Environment(ABC):
@@ -29,6 +31,12 @@ class Environment(ABC):
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run one well-formed tool call. Must not raise for bad model input:
         unknown tools and bad arguments come back as ``ToolResult(is_error=True)``."""
+
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        """Run one of the *user's* own tool calls (a benchmark where the user acts on
+        the world too, e.g. dual control). Synchronous, because user simulators call
+        it from inside their turn. Environments without user tools refuse."""
+        return ToolResult(f"Error: the user cannot call '{call.name}' in this task.", True)
 
     def final_state(self) -> Any:
         """A JSON-serialisable view of the end state, stored in the record (optional)."""
@@ -188,9 +196,25 @@ class BenchmarkResult:
 
 
 class Adapter(ABC):
-    """One benchmark behind the task interface."""
+    """One benchmark behind the task interface.
+
+    Besides its samples and scores, an adapter owns how its benchmark is reported:
+    ``label`` (its display name), ``primary_metric`` (the headline key that stands
+    for the benchmark in summaries) and ``estimators()`` (how to recompute headline
+    metrics from per-task values, for bootstrap intervals; its ``aggregate`` calls
+    the same formulas). A benchmark may also contribute CLI commands and feedback
+    rules through the hooks below; the core knows no benchmark by name.
+    """
 
     name: str = ""
+    label: str = ""  # display name; default: ``name``
+    # The headline key of the primary metric; "" means the first fractional one.
+    primary_metric: str = ""
+    # Whether recomputing the estimators needs each record's metadata (which the
+    # stored scores do not carry), e.g. to leave out items the benchmark flags.
+    estimators_need_metadata: bool = False
+    # Where the benchmark's column goes in tables (lower first; ties by name).
+    table_order: int = 100
     # Whether episodes need a simulated user / scoring needs a judge model, so the
     # runner asks for (and records) those models only where they matter.
     needs_user_model: bool = False
@@ -251,4 +275,27 @@ class Adapter(ABC):
 
     def unavailable_reason(self, subset: str) -> str | None:
         """Why a subset cannot run on this machine (missing key or extra), else None."""
+        return None
+
+    def estimators(self) -> dict[str, Estimator]:
+        """Headline key -> how to recompute it from per-task values (see
+        ``harness.estimators``). The primary metric without an estimator gets
+        the mean pass rate over subsets, shown only if it equals the official value."""
+        return {}
+
+    def subset_estimator(self) -> Estimator:
+        """The per-subset quantity paired comparisons report (default: pass rate)."""
+        from harness.estimators import MEAN_PASS
+
+        return MEAN_PASS
+
+    def commands(self) -> dict[str, str]:
+        """CLI commands this benchmark adds: command name -> module. Each module
+        defines ``HELP``, ``add_arguments(parser)`` and ``run(args) -> exit code``
+        (as ``harness/commands/*``) and imports nothing heavy at module level."""
+        return {}
+
+    def feedback_rules(self) -> FeedbackRules | None:
+        """The benchmark's own augmented-feedback rules (``env_feedback: augmented``),
+        applied before the generic ones; None when it has none."""
         return None

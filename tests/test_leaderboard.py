@@ -129,7 +129,23 @@ def test_composite_is_partial_when_a_benchmark_is_missing(tmp_path):
     )
     run = load_run(run_dir, n_boot=100)
     assert run.composite.value is None and run.composite.missing == ["bfcl", "vitabench"]
-    assert "partial (no BFCL-v4, VitaBench)" in render([run_dir], "md", n_boot=100)
+    # Beside published rows that have the composite, the run's cell says why it has none.
+    board = render([run_dir], "md", reference="envace", n_boot=100)
+    assert "partial (no BFCL-v4, VitaBench)" in board
+    assert "the EnvACE paper's composite" in board
+
+
+def test_composite_is_not_shown_where_its_definition_does_not_apply(tmp_path):
+    # No row holds BFCL, tau2 and VitaBench together: no Overall column, no EnvACE note.
+    run_dir = make_run(
+        tmp_path,
+        "tau2-only",
+        pass_fail_records("tau2", "airline", [True, False]),
+        {"tau2": {"airline": 0.5, "tau2_mean": 0.5}},
+    )
+    board = render([run_dir], "md", n_boot=100)
+    summary = board.split("### ")[1]
+    assert "Overall" not in summary and "EnvACE" not in board and "partial" not in board
 
 
 def test_no_interval_when_the_official_value_cannot_be_recomputed(tmp_path):

@@ -12,8 +12,8 @@ import random
 import pytest
 from fake_runs import make_run, record
 
-from harness.headlines import PRIMARY_METRIC
 from harness.leaderboard import load_run
+from harness.registry import get_adapter
 from harness.scoring import aggregate_records
 
 SUBSETS = {
@@ -69,7 +69,7 @@ def test_recomputed_primary_metric_matches_the_adapter(tmp_path, benchmark):
         official = aggregate_records(records)[benchmark]["headline"]
         run_dir = make_run(tmp_path, f"{benchmark}-{seed}", records, {benchmark: official})
         entry = load_run(run_dir, n_boot=100).benchmarks[benchmark]
-        assert entry.primary == PRIMARY_METRIC[benchmark]
+        assert entry.primary == get_adapter(benchmark).primary_metric
         assert entry.ci_note == "", entry.ci_note
         assert entry.interval is not None
 
@@ -80,6 +80,8 @@ def test_composite_interval_on_adapter_aggregates(tmp_path):
     benchmarks = aggregate_records(records)
     headlines = {b: benchmarks[b]["headline"] for b in benchmarks}
     run = load_run(make_run(tmp_path, "all", records, headlines), n_boot=300)
-    expected = sum(headlines[b][PRIMARY_METRIC[b]] for b in ("bfcl", "tau2", "vitabench")) / 3
+    expected = (
+        sum(headlines[b][get_adapter(b).primary_metric] for b in ("bfcl", "tau2", "vitabench")) / 3
+    )
     assert run.composite.value == pytest.approx(expected)
     assert run.composite.interval.low <= expected <= run.composite.interval.high

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from harness import stats
-from harness.headlines import MEAN_PASS, estimator_for
+from harness.estimators import MEAN_PASS
+from harness.headlines import estimator_for
 from harness.stats import TaskOutcome
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.estimators import Estimator
 from harness.models.base import ModelClient
 from harness.models.prompt_format import PromptFormat
 from harness.task import (
@@ -82,6 +83,9 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
 
 class BFCLAdapter(Adapter):
     name = "bfcl"
+    label = "BFCL-v4"
+    primary_metric = "overall"
+    table_order = 10
 
     def subsets(self) -> list[str]:
         return list(ALL_CATEGORIES)
@@ -198,6 +202,11 @@ class BFCLAdapter(Adapter):
         from .aggregate import aggregate_records
 
         return aggregate_records(records)
+
+    def estimators(self) -> dict[str, Estimator]:
+        from .aggregate import ESTIMATORS
+
+        return ESTIMATORS
 
     def oracle(self, sample: Sample) -> ModelClient:
         from .oracle import OracleClient

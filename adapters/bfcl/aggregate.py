@@ -22,8 +22,11 @@ renormalised (not an official number; it equals ``overall`` on a full run).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from harness.estimators import Estimator, subset_means
 from harness.task import BenchmarkResult, RecordView, SubsetResult
 
 from .categories import ALL_CATEGORIES, CATEGORY_SIZES, MULTI_TURN
@@ -67,9 +70,10 @@ OVERALL = Weighted(
 )
 
 
-def evaluate(part: object, accuracy: dict[str, float], run_only: bool) -> float | None:
+def evaluate(part: object, accuracy: Mapping[str, Any], run_only: bool) -> Any:
     """The value of a formula part. Official (``run_only`` False): a missing
-    category is 0. ``run_only``: missing parts are left out (None if all are)."""
+    category is 0. ``run_only``: missing parts are left out (None if all are).
+    Accuracies may be floats or arrays of bootstrap replicates."""
     if isinstance(part, str):
         if part in GROUPS:
             return evaluate(GROUPS[part], accuracy, run_only)
@@ -89,6 +93,23 @@ def evaluate(part: object, accuracy: dict[str, float], run_only: bool) -> float 
     # Officially no part is ever left out (missing ones are 0), so this is the
     # plain weighted mean; with run_only it renormalises over the parts present.
     return total / weights
+
+
+def official_overall(accuracy: Mapping[str, Any]) -> Any:
+    """BFCL-v4 Overall from per-category accuracy (a category not run counts as 0)."""
+    return evaluate(OVERALL, accuracy, run_only=False)
+
+
+# The bootstrap recomputes Overall with the same formula from resampled per-task
+# pass rates (each category's accuracy is the mean over its tasks).
+ESTIMATORS = {
+    "overall": Estimator(
+        "Overall",
+        ("passed",),
+        lambda sums, counts: official_overall(subset_means(sums, counts)),
+        "BFCL-v4 Overall from per-category accuracy",
+    )
+}
 
 
 def _passed(record: RecordView) -> float:
@@ -136,7 +157,7 @@ def aggregate_records(records: list[RecordView]) -> BenchmarkResult:
     }
     accuracy = {category: result.metrics["accuracy"] for category, result in subsets.items()}
 
-    headline: dict[str, float] = {"overall": evaluate(OVERALL, accuracy, run_only=False) or 0.0}
+    headline: dict[str, float] = {"overall": official_overall(accuracy)}
     headline["overall_run"] = evaluate(OVERALL, accuracy, run_only=True) or 0.0
     for group in GROUPS:
         headline[group] = evaluate(group, accuracy, run_only=False) or 0.0

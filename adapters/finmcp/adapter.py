@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.estimators import Estimator
 from harness.models.base import ModelClient
 from harness.task import (
     Adapter,
@@ -40,7 +41,7 @@ from harness.types import Score, ToolSchema, Trajectory
 
 from .data import ALL, HF_DATASET, SUBSET_FILES, DataSource, Item, item_id, load_source
 from .gold import gold_turns, recorded_calls
-from .metrics import ItemResult, summarize, tool_names
+from .metrics import ESTIMATORS, ItemResult, summarize, tool_names
 from .oracle import GoldOracle
 from .protocol import GoldHistoryUser
 from .replay import TOOL_CALL_CAP, ReplayEnvironment
@@ -89,6 +90,11 @@ def _unique_ids(items: list[Item]) -> list[str]:
 
 class FinMCPAdapter(Adapter):
     name = "finmcp"
+    label = "FinMCP-Bench"
+    primary_metric = "micro_f1"
+    table_order = 40
+    # Items flagged error=true are left out of the micro sums (record metadata).
+    estimators_need_metadata = True
 
     def __init__(self) -> None:
         self._sources: dict[str, DataSource] = {}
@@ -177,6 +183,12 @@ class FinMCPAdapter(Adapter):
         score = score_trajectory(sample.gold, trajectory)
         score.details["error_flag"] = bool(sample.metadata.get("error_flag", False))
         return score
+
+    def estimators(self) -> dict[str, Estimator]:
+        return ESTIMATORS
+
+    def subset_estimator(self) -> Estimator:
+        return ESTIMATORS["micro_f1"]
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         """Official metrics over "all" and each breakdown; error items apart.

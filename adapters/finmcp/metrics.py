@@ -24,14 +24,16 @@ Two exact-match rates:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from harness.estimators import Estimator, pooled, ratio
 from harness.types import Message
 
-
-def safe_div(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator > 0 else 0.0
+# numerator / denominator, 0 when the denominator is not positive; elementwise on
+# arrays, so the micro metrics below serve the bootstrap too.
+safe_div = ratio
 
 
 def message_tool_names(message: Message) -> list[str]:
@@ -79,10 +81,35 @@ def count_names(predicted: Sequence[str], gold: Sequence[str]) -> NameCounts:
     return NameCounts(tp, fp, fn)
 
 
-def precision_recall_f1(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+def precision_recall_f1(tp: Any, fp: Any, fn: Any) -> tuple[Any, Any, Any]:
+    """Precision, recall and F1 from counts (numbers, or arrays of bootstrap sums)."""
     precision = safe_div(tp, tp + fp)
     recall = safe_div(tp, tp + fn)
     return precision, recall, safe_div(2 * precision * recall, precision + recall)
+
+
+TOOL_COUNTS = ("tool_tp", "tool_fp", "tool_fn")
+
+
+def _micro(which: int) -> Any:
+    """combine() of one micro metric: the pooled tool counts of every subset."""
+
+    def combine(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+        total = pooled(sums)
+        return precision_recall_f1(total[..., 0], total[..., 1], total[..., 2])[which]
+
+    return combine
+
+
+# Recomputed from per-task tool counts (items flagged error=true carry none; see
+# harness.stats.trial_values), exactly as ``summarize`` pools them.
+ESTIMATORS = {
+    "micro_precision": Estimator(
+        "micro P", TOOL_COUNTS, _micro(0), "micro precision of tool names"
+    ),
+    "micro_recall": Estimator("micro R", TOOL_COUNTS, _micro(1), "micro recall of tool names"),
+    "micro_f1": Estimator("micro F1", TOOL_COUNTS, _micro(2), "micro F1 of tool names"),
+}
 
 
 def exact_match_ordered(predicted: Sequence[str], gold: Sequence[str]) -> bool:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
+from harness.estimators import Estimator
 from harness.models.base import ModelClient
 from harness.task import (
     Adapter,
@@ -46,7 +47,7 @@ from . import domains, prompts
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, parse_subset, subset_names
 from .environment import Tau2Environment
 from .evaluation import Evaluation, evaluate
-from .metrics import aggregate
+from .metrics import ESTIMATORS, aggregate
 from .oracle import Tau2Oracle
 from .transcript import SCORED_TERMINATIONS, TOO_MANY_ERRORS, parse_transcript, tau2_ending
 from .users import ScriptedUser, SimulatedUser
@@ -116,6 +117,9 @@ def _option_int(options: dict[str, Any], key: str, default: int) -> int:
 
 class Tau2Adapter(Adapter):
     name = "tau2"
+    label = "τ²-Bench"
+    primary_metric = "tau2_mean"
+    table_order = 20
     needs_user_model = True
 
     def subsets(self) -> list[str]:
@@ -229,6 +233,9 @@ class Tau2Adapter(Adapter):
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         return aggregate(records)
+
+    def estimators(self) -> dict[str, Estimator]:
+        return ESTIMATORS
 
     def oracle(self, sample: Sample) -> ModelClient:
         return Tau2Oracle(domains.task_from_dict(sample.gold))

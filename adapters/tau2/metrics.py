@@ -19,11 +19,13 @@ Headline metrics:
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from harness.estimators import Estimator, mean_of, ratio
+from harness.stats import pass_hat_k
 from harness.task import BenchmarkResult, RecordView, SubsetResult
 
 from .domains import BASE_SPLIT, DOMAINS, parse_subset
@@ -31,10 +33,28 @@ from .domains import BASE_SPLIT, DOMAINS, parse_subset
 OK = "ok"
 
 
-def pass_hat_k(num_trials: int, successes: int, k: int) -> float:
-    if not 0 < k <= num_trials:
-        raise ValueError(f"k={k} needs 1 <= k <= trials ({num_trials})")
-    return math.comb(successes, k) / math.comb(num_trials, k)
+def cross_domain_mean(pass1: Mapping[str, Any]) -> Any:
+    """``tau2_mean``: the plain mean of pass^1 over the domains given (floats or
+    arrays of bootstrap replicates)."""
+    return mean_of(list(pass1.values()))
+
+
+def _tau2_mean_of_sums(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    # Components (passed_scored, has_score): pass^1 of a domain is over its tasks
+    # with a scored trial. Base domains only (a split such as "airline:test" is
+    # reported apart).
+    base = {n: ratio(sums[n][..., 0], sums[n][..., 1]) for n in sums if ":" not in n}
+    return cross_domain_mean(base) if base else 0.0
+
+
+ESTIMATORS = {
+    "tau2_mean": Estimator(
+        "mean pass^1",
+        ("passed_scored", "has_score"),
+        _tau2_mean_of_sums,
+        "plain mean over the base domains of pass^1 (scored trials)",
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -99,8 +119,8 @@ def aggregate(records: Sequence[RecordView]) -> BenchmarkResult:
         if not scored:
             continue
         suffix = "" if split == BASE_SPLIT else f":{split}"
-        headline[f"tau2_mean{suffix}"] = sum(subsets[n].metrics["pass^1"] for n in scored) / len(
-            scored
+        headline[f"tau2_mean{suffix}"] = cross_domain_mean(
+            {n: subsets[n].metrics["pass^1"] for n in scored}
         )
         pooled = [t for n in scored for t in task_trials(by_subset[n])]
         headline[f"tau2_mean_task_weighted{suffix}"] = sum(

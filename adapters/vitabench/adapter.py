@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.estimators import MEAN_REWARD, Estimator
 from harness.models.base import ModelClient
 from harness.task import (
     Adapter,
@@ -61,7 +62,7 @@ from .episode import (
     vita_limits,
 )
 from .judge import judge_conversation
-from .metrics import aggregate_records, orders_diagnostic
+from .metrics import ESTIMATORS, aggregate_records, orders_diagnostic
 from .prompts import GREETING, agent_system_prompt
 from .user import LLMUser, ScriptedUser
 
@@ -77,6 +78,9 @@ def sample_id(task: VitaTask) -> str:
 
 class VitaBenchAdapter(Adapter):
     name = "vitabench"
+    label = "VitaBench"
+    primary_metric = "Avg"
+    table_order = 30
     needs_user_model = True
     needs_judge_model = True
 
@@ -202,6 +206,13 @@ class VitaBenchAdapter(Adapter):
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         return aggregate_records(self.name, records)
+
+    def estimators(self) -> dict[str, Estimator]:
+        return ESTIMATORS
+
+    def subset_estimator(self) -> Estimator:
+        # VitaBench grades with partial reward: compare mean rewards per task set.
+        return MEAN_REWARD
 
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         if role == "judge" and name == "stub":

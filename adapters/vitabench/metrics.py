@@ -20,9 +20,11 @@ The order diagnostic compares the orders in the final database with the task's
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from math import comb
+from collections.abc import Mapping
 from typing import Any
 
+from harness.estimators import Estimator, mean_of, subset_means
+from harness.stats import pass_at_k, pass_hat_k
 from harness.task import BenchmarkResult, RecordView, SubsetResult
 
 from .data import VitaTask
@@ -166,16 +168,21 @@ def orders_diagnostic(final_state: Any, task: VitaTask) -> dict[str, Any]:
 # ---------------------------------------------------------------- pass metrics
 
 
-def pass_hat_k(n: int, c: int, k: int) -> float:
-    """Probability that k trials drawn without replacement all succeed."""
-    return comb(c, k) / comb(n, k)
+def scenario_mean(avg_at_k: Mapping[str, Any]) -> Any:
+    """``Avg``: the plain mean of avg@k over the task sets given (floats or arrays
+    of bootstrap replicates)."""
+    return mean_of(list(avg_at_k.values()))
 
 
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Probability that at least one of k trials drawn without replacement succeeds."""
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
+def _avg_of_sums(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    # A task set's avg@k is the mean over its tasks of their mean reward.
+    means = subset_means(sums, counts)
+    return scenario_mean(means) if means else 0.0
+
+
+ESTIMATORS = {
+    "Avg": Estimator("Avg", ("reward",), _avg_of_sums, "plain mean over scenarios of avg@k")
+}
 
 
 def _mean(values: list[float]) -> float:
@@ -215,7 +222,7 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
 
     subsets: dict[str, SubsetResult] = {}
     headline: dict[str, float] = {}
-    avg_values: list[float] = []
+    avg_values: dict[str, float] = {}
     for name in sorted(groups):
         group = groups[name]
         rewards: dict[str, list[float]] = defaultdict(list)
@@ -244,9 +251,9 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
         for metric in (f"avg@{num_trials}", f"pass@{num_trials}", f"pass^{num_trials}"):
             if metric in metrics:
                 headline[f"{name}/{metric}"] = metrics[metric]
-        avg_values.append(metrics[f"avg@{num_trials}"])
+        avg_values[name] = metrics[f"avg@{num_trials}"]
     if avg_values:
-        headline["Avg"] = _mean(avg_values)
+        headline["Avg"] = scenario_mean(avg_values)
     notes = [
         "Avg = unweighted mean of avg@k over the task sets run (computed outside the "
         "benchmark's code, as papers report it).",
