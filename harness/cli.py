@@ -208,6 +208,9 @@ def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError(f"--strategy-config {args.strategy_config}: {exc}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"--strategy-config {args.strategy_config}: not a mapping")
+        from harness.models.redact import add_config_secrets
+
+        add_config_secrets(loaded)  # a rehearser URL or key in the settings
         options.update(loaded)
     for pair in args.strategy_opt:
         key, sep, value = pair.partition("=")
@@ -458,6 +461,10 @@ def cmd_export_bfcl(args: argparse.Namespace) -> int:
     records = [r for r in store.records().values() if r["benchmark"] == "bfcl"]
     if not records:
         raise ConfigError(f"{args.run_dir} has no BFCL records")
+    from harness.models.redact import mask
+
+    # Records of older runs may hold an echoed credential; exports are masked too.
+    records = [mask(record) for record in records]
     written = export_bfcl(records, args.out_dir, model_name=args.model_name, trial=args.trial)
     print(f"wrote {len(written)} result files under {args.out_dir}", file=sys.stderr)
     return 0
@@ -496,19 +503,46 @@ COMMANDS = {
 }
 
 
+def register_secrets(args: argparse.Namespace) -> None:
+    """Tell the masker every credential the command line carries: URL userinfo
+    and credential query values in any flag (``--api-base``, strategy options),
+    and credential flags of the server command (``--serve-arg``, ``--serve-command``).
+    Model configs and strategy configs register theirs when they are read."""
+    import shlex
+
+    from harness.models.redact import add_argument_secrets, add_url_secrets
+
+    for value in vars(args).values():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str):
+                add_url_secrets(item.partition("=")[2] if "=" in item.split("://")[0] else item)
+    add_argument_secrets(getattr(args, "serve_arg", None) or [])
+    add_argument_secrets(getattr(args, "strategy_opt", None) or [])
+    command = getattr(args, "serve_command", None)
+    if command:
+        try:
+            add_argument_secrets(shlex.split(command))
+        except ValueError as exc:  # an unbalanced quote; the text may hold a key: not quoted
+            raise ConfigError(f"--serve-command cannot be split into arguments: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
+    from harness.models.redact import scrub_secrets, secret_scope
+
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        args = build_parser().parse_args(argv)
-        if args.command in COMMANDS:
-            return COMMANDS[args.command](args)
-        return _command_module(dict(EXTRA_COMMANDS)[args.command]).run(args)
-    except ConfigError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("harness: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
+    with secret_scope():
+        try:
+            args = build_parser().parse_args(argv)
+            register_secrets(args)
+            if args.command in COMMANDS:
+                return COMMANDS[args.command](args)
+            return _command_module(dict(EXTRA_COMMANDS)[args.command]).run(args)
+        except ConfigError as exc:
+            print(f"harness: error: {scrub_secrets(str(exc))}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("harness: interrupted; rerun the same command to resume", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from typing import Any
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, ModelError
 from harness.models.litellm_client import PLACEHOLDER_KEY, LiteLLMClient
-from harness.models.redact import redact_url
+from harness.models.redact import add_config_secrets, redact_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 DEFAULT_COOLDOWN_S = 10.0
@@ -83,6 +83,7 @@ def load_model_config(path: Path) -> ModelConfig:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"--model-config {path}: {exc}") from None
+    add_config_secrets(raw)  # replica URLs may carry user:password or a key
     if (
         not isinstance(raw, dict)
         or not isinstance(raw.get("replicas"), list)

@@ -42,7 +42,7 @@ from harness.leaderboard import (
     load_board,
     reference_notes,
 )
-from harness.models.redact import scrub_secrets
+from harness.models.redact import mask
 from harness.reference import ReferenceTable
 from harness.store import RunStore
 
@@ -206,8 +206,9 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
                     record["key"],
                 ]
             )
-            text = detail_json(record, result.name, max_chars)
-            details.append(scrub_secrets(text))  # a key echoed in output must not be shown
+            # A key echoed in output must not be shown: masked as data, before the
+            # JSON text exists (a pattern over JSON text can break its escapes).
+            details.append(detail_json(mask(record), result.name, max_chars))
     index = {"runs": runs, "benchmarks": benchmarks, "subsets": subsets, "rows": rows}
     return SampleData(index, details)
 

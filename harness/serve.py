@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
-from harness.models.redact import MASK, scrub_secrets
+from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 HOST = "127.0.0.1"
@@ -55,8 +55,6 @@ SERVER_LOG = "server.log"
 DEFAULT_START_TIMEOUT_S = 900.0  # a large checkpoint can take minutes to load and compile
 DEFAULT_STOP_TIMEOUT_S = 30.0
 LOG_TAIL_LINES = 25
-# Flags whose value is a credential: masked in the manifest and in server.log.
-_SECRET_FLAG = re.compile(r"key|token|secret|password", re.IGNORECASE)
 _STEP_IN_NAME = re.compile(r"(?:global_step|step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
 
 
@@ -332,39 +330,26 @@ SPECS: dict[str, type[ServerSpec]] = {
 
 
 def mask_secret_args(args: list[str]) -> list[str]:
-    """The arguments with the value after a credential flag (``--api-key X``,
-    ``--hf-token=X``) masked, and credential-looking text scrubbed."""
+    """The arguments with the value of a credential flag (``--api-key X``,
+    ``--hf-token=X``) masked, and credential-looking text scrubbed. A credential
+    flag followed by another flag has no value (``--skip-tokenizer-init``)."""
     masked: list[str] = []
-    hide_next = False
-    for arg in args:
-        if hide_next:
-            masked.append(MASK)
-            hide_next = False
-            continue
+    values = argument_secrets(args)
+    for index, arg in enumerate(args):
+        previous = args[index - 1] if index else ""
         flag, eq, _ = arg.partition("=")
-        if flag.startswith("-") and _SECRET_FLAG.search(flag):
-            if eq:
-                masked.append(f"{flag}={MASK}")
-            else:
-                masked.append(arg)
-                hide_next = True
-            continue
-        masked.append(scrub_secrets(arg))
+        if is_secret_flag(arg) and eq:
+            masked.append(f"{flag}={MASK}")
+        elif is_secret_flag(previous) and "=" not in previous and not arg.startswith("-"):
+            masked.append(MASK)
+        else:
+            masked.append(scrub_secrets(arg, values))
     return masked
 
 
 def secret_values(args: list[str]) -> list[str]:
     """The values that ``mask_secret_args`` hides (to scrub them from the log too)."""
-    values = []
-    for index, arg in enumerate(args):
-        flag, eq, value = arg.partition("=")
-        if not (flag.startswith("-") and _SECRET_FLAG.search(flag)):
-            continue
-        if eq:
-            values.append(value)
-        elif index + 1 < len(args):
-            values.append(args[index + 1])
-    return values
+    return argument_secrets(args)
 
 
 # -- names and steps ------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.boundary import dumps_safe
 from harness.errors import ConfigError
+from harness.models.redact import mask
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -33,9 +34,10 @@ def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that readers see the old file or the new one, never half."""
+    """Write JSON so that readers see the old file or the new one, never half;
+    credentials masked first."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(dumps_safe(data, indent=2, default=str), encoding="utf-8")
+    tmp.write_text(dumps_safe(mask(data), indent=2, default=str), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -135,11 +137,12 @@ class RunStore:
         """Append one record as one line and push it to the OS at once.
 
         The line is always standard JSON in valid UTF-8 (harness.boundary.dumps_safe:
-        invalid text replaced, non-finite numbers and over-deep values as text).
+        invalid text replaced, non-finite numbers and over-deep values as text),
+        with credentials masked (harness.models.redact.mask).
         """
         if self._samples_handle is None:
             raise RuntimeError("RunStore.open_for_append() first")
-        line = dumps_safe(record, default=str)
+        line = dumps_safe(mask(record), default=str)
         self._samples_handle.write(line + "\n")
         self._samples_handle.flush()
 

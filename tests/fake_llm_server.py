@@ -83,6 +83,9 @@ def main() -> None:
     parser.add_argument("--spawn-worker", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--api-key", help="accepted and ignored (log scrubbing tests)")
+    parser.add_argument(
+        "--skip-tokenizer-init", action="store_true", help="a boolean flag named like a key"
+    )
     args = parser.parse_args()
 
     # Real servers print their arguments at start; so does this one.

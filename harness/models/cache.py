@@ -29,6 +29,7 @@ from typing import Any
 
 from harness.boundary import dumps_safe
 from harness.models.base import ModelClient
+from harness.models.redact import mask
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 CACHE_FORMAT = 1
@@ -94,7 +95,8 @@ class CachingClient(ModelClient):
     def store(self, key: str, turn: AssistantTurn) -> None:
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw}
+        # Masked like a record: a reply that echoes a credential is stored without it.
+        entry = mask({"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw})
         text = dumps_safe(entry, default=str)
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:

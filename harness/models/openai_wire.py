@@ -9,16 +9,15 @@ never raises for bad model output: malformed tool calls become ToolCalls with
 from __future__ import annotations
 
 import email.utils
-import json
 import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.boundary import clean_str, dumps_safe, sanitise
+from harness.boundary import clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import join_reasoning, split_reasoning
-from harness.models.redact import scrub_secrets
+from harness.models.redact import mask, scrub_secrets
 from harness.types import AssistantTurn, ToolCall, Usage
 
 # Reply text longer than this is cut (with a note) so that one runaway reply
@@ -141,15 +140,9 @@ def _usage(data: Any) -> Usage:
 
 
 def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """A JSON-serialisable, secret-free copy of a provider reply (for ``raw``)."""
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    scrubbed = scrub_secrets(text, secrets)
-    if scrubbed is text or scrubbed == text:
-        return json.loads(text)
-    try:
-        return json.loads(scrubbed)
-    except ValueError:  # masking broke the JSON; keep the record anyway
-        return {"unparseable_reply": scrubbed[:MAX_CONTENT_CHARS]}
+    """A JSON-serialisable, secret-free copy of a provider reply (for ``raw``).
+    Masked as data, not as JSON text (a pattern over JSON text can break it)."""
+    return mask(json_ready(value), secrets)
 
 
 def turn_from_response(

@@ -1,16 +1,33 @@
 """Keeping credentials out of everything the harness writes or shows.
 
-Provider error messages can echo parts of a key, URLs can carry a password or a
-token, and exception text ends up in records and logs. Every client passes
-what it reports through ``redact_url`` / ``scrub_secrets`` first.
+Two kinds of masking, both on structured data (dicts, lists, strings) before it
+is serialised, never on serialised JSON (a pattern run over JSON text can eat
+the backslash of an escaped quote and corrupt a harmless record):
+
+- by value: every secret the run knows is replaced wherever it appears. The
+  run registers them once (``add_secret``, ``add_url_secrets``,
+  ``add_argument_secrets``): keys given to server commands, URL userinfo and
+  credential query values; credential-named environment variables
+  (``*_API_KEY``, ``HF_TOKEN`` ...) are always included.
+- by shape: Bearer and Basic credentials, ``sk-`` style keys, ``api_key=...``
+  pairs and ``scheme://user:pass@`` in any text, for secrets the run was never
+  told about (a server that echoes a header, say).
+
+``mask(value)`` is what every writer calls: the store (records, manifest,
+scores), the response cache, server.log, the report, exports and error lines.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
+import json
 import os
 import re
-from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
 
@@ -18,16 +35,200 @@ MASK = "***"
 _SECRET_PARAM = re.compile(r"key|token|secret|sig|password|auth|credential", re.IGNORECASE)
 # Environment variables whose values are credentials.
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-# Credential-looking text in messages: bearer tokens, sk-style keys, key=value pairs.
+# Words of a command-line flag name that make its value a credential
+# (``--api-key``, ``--hf-token``, ``--client-secret``). Whole words only:
+# ``--skip-tokenizer-init`` and ``--max-num-batched-tokens`` are not credentials.
+_SECRET_FLAG_WORD = re.compile(r"(key|token|secret|password|passwd|credentials?)$")
+# Credential-looking text: bearer tokens, sk-style keys, key=value pairs, URL userinfo.
 _SECRET_TEXT = [
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
+    re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{6,}"),
     re.compile(
-        r"(?i)\b((?:api[_-]?key|access[_-]?token|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"
+        r"(?i)\b((?:api[_-]?key|access[_-]?token|x-api-key|auth[_-]?token|client[_-]?secret"
+        r"|password|passwd)[\"']?\s*[:=]\s*\\?[\"']?)[^\s\"'\\,;&}]+"
     ),
+    re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@\"'<>]+@"),
 ]
+# HTTP Basic credentials: base64 of "user:password" (checked by decoding, so that
+# "Basic arithmetic" stays as it is).
+_BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 # Secrets shorter than this are not searched for (they would mask ordinary words).
 MIN_SECRET_CHARS = 6
+
+_registered: set[str] = set()
+
+
+# -- what the run knows ------------------------------------------------------------
+
+
+def add_secret(value: str | None) -> None:
+    """Mask this value (and its URL-encoded and JSON-escaped forms) from now on."""
+    if not isinstance(value, str) or len(value) < MIN_SECRET_CHARS:
+        return
+    _registered.add(value)
+    for variant in (quote(value, safe=""), json.dumps(value, ensure_ascii=False)[1:-1]):
+        if variant != value:
+            _registered.add(variant)
+
+
+def add_url_secrets(url: str | None) -> None:
+    """Register a URL's credentials: user, password, ``user:password`` (also as
+    Basic credentials) and credential query values. Comma-separated lists of
+    URLs (replicas) are split."""
+    if not isinstance(url, str) or "://" not in url:
+        return
+    for part in url.split(","):
+        try:
+            parts = urlsplit(part.strip())
+            user, password = parts.username, parts.password
+            query = parse_qsl(parts.query, keep_blank_values=True)
+        except ValueError:
+            continue
+        if password is not None:
+            add_secret(unquote(password))
+            add_secret(password)
+            pair = f"{unquote(user or '')}:{unquote(password)}"
+            add_secret(pair)
+            add_secret(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+        if user:
+            add_secret(unquote(user))  # a token given as the user name
+        for name, value in query:
+            if _SECRET_PARAM.search(name):
+                add_secret(value)
+
+
+def is_secret_flag(arg: str) -> bool:
+    """Whether ``arg`` is a flag whose value is a credential (``--api-key``)."""
+    if not arg.startswith("-"):
+        return False
+    name = arg.lstrip("-").partition("=")[0].lower()
+    return any(_SECRET_FLAG_WORD.search(word) for word in re.split(r"[-_.]", name) if word)
+
+
+def argument_secrets(args: list[str]) -> list[str]:
+    """The credential values in a command line: ``--api-key=X`` and ``--api-key X``.
+
+    A credential flag followed by another flag (``--skip-tokenizer-init
+    --api-key KEY``: a boolean flag, or a flag with no value) has no value.
+    """
+    values = []
+    for index, arg in enumerate(args):
+        if not is_secret_flag(arg):
+            continue
+        _, eq, value = arg.partition("=")
+        if eq:
+            values.append(value)
+        elif index + 1 < len(args) and not args[index + 1].startswith("-"):
+            values.append(args[index + 1])
+    return values
+
+
+def add_argument_secrets(args: Iterable[str]) -> None:
+    """Register the credentials of a command line, and of any URLs in it."""
+    args = [str(arg) for arg in args]
+    for value in argument_secrets(args):
+        add_secret(value)
+    for arg in args:
+        add_url_secrets(arg.partition("=")[2] if arg.startswith("-") else arg)
+
+
+def add_config_secrets(data: Any) -> None:
+    """Register the credentials in a parsed config file (a model config, strategy
+    settings): values of credential-named keys, and URL credentials anywhere."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(key, str) and is_secret_flag(f"--{key}") and isinstance(value, str):
+                add_secret(value)
+            add_config_secrets(value)
+    elif isinstance(data, list):
+        for item in data:
+            add_config_secrets(item)
+    elif isinstance(data, str):
+        add_url_secrets(data)
+
+
+def environment_secrets() -> list[str]:
+    """Values of environment variables that hold credentials (``*_API_KEY``...)."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if _SECRET_ENV.search(name) and len(value) >= MIN_SECRET_CHARS
+    ]
+
+
+def known_secrets(extra: Iterable[str | None] = ()) -> set[str]:
+    known = {s for s in extra if isinstance(s, str) and len(s) >= MIN_SECRET_CHARS}
+    known.update(_registered)
+    known.update(environment_secrets())
+    return known
+
+
+@contextlib.contextmanager
+def secret_scope() -> Iterator[None]:
+    """Secrets registered inside the block are forgotten after it (one command)."""
+    saved = set(_registered)
+    try:
+        yield
+    finally:
+        _registered.clear()
+        _registered.update(saved)
+
+
+# -- masking -----------------------------------------------------------------------
+
+
+class _Masker:
+    """Masks one batch of data with one compiled pattern of the known secrets."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()):
+        known = sorted(known_secrets(secrets), key=len, reverse=True)  # longest first
+        self._known = re.compile("|".join(map(re.escape, known))) if known else None
+
+    def text(self, text: str) -> str:
+        if self._known is not None:
+            text = self._known.sub(MASK, text)
+        for pattern in _SECRET_TEXT:
+            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+        return _BASIC.sub(_mask_basic, text)
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.value(v) for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.value(item) for item in value)
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
+        return self.text(str(value))  # what json.dumps(default=str) would write
+
+
+def _mask_basic(match: re.Match[str]) -> str:
+    try:
+        decoded = base64.b64decode(match.group(2), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return match.group(1) + MASK if ":" in decoded else match.group(0)
+
+
+def mask(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """A copy of ``value`` (JSON-like data) with every known secret and every
+    credential-looking string masked. Non-JSON leaves become masked strings."""
+    masker = _Masker(secrets)
+    try:
+        return masker.value(value)
+    except RecursionError:  # nested too deep (or circular): bounded first, then masked
+        from harness.boundary import json_ready
+
+        return masker.value(json_ready(value))
+
+
+def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """The text with the given secrets, the known ones and credential-looking
+    tokens replaced by ``***``."""
+    return _Masker(secrets).text(text)
 
 
 def redact_url(url: str | None) -> str | None:
@@ -49,25 +250,3 @@ def redact_url(url: str | None) -> str | None:
         return urlunsplit((parts.scheme, host, parts.path, query, ""))
     except ValueError:
         return "<unparseable url>"
-
-
-def environment_secrets() -> list[str]:
-    """Values of environment variables that hold credentials (``*_API_KEY``...)."""
-    return [
-        value
-        for name, value in os.environ.items()
-        if _SECRET_ENV.search(name) and len(value) >= MIN_SECRET_CHARS
-    ]
-
-
-def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """The text with the given secrets, environment credentials and
-    credential-looking tokens replaced by ``***``."""
-    known = {s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}
-    known.update(environment_secrets())
-    # Longest first, so a key that contains another is masked whole.
-    for secret in sorted(known, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    for pattern in _SECRET_TEXT:
-        text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
-    return text

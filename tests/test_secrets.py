@@ -1,0 +1,201 @@
+"""Credentials never reach a file or a stream: each known leak path is planted
+and every output of the run (records, cache, manifest, scores, server.log,
+report, BFCL export, stdout and stderr) is searched for the planted values."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.models.redact import (
+    add_argument_secrets,
+    add_url_secrets,
+    argument_secrets,
+    mask,
+    scrub_secrets,
+    secret_scope,
+)
+from harness.serve import mask_secret_args
+from harness.store import read_records
+from harness.testing.fake_server import FakeServer, Reply
+
+TESTS = Path(__file__).resolve().parent
+FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
+
+ENV_KEY = "plant-env-key-0001"
+URL_USER = "evaluser"
+URL_PASS = "plant-url-pass-0002"
+REPLICA_PASS = "plant-replica-pass-0003"
+SERVE_KEY = "plant-serve-key-0004"
+BEARER = "plant-bearer-0005"
+BASIC_PASS = "plant-basic-0006"
+ARG_KEY = "plant-apikey-0007"
+PLANTED = [ENV_KEY, URL_PASS, REPLICA_PASS, SERVE_KEY, BEARER, BASIC_PASS, ARG_KEY]
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+# As JSON text this holds api_key=\"\": masking that text ate the backslash.
+HARMLESS = 'say "hi", set api_key="" to turn it off, a back\\slash'
+
+
+def echoing_agent(request: dict, password: str = URL_PASS) -> Reply:
+    """A server that echoes credentials in its replies and errors (``password``:
+    the one in the URL the run calls)."""
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply.text(f"done; I saw Authorization: Bearer {BEARER}")
+    found = re.search(r"Reach (\d+)", str(messages[-1]["content"]))
+    if found is None:  # a BFCL question
+        return Reply.text(f"I cannot; my key {ENV_KEY} got Bearer {BEARER} rejected")
+    target = int(found.group(1))
+    if target == 1:
+        return Reply.text(f"headers: Authorization: Basic {b64(URL_USER + ':' + password)}")
+    if target == 2:
+        return Reply.calls(("add", {"n": 2, "note": f"api_key={ARG_KEY}"}))
+    if target == 3:
+        return Reply.text(f"Basic {b64('admin:' + BASIC_PASS)} and {password} and {ENV_KEY}")
+    if target == 4:
+        return Reply.http_error(401, f"bad credentials for http://{URL_USER}:{password}@host/v1")
+    if target == 5:
+        return Reply.text(f"password {password}, key {ENV_KEY}")
+    return Reply.text(HARMLESS)
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+    bfcl = tmp_path / "bfcl.yaml"
+    bfcl.write_text(
+        "name: b\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n    limit: 2\n"
+    )
+    return suite, bfcl
+
+
+def assert_nothing_planted(root: Path, streams: str) -> int:
+    """Every file under root and the captured streams hold no planted secret."""
+    checked = 0
+    for path in [p for p in root.rglob("*") if p.is_file()]:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        for secret in PLANTED:
+            assert secret not in text, f"{secret} in {path}"
+            assert b64(f"{URL_USER}:{URL_PASS}") not in text, path
+        checked += 1
+    for secret in PLANTED:
+        assert secret not in streams, f"{secret} in stdout/stderr"
+    return checked
+
+
+def test_no_planted_secret_reaches_any_file_or_stream(env, tmp_path, capsys):
+    suite, bfcl = env
+    out = tmp_path / "out"
+    cache = out / "cache"
+    streams = ""
+    with FakeServer(handler=echoing_agent) as server:
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        api_base = f"http://{URL_USER}:{URL_PASS}@127.0.0.1:{port}/v1"
+        common = ["--model", "openai/fake-model", "--cache-dir", str(cache), "--max-attempts", "1"]
+        # 1. A password in --api-base; replies and errors that echo credentials.
+        main(["run", "--suite", str(suite), "--api-base", api_base, *common,
+              "--out", str(out / "direct")])  # fmt: skip
+        # 2. The same through litellm (the environment key is sent and echoed).
+        main(["run", "--suite", str(suite), "--api-base", api_base, *common, "--client",
+              "litellm", "--out", str(out / "litellm"), "--ids", "easy-0,easy-2"])  # fmt: skip
+        # 3. Replicas with passwords from a model config.
+        config = tmp_path / "replicas.yaml"
+        config.write_text(
+            "replicas:\n"
+            f"  - http://{URL_USER}:{REPLICA_PASS}@127.0.0.1:{port}/v1\n"
+            f"  - http://{URL_USER}:{REPLICA_PASS}@localhost:{port}/v1\n"
+        )
+        server.set_handler(lambda request: echoing_agent(request, REPLICA_PASS))
+        main(["run", "--suite", str(suite), "--model-config", str(config), *common,
+              "--out", str(out / "replicas")])  # fmt: skip
+        server.set_handler(echoing_agent)
+        # 4. BFCL, then its export.
+        main(["run", "--suite", str(bfcl), "--api-base", api_base, *common,
+              "--out", str(out / "bfcl")])  # fmt: skip
+        streams += "".join(capsys.readouterr())
+    assert main(["export-bfcl", str(out / "bfcl"), str(out / "export")]) == 0
+    # 5. A server command whose boolean flag is named like a key.
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    template = " ".join(
+        [*FAKE, "--port {port} --model-name {model} --checkpoint {checkpoint}",
+         "--skip-tokenizer-init --api-key", SERVE_KEY]
+    )  # fmt: skip
+    code = main(["run", "--suite", str(suite), "--serve", "custom", "--checkpoint",
+                 str(checkpoint), "--serve-command", template, "--serve-timeout", "30",
+                 "--no-cache", "--limit", "1", "--out", str(out / "served")])  # fmt: skip
+    assert code == 0
+    manifest = json.loads((out / "served" / "manifest.json").read_text())
+    assert manifest["server"]["command"][-3:] == ["--skip-tokenizer-init", "--api-key", "***"]
+    runs = [str(out / name) for name in ("direct", "litellm", "replicas", "bfcl", "served")]
+    assert main(["report", *runs, "--out", str(out / "report.html"), "--no-plots"]) == 0
+    streams += "".join(capsys.readouterr())
+
+    assert assert_nothing_planted(out, streams) > 20
+    # The run did record the echoes, masked; the harmless sample is intact.
+    direct = (out / "direct" / "samples.jsonl").read_text()
+    assert "Basic ***" in direct and "api_key=***" in direct and "Bearer ***" in direct
+    harmless = read_records(out / "direct" / "samples.jsonl").latest["toy/hard/hard-0#0"]
+    assert harmless["trajectory"]["messages"][-1]["content"] == HARMLESS
+    assert list(cache.rglob("*.json")), "the cache was used"
+    # Every sample of the report opens as JSON (masking never broke an escape).
+    page = (out / "report.html").read_text()
+    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
+    assert len(blocks) >= 16
+    for block in blocks:
+        json.loads(block)
+
+
+def test_masking_runs_on_data_not_on_json_text():
+    value = {"content": 'x api_key="abc123xyz" y', "keys": ['a "quoted" \\ word'], "n": 1.5}
+    masked = mask(value)
+    assert masked == {"content": 'x api_key="***" y', "keys": ['a "quoted" \\ word'], "n": 1.5}
+    assert json.loads(json.dumps(masked)) == masked
+
+
+def test_registered_values_are_masked_in_every_form():
+    with secret_scope():
+        add_url_secrets("https://bob:p%40ss-word9@h/v1?sig=sigvalue123&x=1,http://tok-user-55@h2")
+        text = scrub_secrets("p@ss-word9 p%40ss-word9 sigvalue123 tok-user-55 bob ok")
+        assert text == "*** *** *** *** bob ok"
+        assert scrub_secrets("Basic " + b64("bob:p@ss-word9")) == "Basic ***"
+        add_argument_secrets(["--serve-arg=--hf-token", "--hf-token", "hf-token-value"])
+        assert scrub_secrets("hf-token-value") == "***"
+    assert scrub_secrets("sigvalue123") == "sigvalue123"  # forgotten after the scope
+
+
+def test_boolean_flags_named_like_keys_do_not_hide_their_neighbour():
+    args = ["--skip-tokenizer-init", "--api-key", "KEY123456", "--max-num-batched-tokens", "8192"]
+    assert argument_secrets(args) == ["KEY123456"]
+    assert mask_secret_args(args) == [
+        "--skip-tokenizer-init",
+        "--api-key",
+        "***",
+        "--max-num-batched-tokens",
+        "8192",
+    ]
+    assert mask_secret_args(["--token=abcdef123", "--client-secret", "s3cr3t-value"]) == [
+        "--token=***",
+        "--client-secret",
+        "***",
+    ]
+
+
+def test_ordinary_words_are_not_masked():
+    for text in ("Basic arithmetic", "the token count", "max_tokens=10", "a tokenizer"):
+        assert scrub_secrets(text) == text
