@@ -135,6 +135,7 @@ def test_metadata_carries_the_official_breakdown_keys(finmcp_dir):
         "error_flag": False,
         "gold_tool_count": 6,
         "gold_turns": 1,
+        "malformed_arguments": "drop",
     }
     # The official script takes the level-1 scenario from `scenery`, not `first-class`.
     assert samples["602"].metadata["scenario"] == "PlatformTechnicalSupport"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from harness.adapters.finmcp import FinMCPAdapter
 from harness.adapters.finmcp.gold import RecordedCall
 from harness.adapters.finmcp.replay import ReplayEnvironment
+from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient, ScriptedClient
 from harness.strategies.base import PlainStrategy
 from harness.task import RecordView, Sample, Services
@@ -184,7 +184,10 @@ def test_oracle_scores_one_hundred_percent_on_the_shared_data(adapter, samples):
         "macro_f1",
         "exact_match_ordered",
         "exact_match_grouped",
+        "n_dropped_malformed",
     }
+    assert aggregate.headline["n_dropped_malformed"] == 0
+    assert "dropped_items" not in aggregate.subsets
     assert aggregate.subsets["task:multi_turn"].n_records == 2
     assert aggregate.subsets["difficulty:medium"].metrics["micro_f1"] == 1.0
 
@@ -244,24 +247,64 @@ def imperfect_scripts(samples: dict[str, Sample]) -> dict[str, ScriptedClient]:
     }
 
 
+@pytest.fixture(scope="module")
+def counting_samples(adapter, shared_data: Path) -> dict[str, Sample]:
+    options = {"malformed_arguments": "count"}
+    return {s.id: s for s in adapter.load("all", data_dir=shared_data / "finmcp", options=options)}
+
+
 def test_scripted_imperfect_model_gives_hand_computed_numbers(adapter, samples):
+    """The official protocol: item 201's malformed call drops it from every sum."""
     scripts = imperfect_scripts(samples)
     chosen = [samples[i] for i in ("603", "201", "1", "2")]
     results = [(s, run(s, scripts[s.id])) for s in chosen]
-    scores = {record.sample_id: record.score for record in score_all(adapter, results)}
+    records = score_all(adapter, results)
+    scores = {record.sample_id: record.score for record in records}
 
     # 603: gold BGFD, GFA, BGFNH; predicted BGFD, BGFD, MadeUpTool -> TP 1 FP 2 FN 2
     assert (scores["603"].tool_tp, scores["603"].tool_fp, scores["603"].tool_fn) == (1, 2, 2)
     assert scores["603"].details["replay"]["approximate"] == 1
     assert scores["603"].details["replay"]["unknown_tool"] == 1
-    # 201: 6 gold calls; predicted GUAV, GUAB, BGSC (malformed still names a tool)
-    assert (scores["201"].tool_tp, scores["201"].tool_fp, scores["201"].tool_fn) == (3, 0, 3)
-    assert scores["201"].progress == pytest.approx(2 / 3)
+    # 201: dropped (its counts as it ran kept apart: GUAV, GUAB, BGSC of 6 gold calls)
+    assert (scores["201"].tool_tp, scores["201"].tool_fp, scores["201"].tool_fn) == (None,) * 3
+    assert scores["201"].details["dropped"] and not scores["201"].passed
+    assert "not JSON" in scores["201"].details["malformed_arguments"]
+    assert scores["201"].details["tool_counts"] == {"tp": 3, "fp": 0, "fn": 3}
     # 1: nothing predicted; 2: exact
     assert (scores["1"].tool_tp, scores["1"].tool_fp, scores["1"].tool_fn) == (0, 0, 1)
     assert scores["2"].passed and scores["2"].details["exact_match_grouped"]
 
-    headline = adapter.aggregate(score_all(adapter, results)).headline
+    result = adapter.aggregate(records)
+    headline = result.headline
+    # micro over 603, 1, 2: TP 2, FP 2, FN 3
+    assert headline["micro_precision"] == pytest.approx(2 / 4)
+    assert headline["micro_recall"] == pytest.approx(2 / 5)
+    assert headline["micro_f1"] == pytest.approx(4 / 9)
+    # macro: P, R and F1 all (1/3, 0, 1)
+    for key in ("macro_precision", "macro_recall", "macro_f1"):
+        assert headline[key] == pytest.approx(4 / 9)
+    assert headline["exact_match_ordered"] == pytest.approx(1 / 3)
+    assert headline["n_dropped_malformed"] == 1 and "n_malformed_counted" not in headline
+    dropped = result.subsets["dropped_items"]
+    assert dropped.n_records == 1 and dropped.metrics["tp"] == 3 and dropped.metrics["fn"] == 3
+    assert result.subsets["all_incl_errors"].n_records == 4
+    assert any("malformed_arguments=drop (the official protocol" in n for n in result.notes)
+
+
+def test_counting_malformed_items_is_a_labelled_option(adapter, counting_samples):
+    """``malformed_arguments: count`` scores item 201 as it ran, and says so."""
+    samples = counting_samples
+    scripts = imperfect_scripts(samples)
+    chosen = [samples[i] for i in ("603", "201", "1", "2")]
+    results = [(s, run(s, scripts[s.id])) for s in chosen]
+    records = score_all(adapter, results)
+    scores = {record.sample_id: record.score for record in records}
+    assert (scores["201"].tool_tp, scores["201"].tool_fp, scores["201"].tool_fn) == (3, 0, 3)
+    assert scores["201"].progress == pytest.approx(2 / 3)
+    assert not scores["201"].details["dropped"] and scores["201"].details["malformed_arguments"]
+
+    result = adapter.aggregate(records)
+    headline = result.headline
     # micro: TP 5, FP 2, FN 6
     assert headline["micro_precision"] == pytest.approx(5 / 7)
     assert headline["micro_recall"] == pytest.approx(5 / 11)
@@ -271,6 +314,14 @@ def test_scripted_imperfect_model_gives_hand_computed_numbers(adapter, samples):
     assert headline["macro_recall"] == pytest.approx(11 / 24)
     assert headline["macro_f1"] == pytest.approx(0.5)
     assert headline["exact_match_ordered"] == pytest.approx(0.25)
+    assert headline["n_malformed_counted"] == 1 and headline["n_dropped_malformed"] == 0
+    assert any(n.startswith("NOT the official protocol") for n in result.notes)
+    assert "count" in adapter.versions()["malformed_arguments"].split(",")
+
+
+def test_malformed_arguments_option_is_checked(adapter, shared_data):
+    with pytest.raises(ConfigError, match="malformed_arguments"):
+        adapter.load("all", data_dir=shared_data / "finmcp", options={"malformed_arguments": "x"})
 
 
 def test_teacher_forcing_resets_the_model_context_to_the_gold_history(adapter, samples):
@@ -300,42 +351,6 @@ def test_bad_model_input_becomes_errors_the_model_sees(adapter, samples):
         for m in trajectory.messages
         if m["role"] == "tool"
     )
-
-
-def test_official_parity_on_messages_pred(adapter, samples):
-    """Build the official script's `messages_pred` from our transcripts and compute its
-    formulas independently: the adapter's aggregate must agree."""
-    scripts = imperfect_scripts(samples)
-    chosen = [samples[i] for i in ("603", "201", "1", "2")]
-    results = [(s, run(s, scripts[s.id])) for s in chosen]
-    tp = fp = fn = 0
-    per_item = []
-    consist = []
-    for sample, trajectory in results:
-        predicted = [
-            c["function"]["name"] for m in trajectory.messages for c in (m.get("tool_calls") or [])
-        ]
-        gold = [c["function"]["name"] for m in sample.gold for c in (m.get("tool_calls") or [])]
-        p, g = Counter(predicted), Counter(gold)
-        item = (sum((p & g).values()), sum((p - g).values()), sum((g - p).values()))
-        tp, fp, fn = tp + item[0], fp + item[1], fn + item[2]
-        per_item.append(item)
-        consist.append(predicted == gold)
-
-    def ratio(a, b):
-        return a / b if b else 0
-
-    def f1(p, r):
-        return ratio(2 * p * r, p + r)
-
-    headline = adapter.aggregate(score_all(adapter, results)).headline
-    micro_p, micro_r = ratio(tp, tp + fp), ratio(tp, tp + fn)
-    assert headline["micro_precision"] == pytest.approx(micro_p)
-    assert headline["micro_recall"] == pytest.approx(micro_r)
-    assert headline["micro_f1"] == pytest.approx(f1(micro_p, micro_r))
-    macro_f1 = sum(f1(ratio(a, a + b), ratio(a, a + c)) for a, b, c in per_item) / len(per_item)
-    assert headline["macro_f1"] == pytest.approx(macro_f1)
-    assert headline["exact_match_ordered"] == pytest.approx(sum(consist) / len(consist))
 
 
 def test_per_turn_cap_counts_what_the_official_loop_keeps(adapter, samples):

@@ -16,6 +16,14 @@ are scored but kept out of the headline and reported in their own breakdown
 (``error_items``); records that could not be scored (infrastructure errors) are
 kept out too and counted. ``all_incl_errors`` includes both, an unscored record
 counting as no predicted call (all its gold calls are false negatives).
+
+Malformed tool-call arguments (dropping.py): the official inference loop drops
+the item, and so does the default protocol (load option ``malformed_arguments:
+drop``): such records leave the headline and are reported in ``dropped_items``
+(scored as they ran) beside ``error_items``, and counted in the headline's
+``n_dropped_malformed``. ``malformed_arguments: count`` scores them like any
+other item; it is not the official protocol, and the headline then carries
+``n_malformed_counted`` and a note saying so.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from harness.task import (
 from harness.types import Score, ToolSchema, Trajectory
 
 from .data import ALL, HF_DATASET, SUBSET_FILES, DataSource, Item, item_id, load_source
+from .dropping import COUNT, DROP, OPTION, mode_option
 from .gold import gold_turns, recorded_calls
 from .metrics import ESTIMATORS, ItemResult, summarize, tool_names
 from .oracle import GoldOracle
@@ -48,8 +57,10 @@ from .replay import TOOL_CALL_CAP, ReplayEnvironment
 from .schemas import load_schema_file, merge_tools, reconstruct_tools
 from .scoring import score_trajectory
 
-KNOWN_OPTIONS = {"data_dir", "tool_schemas"}
+KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION}
 INCLUDING_ERRORS = "all_incl_errors"
+ERROR_ITEMS = "error_items"
+DROPPED_ITEMS = "dropped_items"
 HEADLINE_KEYS = (
     "micro_precision",
     "micro_recall",
@@ -100,6 +111,7 @@ class FinMCPAdapter(Adapter):
         self._sources: dict[str, DataSource] = {}
         self._tools: dict[tuple[str, str], list[ToolSchema]] = {}
         self._last_source: DataSource | None = None
+        self._modes: set[str] = set()  # malformed-argument protocols of the loads
 
     def subsets(self) -> list[str]:
         # "all" is loadable too, but it is the union of these three: listing it here
@@ -142,6 +154,8 @@ class FinMCPAdapter(Adapter):
             raise ConfigError(
                 f"finmcp: unknown subset '{subset}' (known: {', '.join(SUBSET_FILES)})"
             )
+        mode = mode_option(options)
+        self._modes.add(mode)
         local = options.get("data_dir") or data_dir
         source = self._source(Path(local).expanduser() if local else None)
         tools = self._tool_list(source, options.get("tool_schemas"))
@@ -150,10 +164,12 @@ class FinMCPAdapter(Adapter):
         samples = []
         for sample_id, item in zip(_unique_ids(items), items, strict=True):
             if wanted is None or sample_id in wanted:
-                samples.append(self._sample(sample_id, subset, item, tools))
+                samples.append(self._sample(sample_id, subset, item, tools, mode))
         return samples
 
-    def _sample(self, sample_id: str, subset: str, item: Item, tools: list[ToolSchema]) -> Sample:
+    def _sample(
+        self, sample_id: str, subset: str, item: Item, tools: list[ToolSchema], mode: str
+    ) -> Sample:
         turns = gold_turns(item["messages"])
         calls = recorded_calls(item["messages"])
 
@@ -174,13 +190,18 @@ class FinMCPAdapter(Adapter):
             make_user=make_user,
             limits=EpisodeLimits(max_steps=None, max_tool_calls_per_turn=TOOL_CALL_CAP),
             gold=item["messages"],
-            metadata=item_metadata(item),
+            metadata={**item_metadata(item), OPTION: mode},
         )
 
     # -- scoring -----------------------------------------------------------------
 
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
-        score = score_trajectory(sample.gold, trajectory)
+        score = score_trajectory(
+            sample.gold,
+            trajectory,
+            malformed=sample.metadata.get(OPTION, DROP),
+            prompt_mode=bool(services.options.get("prompt_mode")),
+        )
         score.details["error_flag"] = bool(sample.metadata.get("error_flag", False))
         return score
 
@@ -195,13 +216,15 @@ class FinMCPAdapter(Adapter):
 
         Breakdowns: ``all``, ``task:<task>``, ``scenario:<level-1 scenario>``,
         ``difficulty:<level>`` (headline records only); ``error_items`` (flagged
-        items that were scored); ``all_incl_errors`` (every record, unscored ones
-        as predicting nothing). Records of the same (item, trial) count once.
+        items that were scored); ``dropped_items`` (items the official loop drops
+        for malformed arguments, scored as they ran); ``all_incl_errors`` (every
+        record, unscored ones as predicting nothing). Records of the same (item,
+        trial) count once.
         """
         groups: dict[str, list[ItemResult]] = defaultdict(list)
         sample_ids: dict[str, set[str]] = defaultdict(set)
         seen: set[tuple[str, int]] = set()
-        duplicates = unscored = 0
+        duplicates = unscored = counted_malformed = 0
         for record in records:
             key = (record.sample_id, record.trial)
             if key in seen:  # the same item loaded through two subsets
@@ -212,10 +235,14 @@ class FinMCPAdapter(Adapter):
             scored = record.status == "ok" and record.score is not None
             if scored:
                 result = _item_result(record.score)
+                details = record.score.details or {}
                 if metadata.get("error_flag"):
-                    names = ["error_items"]
+                    names = [ERROR_ITEMS]
+                elif details.get("dropped"):
+                    names = [DROPPED_ITEMS]
                 else:
                     names = _breakdown_keys(metadata)
+                    counted_malformed += bool(details.get("malformed_arguments"))
             else:
                 unscored += 1
                 result = _unscored(metadata)
@@ -234,15 +261,23 @@ class FinMCPAdapter(Adapter):
         }
         overall = summarize(groups.get(ALL, []))
         headline = {key: overall[key] for key in HEADLINE_KEYS}
-        flagged = len(groups.get("error_items", []))
+        flagged = len(groups.get(ERROR_ITEMS, []))
+        dropped = len(groups.get(DROPPED_ITEMS, []))
+        modes = self._record_modes(records)
+        headline["n_dropped_malformed"] = float(dropped)
+        if COUNT in modes:
+            headline["n_malformed_counted"] = float(counted_malformed)
         notes = [
             "Headline = micro precision/recall/F1 (the paper's TP/TR/TF1) and "
             "exact_match_ordered (the published EMR), as fractions; the paper prints percent.",
             f"Headline over {len(groups.get(ALL, []))} scored record(s). Left out, as the "
             f"official script does: {flagged} record(s) of items flagged error=true "
-            f"(breakdown 'error_items') and {unscored} record(s) without a score "
-            f"(infrastructure errors); '{INCLUDING_ERRORS}' includes both, an unscored "
+            f"(breakdown '{ERROR_ITEMS}'), {dropped} record(s) with malformed tool-call "
+            f"arguments, which the official inference loop drops (breakdown "
+            f"'{DROPPED_ITEMS}'), and {unscored} record(s) without a score "
+            f"(infrastructure errors); '{INCLUDING_ERRORS}' includes them all, an unscored "
             "record counting as no predicted call.",
+            _protocol_note(modes, counted_malformed),
             "Tool outputs are replayed from the recordings; approximate replays in this run: "
             f"{_approximate_replays(records)} (score details 'replay').",
         ]
@@ -255,8 +290,21 @@ class FinMCPAdapter(Adapter):
     def oracle(self, sample: Sample) -> ModelClient:
         return GoldOracle(gold_turns(sample.gold))
 
+    @staticmethod
+    def _record_modes(records: list[RecordView]) -> set[str]:
+        modes = {
+            str((r.score.details or {}).get("malformed_protocol") or DROP)
+            for r in records
+            if r.score
+        }
+        return modes or {DROP}
+
     def versions(self) -> dict[str, str]:
-        versions = {"dataset": HF_DATASET, "tool_call_cap_per_turn": str(TOOL_CALL_CAP)}
+        versions = {
+            "dataset": HF_DATASET,
+            "tool_call_cap_per_turn": str(TOOL_CALL_CAP),
+            OPTION: ",".join(sorted(self._modes or {DROP})),
+        }
         if self._last_source is not None:
             versions["data_location"] = self._last_source.location
             for name, digest in sorted(self._last_source.files.items()):
@@ -264,12 +312,27 @@ class FinMCPAdapter(Adapter):
         return versions
 
 
+def _protocol_note(modes: set[str], counted: int) -> str:
+    if modes == {DROP}:
+        return (
+            f"Malformed tool-call arguments: {OPTION}={DROP} (the official protocol: "
+            "the item is dropped)."
+        )
+    return (
+        f"NOT the official protocol: {OPTION}={','.join(sorted(modes))}; {counted} item(s) "
+        "with malformed tool-call arguments are scored as they ran (the official "
+        "inference loop drops them)."
+    )
+
+
 def _item_result(score: Score) -> ItemResult:
+    """The item as it ran (a dropped item's counts are in its details)."""
     details = score.details or {}
+    counts = details.get("tool_counts") or {}
     return ItemResult(
-        tp=int(score.tool_tp or 0),
-        fp=int(score.tool_fp or 0),
-        fn=int(score.tool_fn or 0),
+        tp=int(score.tool_tp if score.tool_tp is not None else counts.get("tp", 0)),
+        fp=int(score.tool_fp if score.tool_fp is not None else counts.get("fp", 0)),
+        fn=int(score.tool_fn if score.tool_fn is not None else counts.get("fn", 0)),
         exact_ordered=bool(details.get("exact_match_ordered", score.passed)),
         exact_grouped=bool(details.get("exact_match_grouped", score.passed)),
     )
