@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--prompt-mode", action="store_true", help="tools in the prompt, calls parsed from text"
     )
     run.add_argument(
+        "--tool-choice",
+        choices=["auto", "required", "none", "omit"],
+        default="auto",
+        help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
+    )
+    run.add_argument(
         "--client",
         default="auto",
         help="auto (direct HTTP with --api-base, else litellm), litellm, or direct",
@@ -277,6 +283,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cache_dir=cache_dir,
         client=args.client,
         retry_base_delay=args.retry_delay,
+        tool_choice=args.tool_choice,
     )
     endpoint.configure(settings)
     check_model(settings)
@@ -324,6 +331,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "name": args.model,
             "api_base": provider.describe().get("api_base"),
             "prompt_mode": args.prompt_mode,
+            "tool_choice": args.tool_choice,
         },
         "model_client": provider.describe(),
         "sampling": _sampling(args).to_dict(),

@@ -240,7 +240,15 @@ class ReplicaPool(ModelClient):
 
     def cache_identity(self) -> dict[str, Any]:
         # Replicas serve the same model: which one answered does not change the reply.
-        return {"model": self.model, "replicas": sorted(redact_url(r.url) for r in self.replicas)}
+        identity = {
+            "model": self.model,
+            "replicas": sorted(redact_url(r.url) for r in self.replicas),
+        }
+        # Every replica sends the same request (openai_wire.chat_request).
+        first = self.replicas[0].client
+        if getattr(first, "tool_choice", None) is not None:
+            identity["tool_choice"] = first.tool_choice
+        return identity
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -275,8 +283,9 @@ class LiteLLMRouterClient(LiteLLMClient):
         limits: dict[str, int],
         timeout: float = 600.0,
         cooldown_s: float = DEFAULT_COOLDOWN_S,
+        tool_choice: str = "auto",
     ):
-        super().__init__(model, api_base=None, timeout=timeout)
+        super().__init__(model, api_base=None, timeout=timeout, tool_choice=tool_choice)
         self.limits = dict(limits)
         self.cooldown_s = cooldown_s
         self.replica_urls = list(limits)
@@ -317,7 +326,11 @@ class LiteLLMRouterClient(LiteLLMClient):
         return await self.router().acompletion(**kwargs)
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"model": self.model, "replicas": sorted(redact_url(u) for u in self.replica_urls)}
+        return {
+            "model": self.model,
+            "replicas": sorted(redact_url(u) for u in self.replica_urls),
+            "tool_choice": self.tool_choice,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -342,12 +355,21 @@ def build_replica_client(settings: Any) -> ModelClient:
     urls = replica_urls(settings.api_base)
     configured = getattr(settings, "replica_concurrency", None) or {}
     limits = {url: int(configured.get(url, settings.concurrency)) for url in urls}
+    tool_choice = getattr(settings, "tool_choice", "auto")
     if not uses_direct_client(settings):
-        return LiteLLMRouterClient(settings.name, limits, timeout=settings.timeout_s)
+        return LiteLLMRouterClient(
+            settings.name, limits, timeout=settings.timeout_s, tool_choice=tool_choice
+        )
     from harness.models.openai_http import OpenAIHTTPClient
 
     replicas = [
-        Replica(url, OpenAIHTTPClient(settings.name, url, timeout=settings.timeout_s), limit)
+        Replica(
+            url,
+            OpenAIHTTPClient(
+                settings.name, url, timeout=settings.timeout_s, tool_choice=tool_choice
+            ),
+            limit,
+        )
         for url, limit in limits.items()
     ]
     return ReplicaPool(settings.name, replicas)

@@ -80,7 +80,11 @@ def test_identity_passes_through_wrappers_without_credentials(tmp_path):
         "openai/a", api_base="http://u:pw123456@127.0.0.1:1/v1", api_key="sk-zzzzzzzz"
     )
     stacked = CachingClient(RetryingClient(ConcurrencyLimitedClient(base, 4)), tmp_path)
-    assert stacked.identity == {"model": "openai/a", "api_base": "http://127.0.0.1:1/v1"}
+    assert stacked.identity == {
+        "model": "openai/a",
+        "api_base": "http://127.0.0.1:1/v1",
+        "tool_choice": "auto",
+    }
     wrapped = CachingClient(PromptModeClient(base), tmp_path)
     assert wrapped.identity["prompt_format"] == "hermes"
 

@@ -41,6 +41,8 @@ class ModelSettings:
     # "auto": direct when an api_base is given, litellm otherwise.
     client: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
+    # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
+    tool_choice: str = "auto"
     # --- local servers (harness/replicas.py, harness/serve.py) ---
     # Calls in flight per replica (url -> limit) when api_base lists several
     # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.
@@ -96,10 +98,18 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         # litellm costs ~6 ms of CPU per call (cost maps, logging, response
         # objects): at 64 requests in flight it caps a local server at ~37% of
         # its throughput; this client talks the same protocol at ~0.5 ms.
-        client = OpenAIHTTPClient(settings.name, settings.api_base, timeout=settings.timeout_s)
+        client = OpenAIHTTPClient(
+            settings.name,
+            settings.api_base,
+            timeout=settings.timeout_s,
+            tool_choice=settings.tool_choice,
+        )
     else:
         client = LiteLLMClient(
-            settings.name, api_base=settings.api_base, timeout=settings.timeout_s
+            settings.name,
+            api_base=settings.api_base,
+            timeout=settings.timeout_s,
+            tool_choice=settings.tool_choice,
         )
     if settings.served is not None and settings.served.url == settings.api_base:
         # A server this run started (harness/serve.py); other clients built from

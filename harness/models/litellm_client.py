@@ -22,7 +22,13 @@ from importlib import metadata
 from typing import Any
 
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
-from harness.models.openai_wire import http_error, turn_from_response
+from harness.models.openai_wire import (
+    DEFAULT_TOOL_CHOICE,
+    chat_request,
+    check_tool_choice,
+    http_error,
+    turn_from_response,
+)
 from harness.models.redact import redact_url, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -91,7 +97,9 @@ class LiteLLMClient(ModelClient):
     ``extra_kwargs`` go to every litellm call (e.g. ``extra_headers``); sampling
     ``params.extra`` per call (e.g. ``{"extra_body": {"top_k": 20}}``).
     ``drop_params`` lets litellm drop sampling settings a provider does not
-    support (e.g. ``seed``) instead of failing every call.
+    support (e.g. ``seed``) instead of failing every call. Messages, tools and
+    ``tool_choice`` are those of ``openai_wire.chat_request``, as for the direct
+    client.
     """
 
     def __init__(
@@ -103,11 +111,13 @@ class LiteLLMClient(ModelClient):
         drop_params: bool = True,
         extra_kwargs: dict[str, Any] | None = None,
         name: str | None = None,
+        tool_choice: str = DEFAULT_TOOL_CHOICE,
     ):
         self.model = model
         self.name = name or model
         self.api_base = api_base
         self.timeout = timeout
+        self.tool_choice = check_tool_choice(tool_choice)
         self.drop_params = drop_params
         self._api_key = api_key
         self._extra_kwargs = dict(extra_kwargs or {})
@@ -130,8 +140,6 @@ class LiteLLMClient(ModelClient):
     ) -> dict[str, Any]:
         """The keyword arguments of one ``litellm.acompletion`` call."""
         kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
             "timeout": self.timeout,
             "num_retries": 0,
             "drop_params": self.drop_params,
@@ -142,13 +150,8 @@ class LiteLLMClient(ModelClient):
         key = self._key()
         if key is not None:
             kwargs["api_key"] = key
-        if tools:
-            kwargs["tools"] = tools
-        for field_name in ("temperature", "top_p", "max_tokens", "seed"):
-            value = getattr(params, field_name)
-            if value is not None:
-                kwargs[field_name] = value
-        kwargs.update(params.extra)
+        # model, messages, tools, tool_choice, sampling and params.extra (last).
+        kwargs.update(chat_request(self.model, messages, tools, params, self.tool_choice))
         return kwargs
 
     async def complete(
@@ -198,7 +201,11 @@ class LiteLLMClient(ModelClient):
 
     def cache_identity(self) -> dict[str, Any]:
         """What, besides the request, decides the reply (for the response cache)."""
-        return {"model": self.model, "api_base": redact_url(self.api_base)}
+        return {
+            "model": self.model,
+            "api_base": redact_url(self.api_base),
+            "tool_choice": self.tool_choice,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -209,6 +216,7 @@ class LiteLLMClient(ModelClient):
             "api_base": redact_url(self.api_base),
             "timeout_s": self.timeout,
             "drop_params": self.drop_params,
+            "tool_choice": self.tool_choice,
             "extra_kwargs": sorted(self._extra_kwargs),
             "litellm_version": litellm_version(),
         }

@@ -27,7 +27,13 @@ from typing import Any
 
 from harness.boundary import MAX_INT_DIGITS, decode_bytes
 from harness.models.base import ModelClient, ModelError
-from harness.models.openai_wire import http_error, turn_from_response
+from harness.models.openai_wire import (
+    DEFAULT_TOOL_CHOICE,
+    chat_request,
+    check_tool_choice,
+    http_error,
+    turn_from_response,
+)
 from harness.models.redact import redact_url, scrub_secrets
 from harness.models.reply_body import ACCEPT_ENCODING, read_capped
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -86,7 +92,8 @@ def _error_message(body: bytes) -> str:
 class OpenAIHTTPClient(ModelClient):
     """Posts chat completions to ``api_base`` directly (no litellm).
 
-    ``params.extra`` is merged into the request body; an ``extra_body`` entry in
+    The request is ``openai_wire.chat_request``'s; ``tool_choice`` is sent with
+    every request that offers tools (``"omit"``: never). ``params.extra`` is merged into the request body; an ``extra_body`` entry in
     it is merged too (as the OpenAI SDK does), so the same settings work with
     both clients.
     """
@@ -99,10 +106,12 @@ class OpenAIHTTPClient(ModelClient):
         timeout: float = 600.0,
         max_connections: int = 0,
         name: str | None = None,
+        tool_choice: str = DEFAULT_TOOL_CHOICE,
     ):
         self.model = model
         self.name = name or model
         self.api_base = api_base.rstrip("/")
+        self.tool_choice = check_tool_choice(tool_choice)
         self.timeout = timeout
         self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
         self._api_key = api_key
@@ -133,16 +142,8 @@ class OpenAIHTTPClient(ModelClient):
     def request_body(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": served_name(self.model), "messages": messages}
-        if tools:
-            body["tools"] = tools
-        for field_name in ("temperature", "top_p", "max_tokens", "seed"):
-            value = getattr(params, field_name)
-            if value is not None:
-                body[field_name] = value
-        extra = dict(params.extra)
-        extra_body = extra.pop("extra_body", None)
-        body.update(extra)
+        body = chat_request(served_name(self.model), messages, tools, params, self.tool_choice)
+        extra_body = body.pop("extra_body", None)
         if isinstance(extra_body, dict):
             body.update(extra_body)
         return body
@@ -176,7 +177,11 @@ class OpenAIHTTPClient(ModelClient):
         return parse_reply_body(body, [self._api_key])
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"model": self.model, "api_base": redact_url(self.api_base)}
+        return {
+            "model": self.model,
+            "api_base": redact_url(self.api_base),
+            "tool_choice": self.tool_choice,
+        }
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -186,5 +191,6 @@ class OpenAIHTTPClient(ModelClient):
             "provider": "openai-compatible",
             "api_base": redact_url(self.api_base),
             "timeout_s": self.timeout,
+            "tool_choice": self.tool_choice,
             "aiohttp_version": metadata.version("aiohttp"),
         }

@@ -1,14 +1,27 @@
-"""The OpenAI chat-completions wire format: reading replies and HTTP errors.
+"""The OpenAI chat-completions wire format: requests, replies and HTTP errors.
 
-Shared by every client that talks to an OpenAI-compatible endpoint, so that a
-reply means the same AssistantTurn whichever client fetched it. Reading a reply
-never raises for bad model output: malformed tool calls become ToolCalls with
-``parse_error``; only a reply without any choice is an error (of the server).
+Shared by every client that talks to an OpenAI-compatible endpoint (the direct
+HTTP client, the litellm client, the replica pool), so that a request is the
+same bytes and a reply means the same AssistantTurn whichever client is used.
+
+Outbound (``chat_request``): the strictest common form that every server
+accepts. Servers differ in what they tolerate: llama-cpp-python rejects an
+assistant ``content: null`` beside ``tool_calls`` and shows the model its tools
+only when ``tool_choice`` is present; vLLM and OpenAI default ``tool_choice`` to
+"auto". So an assistant message always carries a string ``content``, tool calls
+carry only ``id``/``type``/``function{name, arguments}``, tool messages carry
+``tool_call_id``, keys that dataset records bring along are dropped, and
+``tool_choice`` is sent whenever tools are (``TOOL_CHOICES``).
+
+Inbound: reading a reply never raises for bad model output: malformed tool
+calls become ToolCalls with ``parse_error``; only a reply without any choice is
+an error (of the server).
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -18,13 +31,131 @@ from harness.boundary import clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import join_reasoning, split_reasoning
 from harness.models.redact import mask, scrub_secrets
-from harness.types import AssistantTurn, ToolCall, Usage
+from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema, Usage
 
 # Reply text longer than this is cut (with a note) so that one runaway reply
 # cannot exhaust memory or bloat the records; no real answer is this long.
 MAX_CONTENT_CHARS = 2_000_000
+# --tool-choice values; "omit" sends no tool_choice at all (the server's default).
+TOOL_CHOICES = ("auto", "required", "none", "omit")
+DEFAULT_TOOL_CHOICE = "auto"
+# Sampling fields that go into the request when set.
+SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "seed")
 # HTTP statuses worth retrying: timeouts, conflicts, rate limits, server errors.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
+
+
+# -- outbound -------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    """Message content as one string (None -> "", text parts joined)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            str(part.get("text") or "") if isinstance(part, dict) else str(part) for part in value
+        )
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _content(value: Any) -> Any:
+    """User/system content: a string, or content parts kept as they are."""
+    if isinstance(value, list):
+        return value
+    return _text(value)
+
+
+def wire_tool_call(entry: Any, index: int) -> dict[str, Any]:
+    """One ``tool_calls`` entry with only the keys the protocol defines."""
+    if isinstance(entry, ToolCall):
+        entry = entry.to_openai()
+    entry = entry if isinstance(entry, dict) else {}
+    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = "{}" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+    return {
+        "id": str(entry.get("id") or f"call_{index}"),
+        "type": "function",
+        "function": {"name": str(function.get("name") or ""), "arguments": arguments},
+    }
+
+
+def wire_message(message: Message) -> Message:
+    """One message in the form every OpenAI-compatible server accepts."""
+    role = str(message.get("role") or "user")
+    if role == "assistant":
+        out: Message = {"role": role, "content": _text(message.get("content"))}
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            out["tool_calls"] = [wire_tool_call(c, i) for i, c in enumerate(calls)]
+        return out
+    if role == "tool":
+        return {
+            "role": role,
+            "content": _text(message.get("content")),
+            "tool_call_id": str(message.get("tool_call_id") or ""),
+        }
+    return {"role": role, "content": _content(message.get("content"))}
+
+
+def wire_messages(messages: list[Message]) -> list[Message]:
+    return [wire_message(message) for message in messages]
+
+
+_FUNCTION_KEYS = ("name", "description", "parameters", "strict")
+
+
+def wire_tools(tools: list[ToolSchema]) -> list[ToolSchema]:
+    """Tool schemas as ``{"type": "function", "function": {name, description, parameters}}``."""
+    out = []
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        out.append(
+            {
+                "type": "function",
+                "function": {key: function[key] for key in _FUNCTION_KEYS if key in function},
+            }
+        )
+    return out
+
+
+def check_tool_choice(value: str) -> str:
+    if value not in TOOL_CHOICES:
+        raise ValueError(f"unknown tool_choice '{value}' (known: {', '.join(TOOL_CHOICES)})")
+    return value
+
+
+def chat_request(
+    model: str,
+    messages: list[Message],
+    tools: list[ToolSchema],
+    params: SamplingParams,
+    tool_choice: str = DEFAULT_TOOL_CHOICE,
+) -> dict[str, Any]:
+    """The body of one ``/chat/completions`` request.
+
+    ``params.extra`` is merged into the body last (it may override anything);
+    an ``extra_body`` entry is kept as it is, for the caller to merge (the OpenAI
+    SDK and litellm merge it themselves; the direct client does it by hand).
+    """
+    body: dict[str, Any] = {"model": model, "messages": wire_messages(messages)}
+    if tools:
+        body["tools"] = wire_tools(tools)
+        if tool_choice != "omit":
+            body["tool_choice"] = tool_choice
+    for field_name in SAMPLING_FIELDS:
+        value = getattr(params, field_name)
+        if value is not None:
+            body[field_name] = value
+    body.update(params.extra)
+    return body
+
+
+# -- inbound --------------------------------------------------------------------
 
 
 def is_transient_status(status: int) -> bool:
