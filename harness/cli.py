@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--judge-model",
-        help=f"judge model, or 'stub' (default: the suite's, else {DEFAULT_JUDGE_MODEL})",
+        help="judge model, or 'stub' (default: the suite's, else the benchmark's own, "
+        f"else {DEFAULT_JUDGE_MODEL})",
     )
     run.add_argument("--data-dir", type=Path, help="local copy of benchmark data not on PyPI")
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
@@ -301,7 +302,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
     # Only benchmarks with a simulated user or a judge need (and record) those models.
     wanted_user = args.user_model or suite.user_model or DEFAULT_USER_MODEL
-    wanted_judge = args.judge_model or suite.judge_model or DEFAULT_JUDGE_MODEL
+    benchmark_judges = [get_adapter(b).default_judge_model for b in benchmarks]
+    wanted_judge = (
+        args.judge_model
+        or suite.judge_model
+        or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
+    )
     user_model = wanted_user if any(get_adapter(b).needs_user_model for b in benchmarks) else None
     judge_model = (
         wanted_judge if any(get_adapter(b).needs_judge_model for b in benchmarks) else None

@@ -219,6 +219,8 @@ class Adapter(ABC):
     # runner asks for (and records) those models only where they matter.
     needs_user_model: bool = False
     needs_judge_model: bool = False
+    # The judge the benchmark itself uses, when no suite or flag names one.
+    default_judge_model: str | None = None
 
     @abstractmethod
     def subsets(self) -> list[str]:

@@ -183,3 +183,17 @@ def test_vitabench_offline_end_to_end_shows_user_and_judge(shared_data, tmp_path
     assert "| scripted | stub |" in row
     manifest = json.loads((tmp_path / "vita" / "manifest.json").read_text())
     assert (manifest["user_model"], manifest["judge_model"]) == ("scripted", "stub")
+    # which prompts the run used is in the manifest and beside the score
+    source = manifest["versions"]["vitabench.prompt_source"]
+    assert source in ("official", "harness")
+    leaderboard = captured.out
+    assert f"prompt_source: {source}" in leaderboard
+
+
+def test_vitabench_default_judge_is_the_benchmarks_own(shared_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    args = ["run", "--suite", "vitabench-en", "--model", "oracle", "--user-model", "scripted"]
+    args += ["--data-dir", str(shared_data / "vitabench"), "--limit", "1"]
+    assert main([*args, "--out", str(tmp_path / "vita")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'anthropic/claude-3-7-sonnet-20250219' needs ANTHROPIC_API_KEY" in err

@@ -16,7 +16,7 @@ from harness.adapters.vitabench.episode import (
     count_hops,
 )
 from harness.adapters.vitabench.judge import OrdersStubJudge
-from harness.adapters.vitabench.prompts import GREETING, user_system_prompt
+from harness.adapters.vitabench.prompts import GREETING, prompt_set
 from harness.models.base import ModelClient, ScriptedClient
 from harness.strategies.base import PlainStrategy
 from harness.task import Environment, Services
@@ -151,7 +151,10 @@ def test_greeting_opens_the_record_but_the_agent_never_sees_it():
     assert agent.calls[0] == [sample.initial_messages[0], trajectory.messages[1]]
     assert all(greeting not in json.dumps(call) for call in agent.calls)
     persona = str(TASK["user_scenario"]["user_profile"])
-    system = {"role": "system", "content": user_system_prompt(persona, TASK["instructions"], "en")}
+    system = {
+        "role": "system",
+        "content": prompt_set("en").user_system(persona, TASK["instructions"]),
+    }
     assert user.calls[0] == [system, {"role": "user", "content": greeting}]
     assert user.calls[1] == [
         system,

@@ -161,3 +161,12 @@ def test_oracle_sweep_every_reachable_task_matches(data_dir, scenario, language)
             reachable += 1
             matched += bool(score.details["orders_match"]["match"])
     assert reachable > 0 and matched == reachable
+
+
+def test_judge_defaults_and_the_envace_preset():
+    from harness.suites import load_suite
+
+    assert VitaBenchAdapter.default_judge_model == "anthropic/claude-3-7-sonnet-20250219"
+    preset = load_suite("vitabench-envace")
+    assert (preset.judge_model, preset.trials) == ("openai/Qwen/Qwen3-30B-A3B", 4)
+    assert preset.entries[0].subsets == ["delivery", "instore", "ota", "cross"]

@@ -6,18 +6,25 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from harness.adapters.vitabench.data import VitaTask
 from harness.adapters.vitabench.judge import (
-    MAX_JUDGE_ATTEMPTS,
+    MAX_REPLY_BRACKETS,
     ORDERS_MATCH_HINT,
     OrdersStubJudge,
+    RubricState,
+    UnreadableReply,
+    apply_judgement,
+    as_boolean,
     env_info,
     judge_conversation,
-    parse_judge_reply,
+    read_judge_reply,
     render_line,
     window_bounds,
     window_lines,
 )
+from harness.adapters.vitabench.prompts import harness_prompts
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Usage
 
@@ -34,6 +41,14 @@ def make_task(rubrics=("A", "B"), overall=("B", "C"), language="en") -> VitaTask
         },
     }
     return VitaTask(record=record, scenario="delivery", language=language)
+
+
+def judge(task, messages, client, **options):
+    """The judge with this project's prompt wording (the official one is tested
+    against the benchmark's code in test_vitabench_official.py)."""
+    return asyncio.run(
+        judge_conversation(task, messages, client, harness_prompts(task.language), **options)
+    )
 
 
 class RecordingJudge(ModelClient):
@@ -116,10 +131,10 @@ def test_lines_use_global_one_based_indexes_and_python_literal_calls():
 
 def test_judge_input_layout_and_system_prompt():
     task = make_task()
-    judge = RecordingJudge([verdict(("rubric_0", True, "[2] ok"))])
+    client = RecordingJudge([verdict(("rubric_0", True, "[2] ok"))])
     messages = conversation(3)
-    asyncio.run(judge_conversation(task, messages, judge))
-    system, user = judge.prompts[0]
+    judge(task, messages, client)
+    system, user = client.prompts[0]
     assert system["role"] == "system" and user["role"] == "user"
     assert "{'system_time': '2025-06-21 11:20:00 Saturday', 'database': []}" in system["content"]
     assert env_info(task) == "{'system_time': '2025-06-21 11:20:00 Saturday', 'database': []}"
@@ -145,20 +160,20 @@ def test_judge_input_layout_and_system_prompt():
 
 def test_chinese_judge_keeps_non_ascii_and_weekday():
     task = make_task(rubrics=("米线",), overall=(), language="zh")
-    judge = RecordingJudge([verdict(("rubric_0", True, "好"))])
-    result = asyncio.run(judge_conversation(task, conversation(2), judge))
-    assert "星期六" in judge.prompts[0][0]["content"]
-    assert '"rubric": "米线"' in judge.prompts[0][1]["content"]
+    client = RecordingJudge([verdict(("rubric_0", True, "好"))])
+    result = judge(task, conversation(2), client)
+    assert "星期六" in client.prompts[0][0]["content"]
+    assert '"rubric": "米线"' in client.prompts[0][1]["content"]
     assert result.reward == 1.0
 
 
 def test_states_carry_over_windows_and_update_by_rubric_idx():
     task = make_task()
-    judge = RecordingJudge(
+    client = RecordingJudge(
         [
             verdict(("rubric_0", True, "[3] ordered"), ("rubric_1", True, "[5] paid")),
-            # second window: rubric_0 omitted (kept), rubric_1 flipped back, unknown key ignored,
-            # rubric_2 met written as a string, justification missing
+            # second window: rubric_0 omitted (kept), rubric_1 flipped back, unknown key
+            # and empty key skipped, rubric_2 met written as a string, justification missing
             json.dumps(
                 [
                     {
@@ -167,19 +182,19 @@ def test_states_carry_over_windows_and_update_by_rubric_idx():
                         "meetExpectation": False,
                     },
                     {"rubric_idx": "rubric_9", "meetExpectation": True},
+                    {"rubric_idx": "", "meetExpectation": True},
                     {"rubric_idx": "rubric_2", "meetExpectation": "true"},
-                    "not an object",
                 ]
             ),
         ]
     )
-    result = asyncio.run(judge_conversation(task, conversation(13), judge))
-    assert len(judge.prompts) == 2
-    second = states_in(judge.prompts[1][1]["content"])
+    result = judge(task, conversation(13), client)
+    assert len(client.prompts) == 2
+    second = states_in(client.prompts[1][1]["content"])
     assert [s["meetExpectation"] for s in second] == [True, True, False]
     assert second[0]["justification"] == "[3] ordered"
-    assert "window 2 of 2" in judge.prompts[1][0]["content"]
-    assert judge.prompts[1][1]["content"].startswith(
+    assert "window 2 of 2" in client.prompts[1][0]["content"]
+    assert client.prompts[1][1]["content"].startswith(
         "\n# Input\n<window_content>\n[9] assistant: m8"
     )
     assert [r["met"] for r in result.rubrics] == [True, False, True]
@@ -196,60 +211,99 @@ def test_states_carry_over_windows_and_update_by_rubric_idx():
 def test_reward_is_one_only_when_every_rubric_is_met():
     task = make_task()
     all_met = verdict(("rubric_0", True, "a"), ("rubric_1", True, "b"), ("rubric_2", True, "c"))
-    result = asyncio.run(judge_conversation(task, conversation(4), RecordingJudge([all_met])))
+    result = judge(task, conversation(4), RecordingJudge([all_met]))
     assert (result.reward, result.progress) == (1.0, 1.0)
     two = verdict(("rubric_0", True, "a"), ("rubric_1", True, "b"))
-    result = asyncio.run(judge_conversation(task, conversation(4), RecordingJudge([two])))
+    result = judge(task, conversation(4), RecordingJudge([two]))
     assert result.reward == 0.0 and abs(result.progress - 2 / 3) < 1e-9
 
 
 def test_no_rubrics_gives_full_reward_without_a_judge_call():
-    judge = RecordingJudge([])
-    result = asyncio.run(judge_conversation(make_task((), ()), conversation(4), judge))
-    assert result.reward == 1.0 and judge.prompts == []
+    client = RecordingJudge([])
+    for task in (make_task((), ()), VitaTask({"id": "T2"}, "delivery", "en")):
+        result = judge(task, conversation(4), client)
+        assert result.reward == 1.0 and client.prompts == []
+        assert result.details() == {"rubrics": [], "info": {"note": "No rubric to evaluate"}}
 
 
-def test_malformed_reply_is_retried_then_accepted():
+def test_malformed_json_is_repaired_as_the_benchmark_does():
     task = make_task()
-    judge = RecordingJudge(
-        ["I think it is fine", '{"rubric_idx": "rubric_0"}', verdict(("rubric_0", True, "ok"))]
-    )
-    result = asyncio.run(judge_conversation(task, conversation(4), judge))
-    assert len(judge.prompts) == 3
-    assert judge.prompts[0] == judge.prompts[2]  # the same question again
+    replies = [
+        # trailing commas, single quotes, Python literals, text around it
+        "Verdict: [{'rubric_idx': 'rubric_0', 'justification': 'ok', 'meetExpectation': True,},]",
+        # a null justification is kept (and shown to the next window as null)
+        '[{"rubric_idx": "rubric_1", "justification": null, "meetExpectation": true}]',
+    ]
+    client = RecordingJudge(replies)
+    result = judge(task, conversation(13), client)
+    assert result.parse_failures == 0
+    second = states_in(client.prompts[1][1]["content"])
+    assert [s["meetExpectation"] for s in second] == [True, False, False]
+    assert [r["met"] for r in result.rubrics] == [True, True, False]
+    assert result.rubrics[1]["justification"] is None
+
+
+def test_one_judge_call_per_window_and_unreadable_replies_keep_the_states():
+    task = make_task()
+    first = verdict(("rubric_0", True, "[2] done"))
+    # what the benchmark's code crashes on: no JSON, a lone object, a non-object element
+    for bad in ("garbage", '{"rubric_idx": "rubric_1", "meetExpectation": true}', "[1, 2]"):
+        client = RecordingJudge([first, bad])
+        result = judge(task, conversation(13), client)
+        assert len(client.prompts) == 2
+        assert result.parse_failures == 1
+        assert result.windows[1].parsed is False
+        assert [r["met"] for r in result.rubrics] == [True, False, False]
+        assert result.rubrics[0]["justification"] == "[2] done"
+
+
+def test_judge_attempts_asks_again_with_the_same_question():
+    task = make_task()
+    client = RecordingJudge(["I think it is fine", "[]", verdict(("rubric_0", True, "ok"))])
+    result = judge(task, conversation(4), client, attempts=3)
+    assert len(client.prompts) == 3
+    assert client.prompts[0] == client.prompts[2]
     assert result.parse_failures == 2
     assert result.rubrics[0]["met"] is True
     assert result.windows[0].parsed and len(result.windows[0].replies) == 3
 
 
-def test_reply_that_never_parses_keeps_the_previous_states():
-    task = make_task()
-    first = verdict(("rubric_0", True, "[2] done"))
-    judge = RecordingJudge([first] + ["garbage"] * MAX_JUDGE_ATTEMPTS)
-    result = asyncio.run(judge_conversation(task, conversation(13), judge))
-    assert len(judge.prompts) == 1 + MAX_JUDGE_ATTEMPTS
-    assert result.parse_failures == MAX_JUDGE_ATTEMPTS
-    assert result.windows[1].parsed is False
-    assert [r["met"] for r in result.rubrics] == [True, False, False]
-    assert result.rubrics[0]["justification"] == "[2] done"
+def test_read_judge_reply_variants():
+    assert read_judge_reply('```json\n[{"a": 1,}]\n```') == [{"a": 1}]
+    assert read_judge_reply('prefix [{"a": 1}] suffix') == [{"a": 1}]
+    assert read_judge_reply("[]") == []
+    assert read_judge_reply('{"a": 1}') == {"a": 1}
+    for unreadable in ("", None, "no json at all", "[" * 100_000, "{" * (MAX_REPLY_BRACKETS + 1)):
+        with pytest.raises(UnreadableReply):
+            read_judge_reply(unreadable)
 
 
-def test_parse_judge_reply_variants():
-    assert parse_judge_reply('```json\n[{"a": 1}]\n```') == [{"a": 1}]
-    assert parse_judge_reply('prefix [{"a": 1}] suffix') == [{"a": 1}]
-    assert parse_judge_reply("[]") == []
-    assert parse_judge_reply('{"a": 1}') is None
-    assert parse_judge_reply("") is None
-    assert parse_judge_reply(None) is None
-    assert parse_judge_reply("[" * 100_000) is None
+def test_updates_are_all_or_nothing():
+    states = [RubricState("A"), RubricState("B")]
+    with pytest.raises(UnreadableReply):
+        apply_judgement(states, [{"rubric_idx": "rubric_0", "meetExpectation": True}, "x"])
+    with pytest.raises(UnreadableReply):
+        apply_judgement(states, [{"rubric_idx": ["rubric_0"], "meetExpectation": True}])
+    assert states[0].meet_expectation is False
+
+
+def test_met_is_read_with_pydantic_lax_boolean_rules():
+    assert [as_boolean(v) for v in (True, 1, 0.0, "TRUE", "yes", "off", "0")] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert [as_boolean(v) for v in (2, " true", "", "maybe", None, [])] == [None] * 6
 
 
 def test_stub_judge_follows_the_order_diagnostic():
     task = make_task()
     for match in (True, False):
-        result = asyncio.run(
-            judge_conversation(task, conversation(13), OrdersStubJudge(), orders_match=match)
-        )
+        result = judge(task, conversation(13), OrdersStubJudge(), orders_match=match)
         assert result.reward == (1.0 if match else 0.0)
         assert all(r["met"] is match for r in result.rubrics)
         assert result.parse_failures == 0

@@ -9,16 +9,23 @@ those or the bare task ids.
 Services: ``user_client`` is the user simulator (``user_model == "scripted"``
 selects the deterministic offline user instead) and ``judge_client`` the rubric
 judge (``OrdersStubJudge`` in judge.py is an offline stand-in, not the benchmark's
-judge).
+judge). The default judge is the benchmark's own, Claude 3.7 Sonnet.
+
+Load options: ``language``, ``max_steps``, ``prompts`` (``auto``: the benchmark's
+own templates when its ``vita`` package is installed, else this project's wording;
+``official`` or ``harness`` to insist on one) and ``judge_attempts`` (judge calls
+per window when a reply cannot be read; 1, as in the benchmark). The prompt source
+is recorded as ``prompt_source`` in the sample metadata, every score's details,
+the manifest's versions and the aggregate's notes.
 
 Where this differs from the benchmark's code:
 
 - an episode whose run fails is never dropped: it is scored 0 and counted
   (see metrics.py); a judge call that fails (ModelError) propagates, so the
   runner records the scoring failure and can grade the stored episode again;
-- an unreadable judge reply is asked for again, then the window keeps the
-  previous rubric states (the benchmark's intent; its code crashes the episode
-  and re-runs it), and a ``meetExpectation`` that is not a boolean is ignored;
+- a judge reply the benchmark's code would crash on leaves the window's rubric
+  states as they were (judge.py), and a final ``meetExpectation`` that is not a
+  boolean counts as unmet;
 - the step limit and the stop token in a message that also calls tools are
   handled as described in episode.py (same termination and judged conversation);
 - task files are read as raw JSON from the Hub (see data.py), and sample ids
@@ -61,13 +68,17 @@ from .episode import (
     conversation_messages,
     vita_limits,
 )
-from .judge import judge_conversation
+from .judge import JUDGE_ATTEMPTS, judge_conversation
 from .metrics import ESTIMATORS, aggregate_records, orders_diagnostic
-from .prompts import GREETING, agent_system_prompt
+from .official import official_package_version
+from .prompts import GREETING, PromptSet, prompt_set
 from .user import LLMUser, ScriptedUser
 
 SPEC_SNAPSHOT = "96f3b85"  # the benchmark revision this implementation follows
 SCRIPTED_USER_MODEL = "scripted"
+# The benchmark's default judge (its config names it anthropic.claude-3.7-sonnet,
+# an id of its own model gateway); this is the same model's provider id.
+DEFAULT_JUDGE_MODEL = "anthropic/claude-3-7-sonnet-20250219"
 
 EnvironmentFactory = Callable[[dict[str, Any], str, str], Environment]
 
@@ -83,6 +94,7 @@ class VitaBenchAdapter(Adapter):
     table_order = 30
     needs_user_model = True
     needs_judge_model = True
+    default_judge_model = DEFAULT_JUDGE_MODEL
 
     def __init__(
         self,
@@ -94,6 +106,7 @@ class VitaBenchAdapter(Adapter):
         self._downloader = downloader or download_from_hub
         self._tool_schemas: dict[tuple[str, str], list[ToolSchema]] = {}
         self._data_sources: dict[str, str] = {}
+        self._prompt_sources: set[str] = set()
 
     # ------------------------------------------------------------ loading
 
@@ -122,13 +135,16 @@ class VitaBenchAdapter(Adapter):
         )
         self._data_sources[f"{subset}-{language}"] = str(path)
         max_steps = int(options.get("max_steps", MAX_STEPS))
+        prompts = prompt_set(language, str(options.get("prompts", "auto")))
+        self._prompt_sources.add(prompts.source)
+        attempts = int(options.get("judge_attempts", JUDGE_ATTEMPTS))
         wanted = set(ids) if ids else None
         samples = []
         for record in read_task_file(path):
             task = VitaTask(record=record, scenario=subset, language=language)
             if wanted is not None and not wanted & {sample_id(task), task.task_id}:
                 continue
-            samples.append(self.make_sample(task, max_steps))
+            samples.append(self.make_sample(task, max_steps, prompts, attempts))
         return samples
 
     def tool_schemas(self, task: VitaTask) -> list[ToolSchema]:
@@ -139,9 +155,16 @@ class VitaBenchAdapter(Adapter):
             self._tool_schemas[key] = environment.tool_schemas()  # type: ignore[attr-defined]
         return self._tool_schemas[key]
 
-    def make_sample(self, task: VitaTask, max_steps: int = MAX_STEPS) -> Sample:
+    def make_sample(
+        self,
+        task: VitaTask,
+        max_steps: int = MAX_STEPS,
+        prompts: PromptSet | None = None,
+        judge_attempts: int = JUDGE_ATTEMPTS,
+    ) -> Sample:
         factory = self.environment_factory()
-        system = {"role": "system", "content": agent_system_prompt(task.time, task.language)}
+        prompts = prompts or prompt_set(task.language)
+        system = {"role": "system", "content": prompts.agent_system(task.time)}
         initial_messages = [system]
 
         def make_environment() -> Environment:
@@ -149,7 +172,7 @@ class VitaBenchAdapter(Adapter):
             return factory(task.record, task.scenario, task.language)
 
         def make_user(environment: Environment, services: Services) -> UserSource:
-            return build_user(task, environment, services, initial_messages, max_steps)
+            return build_user(task, environment, services, initial_messages, max_steps, prompts)
 
         return Sample(
             id=sample_id(task),
@@ -167,6 +190,8 @@ class VitaBenchAdapter(Adapter):
                 "language": task.language,
                 "domain": task.record.get("domain"),
                 "num_rubrics": len(task.rubrics),
+                "prompt_source": prompts.source,
+                "judge_attempts": judge_attempts,
             },
         )
 
@@ -179,6 +204,7 @@ class VitaBenchAdapter(Adapter):
             "termination": trajectory.termination,
             "orders_match": diagnostic,
             "judge_model": services.judge_model,
+            "prompt_source": sample.metadata.get("prompt_source"),
         }
         if trajectory.termination not in JUDGED_TERMINATIONS:
             details["note"] = (
@@ -190,11 +216,16 @@ class VitaBenchAdapter(Adapter):
                 "VitaBench scoring needs a judge model (set the judge model; "
                 "'stub' gives an offline stand-in that is not the benchmark's judge)"
             )
+        # The judge reads the prompts the run was made with (auto when not recorded).
+        prompts = prompt_set(task.language, sample.metadata.get("prompt_source") or "auto")
+        details["prompt_source"] = prompts.source
         judgement = await judge_conversation(
             task,
             conversation_messages(trajectory.messages),
             services.judge_client,  # type: ignore[arg-type]  # unused when there are no rubrics
+            prompts,
             orders_match=bool(diagnostic["match"]),
+            attempts=int(sample.metadata.get("judge_attempts") or JUDGE_ATTEMPTS),
         )
         details.update(judgement.details())
         return Score(
@@ -232,6 +263,10 @@ class VitaBenchAdapter(Adapter):
     def versions(self) -> dict[str, str]:
         versions = {"vitabench": SPEC_SNAPSHOT, "dataset": HF_DATASET}
         versions.update({f"data:{key}": source for key, source in self._data_sources.items()})
+        if self._prompt_sources:
+            versions["prompt_source"] = "+".join(sorted(self._prompt_sources))
+        if "official" in self._prompt_sources:
+            versions["prompts_package"] = official_package_version()
         return versions
 
 
@@ -241,13 +276,14 @@ def build_user(
     services: Services,
     agent_initial_messages: list[dict[str, Any]],
     max_steps: int = MAX_STEPS,
+    prompts: PromptSet | None = None,
 ) -> VitaUserSource:
     """The user side of one episode: the LLM simulator, or the scripted user."""
     greeting = GREETING[task.language]
     if services.user_model == SCRIPTED_USER_MODEL:
         speaker = ScriptedUser(task, environment)
     elif services.user_client is not None:
-        speaker = LLMUser(services.user_client, task, greeting)
+        speaker = LLMUser(services.user_client, task, greeting, prompts)
     else:
         raise ValueError(
             "VitaBench needs a user simulator model (set the user model; "

@@ -6,17 +6,23 @@ model sees one window at a time, with the current rubric states, and returns the
 updated states. The episode passes (reward 1) only when every rubric ends met;
 the fraction of met rubrics is the partial score.
 
-A judge reply that cannot be read as a JSON list is asked for again (up to
-``MAX_JUDGE_ATTEMPTS`` calls per window); if every attempt fails, the window
-leaves the states as they were. The benchmark's code means to do the same, but
-with current ``json_repair`` versions it crashes the episode instead and, after
-repeated failures, drops it from the results.
+Replies are read as the benchmark's evaluator reads them: ``json_repair`` first,
+then ``json.loads``, so trailing commas, single quotes, ``True`` and text around
+the JSON are accepted. Each element names its rubric by ``rubric_idx``; a missing
+``justification`` becomes "No justification provided", a null one stays null (and
+is shown so to later windows), and ``meetExpectation`` is taken as written and read
+as a boolean (pydantic's lax rules) only at the end. Where the benchmark's code
+raises on a reply (nothing to repair, a lone object, elements that are not
+objects), the window here keeps the previous states and the reply counts as a
+parse failure; by default the judge is asked once per window, as in the benchmark
+(``judge_attempts`` asks again). DEVIATIONS.md lists every difference.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,15 +31,20 @@ from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Message, SamplingParams, Usage, parse_arguments
 
 from .data import VitaTask
-from .prompts import JUDGE_INPUT, judge_system_prompt, time_with_weekday
+from .prompts import JUDGE_INPUT, PromptSet, time_with_weekday
 
 WINDOW_SIZE = 10
 WINDOW_OVERLAP = 2
-MAX_JUDGE_ATTEMPTS = 3
+JUDGE_ATTEMPTS = 1  # judge calls per window; the benchmark makes one
 # The benchmark calls the judge at temperature 0, without tools.
 JUDGE_PARAMS = SamplingParams(temperature=0.0)
 NOT_EVALUATED = "Not evaluated yet"
 NO_JUSTIFICATION = "No justification provided"
+# json_repair's time grows steeply with deeply nested or very long input (seconds
+# for a few thousand unclosed brackets); replies beyond these bounds are not
+# repaired and count as unreadable. Real replies are far below both.
+MAX_REPLY_CHARS = 100_000
+MAX_REPLY_BRACKETS = 1_000
 
 
 # ------------------------------------------------------------------ windows
@@ -105,13 +116,14 @@ _FALSE_WORDS = {"false", "f", "no", "n", "off", "0"}
 
 
 def as_boolean(value: Any) -> bool | None:
-    """Lenient boolean reading (as pydantic does); None when it is not a boolean."""
+    """pydantic's lax boolean (how the benchmark reads ``met``); None when it is
+    not one. Words are case-insensitive and not stripped."""
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     if isinstance(value, str):
-        word = value.strip().lower()
+        word = value.lower()
         if word in _TRUE_WORDS:
             return True
         if word in _FALSE_WORDS:
@@ -136,41 +148,60 @@ def states_json(states: list[RubricState]) -> str:
     return json.dumps(rows, indent=2, ensure_ascii=False)
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+class UnreadableReply(ValueError):
+    """A judge reply the benchmark's evaluator would fail on."""
 
 
-def parse_judge_reply(text: str | None) -> list[Any] | None:
-    """The JSON list in a judge reply (fenced or bare), or None if there is none."""
-    if not text:
-        return None
-    candidates = [match.group(1) for match in _FENCE.finditer(text)]
-    candidates.append(text)
-    first, last = text.find("["), text.rfind("]")
-    if 0 <= first < last:
-        candidates.append(text[first : last + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate.strip())
-        except (json.JSONDecodeError, RecursionError):
-            continue
-        if isinstance(value, list):
-            return value
-    return None
+def read_judge_reply(text: str | None) -> Any:
+    """The JSON value in a judge reply, read as the benchmark does
+    (``json.loads(repair_json(text))``); raises ``UnreadableReply`` where that
+    raises, and for replies too large to repair in reasonable time."""
+    if not isinstance(text, str):
+        raise UnreadableReply("the judge reply has no text")
+    if len(text) > MAX_REPLY_CHARS or text.count("{") + text.count("[") > MAX_REPLY_BRACKETS:
+        raise UnreadableReply("the judge reply is too large to repair")
+    from json_repair import repair_json
+
+    try:
+        return json.loads(repair_json(text))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise UnreadableReply(f"the judge reply holds no JSON ({type(exc).__name__})") from None
 
 
-def apply_judgement(states: list[RubricState], elements: list[Any]) -> None:
-    """Update the states named by ``rubric_idx``; unknown keys and rubrics that are
-    not mentioned are left alone."""
+def judgement_updates(
+    states: list[RubricState], value: Any
+) -> list[tuple[RubricState, dict[str, Any]]]:
+    """The (state, element) pairs a read reply updates, in order.
+
+    Mirrors the benchmark's loop: elements whose ``rubric_idx`` is empty or
+    unknown are skipped. Where the benchmark keeps the states and warns (an empty
+    value) or raises (a lone object or a string is iterated, an element is not an
+    object, a ``rubric_idx`` cannot be a key), this raises ``UnreadableReply``
+    before any state changes."""
+    if not value:
+        raise UnreadableReply("the judge reply is empty")
+    if not isinstance(value, list):
+        raise UnreadableReply(f"the judge reply is a JSON {type(value).__name__}, not a list")
     by_key = {rubric_key(index): state for index, state in enumerate(states)}
-    for element in elements:
+    updates = []
+    for element in value:
         if not isinstance(element, dict):
+            raise UnreadableReply("an element of the judge reply is not an object")
+        key = element.get("rubric_idx")
+        if not key:
             continue
-        state = by_key.get(str(element.get("rubric_idx")))
-        if state is None:
-            continue
-        state.justification = element.get("justification") or NO_JUSTIFICATION
-        if "meetExpectation" in element and as_boolean(element["meetExpectation"]) is not None:
-            state.meet_expectation = element["meetExpectation"]
+        if not isinstance(key, Hashable):
+            raise UnreadableReply("a rubric_idx of the judge reply is not a plain value")
+        if key in by_key:
+            updates.append((by_key[key], element))
+    return updates
+
+
+def apply_judgement(states: list[RubricState], value: Any) -> None:
+    """Update the states from a read reply (all or nothing, see judgement_updates)."""
+    for state, element in judgement_updates(states, value):
+        state.justification = element.get("justification", NO_JUSTIFICATION)
+        state.meet_expectation = element.get("meetExpectation", state.meet_expectation)
 
 
 # ------------------------------------------------------------------ judging
@@ -194,8 +225,11 @@ class Judgement:
     windows: list[WindowRecord]
     parse_failures: int
     usage: Usage
+    note: str = ""
 
     def details(self) -> dict[str, Any]:
+        if self.note:
+            return {"rubrics": self.rubrics, "info": {"note": self.note}}
         return {
             "rubrics": self.rubrics,
             "info": {
@@ -224,12 +258,17 @@ async def judge_conversation(
     task: VitaTask,
     messages: list[Message],
     client: ModelClient,
+    prompts: PromptSet,
     orders_match: bool | None = None,
+    attempts: int = JUDGE_ATTEMPTS,
 ) -> Judgement:
     """Run the sliding-window judge over a stored conversation."""
     states = [RubricState(rubric=text) for text in task.rubrics]
-    if not states:  # nothing to check: the benchmark gives full reward
-        return Judgement(1.0, None, [], [], 0, Usage())
+    if not states:
+        # The benchmark gives 1.0 when the task lists no rubric; when it lists
+        # expected states whose rubrics are all empty its code divides by zero
+        # after judging. Both give 1.0 here, without a judge call.
+        return Judgement(1.0, None, [], [], 0, Usage(), note="No rubric to evaluate")
     bounds = window_bounds(len(messages))
     records: list[WindowRecord] = []
     usage = Usage()
@@ -237,9 +276,7 @@ async def judge_conversation(
     token = ORDERS_MATCH_HINT.set(orders_match)
     try:
         for number, (start, end) in enumerate(bounds, start=1):
-            system = judge_system_prompt(
-                env_info(task), task.instructions, number, len(bounds), task.language
-            )
+            system = prompts.judge_system(env_info(task), task.instructions, number, len(bounds))
             prompt = JUDGE_INPUT.format(
                 lines="\n".join(window_lines(messages, start, end)), states=states_json(states)
             )
@@ -249,16 +286,18 @@ async def judge_conversation(
                 {"role": "system", "content": system},
                 {"role": "user", "content": prompt},
             ]
-            for _ in range(MAX_JUDGE_ATTEMPTS):
+            for _ in range(max(1, attempts)):
                 reply: AssistantTurn = await client.complete(judge_input, [], JUDGE_PARAMS)
                 usage.add(reply.usage)
                 record.replies.append(reply.content or "")
-                elements = parse_judge_reply(reply.content)
-                if elements is not None:
-                    apply_judgement(states, elements)
-                    record.parsed = True
-                    break
-                failures += 1
+                try:
+                    value = read_judge_reply(reply.content)
+                    apply_judgement(states, value)
+                except UnreadableReply:
+                    failures += 1
+                    continue
+                record.parsed = True
+                break
     finally:
         ORDERS_MATCH_HINT.reset(token)
     met = [as_boolean(state.meet_expectation) is True for state in states]

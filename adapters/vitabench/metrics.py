@@ -213,6 +213,31 @@ def _group_key(record: RecordView, several_languages: bool) -> str:
     return f"{record.subset}-{language}" if several_languages and language else record.subset
 
 
+PROMPT_SOURCE_TEXT = {
+    "official": "the benchmark's own agent, user-simulator and judge prompts",
+    "harness": (
+        "this project's wording of the agent, user-simulator and judge prompts (the "
+        "benchmark's package was not installed); not directly comparable with "
+        "official-prompt scores"
+    ),
+}
+
+
+def record_prompt_source(record: RecordView) -> str:
+    details = record.score.details if record.score is not None else None
+    source = (details or {}).get("prompt_source") or record.metadata.get("prompt_source")
+    return str(source or "unknown")
+
+
+def prompt_source_note(records: list[RecordView]) -> str:
+    """Which prompts the scores were obtained with (``prompt_source``)."""
+    sources = sorted({record_prompt_source(record) for record in records})
+    if len(sources) == 1:
+        source = sources[0]
+        return f"prompt_source: {source} ({PROMPT_SOURCE_TEXT.get(source, 'not recorded')})."
+    return f"prompt_source: mixed ({', '.join(sources)}); records used different prompts."
+
+
 def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkResult:
     """Per-task-set metrics, the headline at k = trials, and the mean ``Avg``."""
     several_languages = len({r.metadata.get("language") for r in records}) > 1
@@ -255,6 +280,7 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
     if avg_values:
         headline["Avg"] = scenario_mean(avg_values)
     notes = [
+        prompt_source_note(records),
         "Avg = unweighted mean of avg@k over the task sets run (computed outside the "
         "benchmark's code, as papers report it).",
         "Trials that failed for infrastructure reasons count as reward 0; the "

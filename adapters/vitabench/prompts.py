@@ -1,13 +1,29 @@
 """The texts VitaBench's three language models read, in Chinese and English.
 
-Fixed interface strings (the greeting, the weekday names) are VitaBench's own;
-the prompts are this project's wording of the behaviour the benchmark defines:
-the agent's rules, the user simulator's guidelines and the judge's instructions.
+Fixed interface strings (the greeting, the weekday names) are VitaBench's own.
+The three system prompts (the agent's rules, the user simulator's guidelines, the
+judge's instructions) come from one of two sources, recorded as
+``prompt_source``:
+
+- ``official``: the benchmark's own templates, read at run time from the
+  installed ``vita`` package (official.py); the texts equal what its code sends;
+- ``harness``: this project's wording of the same behaviour, used when the
+  package is not installed (or when asked for with the ``prompts`` option).
+
+Both sources use the benchmark's placeholder names, so one formatting step
+serves both.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+
+from harness.errors import ConfigError
+
+from .official import official_templates
+
+PROMPT_SOURCES = ("auto", "official", "harness")
 
 # The assistant's opening line. It starts the stored conversation and is the user
 # simulator's first input, but the agent model never sees it.
@@ -57,10 +73,6 @@ The current time is {time}.
 - 围绕用户提出的需求办事，不要引导用户产生新的需求。
 - 需求全部办完后，询问用户是否还需要其他帮助；如果用户表示不需要，回复 ###STOP###。""",
 }
-
-
-def agent_system_prompt(time: str, language: str) -> str:
-    return AGENT_SYSTEM[language].format(time=time_with_weekday(time, language))
 
 
 USER_SYSTEM = {
@@ -141,10 +153,6 @@ You may end the conversation when everything has been done correctly, or when yo
 }
 
 
-def user_system_prompt(persona: str, instructions: str, language: str) -> str:
-    return USER_SYSTEM[language].format(persona=persona, instructions=instructions)
-
-
 JUDGE_SYSTEM = {
     "en": """You are grading a conversation between a user and an assistant of a life-services platform. Lines that start with `tool` are the results of the assistant's tool calls.
 
@@ -152,12 +160,12 @@ Environment: {env_info}
 
 The user's full task:
 <instructions>
-{instructions}
+{user_instruction}
 </instructions>
 
 The task has been split into rubrics; decide for each rubric whether the assistant met it.
 
-The conversation is long, so you see it in windows of 10 turns, each overlapping the previous one by 2 turns. This is window {window} of {total}. The rubric states you receive are the result of the earlier windows; update them with what happens in this window.
+The conversation is long, so you see it in windows of 10 turns, each overlapping the previous one by 2 turns. This is window {window_idx} of {total_windows}. The rubric states you receive are the result of the earlier windows; update them with what happens in this window.
 
 Rules:
 1. Set a rubric from false to true only if the assistant achieved it within this window. Set a rubric from true to false only if the assistant, within this window, undid an outcome that was correct before. A later change that the user asked for (for example cancelling after ordering) does not undo an earlier success.
@@ -176,12 +184,12 @@ Reply with a JSON array inside a ```json code block, one object per rubric with 
 
 用户的完整任务：
 <instructions>
-{instructions}
+{user_instruction}
 </instructions>
 
 任务已拆分成若干评分项（rubric），请逐项判断助手是否达成。
 
-对话较长，按窗口分段给出：每个窗口 10 轮，相邻窗口重叠 2 轮。当前是第 {window} 个窗口，共 {total} 个。你收到的评分项状态是之前窗口的结果，请根据本窗口的内容更新。
+对话较长，按窗口分段给出：每个窗口 10 轮，相邻窗口重叠 2 轮。当前是第 {window_idx} 个窗口，共 {total_windows} 个。你收到的评分项状态是之前窗口的结果，请根据本窗口的内容更新。
 
 规则：
 1. 只有助手在本窗口内达成了某项目标，才把该项从 false 改为 true；只有助手在本窗口内推翻了之前正确的结果，才把该项从 true 改为 false。用户后来主动提出的变更（例如下单后又取消）不会抵消之前的成功。
@@ -195,14 +203,6 @@ Reply with a JSON array inside a ```json code block, one object per rubric with 
 
 请在 ```json 代码块中输出一个 JSON 数组，每个评分项一个对象，包含键 "rubric_idx"、"rubric"、"justification" 和 "meetExpectation"（true 或 false）。""",
 }
-
-
-def judge_system_prompt(
-    env_info: str, instructions: str, window: int, total: int, language: str
-) -> str:
-    return JUDGE_SYSTEM[language].format(
-        env_info=env_info, instructions=instructions, window=window, total=total
-    )
 
 
 # The judge's user message, exactly as the benchmark lays it out.
@@ -224,3 +224,55 @@ SCRIPTED_USER = {
         "done": "谢谢，就这些了。###STOP###",
     },
 }
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The three system-prompt templates of one language, and where they come from."""
+
+    source: str  # "official" or "harness"
+    language: str
+    agent: str
+    user: str
+    judge: str
+
+    def agent_system(self, time: str) -> str:
+        return self.agent.format(time=time_with_weekday(time, self.language))
+
+    def user_system(self, persona: str, instructions: str) -> str:
+        return self.user.format(persona=persona, instructions=instructions)
+
+    def judge_system(self, env_info: str, instructions: str, window: int, total: int) -> str:
+        return self.judge.format(
+            env_info=env_info,
+            user_instruction=instructions,
+            window_idx=window,
+            total_windows=total,
+        )
+
+
+def harness_prompts(language: str) -> PromptSet:
+    return PromptSet(
+        "harness", language, AGENT_SYSTEM[language], USER_SYSTEM[language], JUDGE_SYSTEM[language]
+    )
+
+
+def prompt_set(language: str, wanted: str = "auto") -> PromptSet:
+    """The prompts of a run: ``auto`` takes the official templates when the
+    package is installed and ours otherwise; ``official`` requires the package."""
+    if wanted not in PROMPT_SOURCES:
+        raise ConfigError(
+            f"unknown VitaBench prompts option '{wanted}' (known: {', '.join(PROMPT_SOURCES)})"
+        )
+    if wanted == "harness":
+        return harness_prompts(language)
+    templates = official_templates(language)
+    if templates is None:
+        if wanted == "official":
+            raise ConfigError(
+                "VitaBench prompts 'official' need the benchmark's package (vita) installed"
+            )
+        return harness_prompts(language)
+    return PromptSet(
+        "official", language, templates["agent"], templates["user"], templates["judge"]
+    )

@@ -18,7 +18,7 @@ from harness.types import Message, SamplingParams, Usage
 from .data import VitaTask
 from .episode import Speaker, is_blank_agent_message, text_of
 from .metrics import changed_records
-from .prompts import SCRIPTED_USER, user_system_prompt
+from .prompts import SCRIPTED_USER, PromptSet, prompt_set
 
 # The benchmark calls the simulator at temperature 0 and sends no seed.
 USER_PARAMS = SamplingParams(temperature=0.0)
@@ -45,10 +45,13 @@ class LLMUser(Speaker):
 
     name = "llm-user"
 
-    def __init__(self, client: ModelClient, task: VitaTask, greeting: str):
+    def __init__(
+        self, client: ModelClient, task: VitaTask, greeting: str, prompts: PromptSet | None = None
+    ):
         self.client = client
         self.greeting = greeting
-        self.system_prompt = user_system_prompt(task.persona, task.instructions, task.language)
+        prompts = prompts or prompt_set(task.language)
+        self.system_prompt = prompts.user_system(task.persona, task.instructions)
 
     def context(self, transcript: list[Message]) -> list[Message]:
         system: Message = {"role": "system", "content": self.system_prompt}
