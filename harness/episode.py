@@ -152,6 +152,8 @@ class _Episode:
             steps_this_turn += 1
             if not turn.tool_calls or limits.single_step:
                 return None
+            if limits.reply_ends_turn is not None and limits.reply_ends_turn(turn):
+                return None  # recorded, not executed; the turn (not the episode) ends
             cap = limits.max_tool_calls_per_turn
             if cap is not None and calls_this_turn > cap:
                 return None  # over the per-turn cap: recorded, not executed; the turn ends

@@ -15,7 +15,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.types import Message, Score, ToolCall, ToolResult, ToolSchema, Trajectory, Usage
+from harness.types import (
+    AssistantTurn,
+    Message,
+    Score,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    Trajectory,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from harness.estimators import Estimator
@@ -119,10 +128,16 @@ class EpisodeLimits:
     # above before every model reply and every user turn: a termination reason,
     # or None to go on (tau2 counts steps and errors its own way).
     stop_rule: Callable[[list[Message]], str | None] | None = None
+    # A benchmark's rule that a model reply with tool calls ends the user turn
+    # before any of its calls run (the reply is recorded, the next user turn
+    # follows): BFCL ends a turn at the first reply it cannot decode.
+    reply_ends_turn: Callable[[AssistantTurn], bool] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["stop_rule"] = getattr(self.stop_rule, "__name__", None) if self.stop_rule else None
+        for name in ("stop_rule", "reply_ends_turn"):
+            rule = getattr(self, name)
+            data[name] = getattr(rule, "__name__", None) if rule else None
         return data
 
 

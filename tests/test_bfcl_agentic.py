@@ -79,7 +79,9 @@ def test_memory_answers_are_checked_in_the_last_text_reply():
 def test_memory_question_not_reached_fails():
     sample = ADAPTER.load("memory_rec_sum", ids=["memory_rec_sum_0-customer-0"])[0]
     # A model that keeps calling is stopped in the first conversation.
-    looping = ScriptedClient([AssistantTurn(tool_calls=[ToolCall("", "memory_retrieve", {})])] * 30)
+    looping = ScriptedClient(
+        [AssistantTurn(tool_calls=[ToolCall("", "memory_retrieve", {}, "{}")])] * 30
+    )
     trajectory = run(sample, looping)
     assert trajectory.termination == "max_steps_per_turn"
     result = score(sample, trajectory)

@@ -50,7 +50,8 @@ def test_official_formula():
     result = ADAPTER.aggregate(records_with_accuracy(accuracy))
     h = result.headline
     non_live = ((1.0 + 0.5 + 0.25) / 3 + 0.75 + 0.5 + 0.25) / 4
-    live = (258 * 1.0 + 1053 * 0.5 + 16 * 0.25 + 24 * 0.75) / 1351
+    # Officially weighted by the entries evaluated (here 4 per category).
+    live = (4 * 1.0 + 4 * 0.5 + 4 * 0.25 + 4 * 0.75) / 16
     hallucination = (1.0 + 0.5) / 2
     multi_turn = (1.0 + 0.5 + 0.25 + 0.75) / 4
     agentic = ((0.25 + 0.5) / 2 + (1.0 + 0.5 + 0.75) / 3) / 2
@@ -77,6 +78,15 @@ def test_missing_categories_count_zero_in_overall_but_not_in_overall_run():
     # overall_run: non_live = simple_python only, multi_turn = base only.
     assert h["overall_run"] == pytest.approx((0.1 * 1.0 + 0.3 * 0.5) / 0.4)
     assert "memory_vector" in result.not_run and "simple_python" not in result.not_run
+
+
+def test_live_weights_partial_categories_by_entries_evaluated():
+    """As eval_runner_helper.calculate_weighted_accuracy: each Live category weighs
+    its entries evaluated; a category not run weighs its dataset size at 0."""
+    records = [view("live_simple", i, True) for i in range(2)]
+    records += [view("live_multiple", i, i < 2) for i in range(4)]
+    h = ADAPTER.aggregate(records).headline
+    assert h["live"] == pytest.approx((2 * 1.0 + 4 * 0.5) / (2 + 4 + 16 + 24))
 
 
 def test_trials_errors_and_progress():

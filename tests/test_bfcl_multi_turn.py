@@ -90,7 +90,7 @@ def test_step_cap_matches_bfcl():
     assert sample.limits.max_steps_per_turn == MAX_STEPS_PER_TURN == 21
 
     def calling(n):
-        return [AssistantTurn(tool_calls=[ToolCall("", "pwd", {})]) for _ in range(n)]
+        return [AssistantTurn(tool_calls=[ToolCall("", "pwd", {}, "{}")]) for _ in range(n)]
 
     ok = run(sample, ScriptedClient(calling(20) + [AssistantTurn(content="done")]))
     assert ok.termination == "completed"
@@ -188,7 +188,8 @@ def test_checker_agrees_with_official_on_perturbed_trajectories(category):
     verdicts = {True: 0, False: 0}
     for entry in load_entries(category)[:3]:
         for name, turns in _perturbations(entry, rng).items():
-            ours = check_multi_turn(entry, turns).passed
+            strings = [[[call.text() for call in step] for step in turn] for turn in turns]
+            ours = check_multi_turn(entry, strings).passed
             theirs = _official_verdict(entry, turns, f"paritytest{category}{next(counter)}")
             assert ours == theirs, (entry.id, name, ours, theirs)
             verdicts[ours] += 1

@@ -123,18 +123,22 @@ def test_unparseable_text_ends_the_turn_without_calls():
     assert not score(sample, trajectory).passed
 
 
-def test_prompt_mode_is_recognised_without_the_load_option():
-    """A run in prompt mode whose suite did not set ``mode: prompt`` is still read
-    as text (dotted names stay dotted, as BFCL's prompt mode writes them)."""
+def test_prompt_mode_comes_from_the_run_not_the_transcript():
+    """A ``--prompt-mode`` run whose suite did not set ``mode: prompt`` is read as
+    text through the run's option (dotted names stay dotted, as BFCL's prompt
+    mode writes them). The transcript never decides: an FC reply whose text
+    repeats its calls is an FC reply, as BFCL's FC handler reads it."""
     sample = next(s for s in ADAPTER.load("simple_python") if "." in s.gold.functions[0]["name"])
     assert sample.metadata["mode"] == "fc"
     ((name, params),) = sample.gold.ground_truth[0].items()
     args = ", ".join(f"{k}={v[0]!r}" for k, v in params.items() if v[0] != "")
     client, _ = prompt_client(sample, [AssistantTurn(content=f"[{name}({args})]")])
     trajectory = run(sample, client)
-    result = score(sample, trajectory)
+    as_run = Services(options={"prompt_mode": True})
+    result = asyncio.run(ADAPTER.score(sample, trajectory, as_run))
     assert result.passed and result.details["prompt_mode"] is True
-    fc = ScriptedClient([AssistantTurn(tool_calls=trajectory.turns[0].tool_calls)])
-    assert score(sample, run(sample, fc)).details["prompt_mode"] is False
-    assert ADAPTER.is_prompt_mode(sample, trajectory, Services())
-    assert ADAPTER.is_prompt_mode(sample, Trajectory(), Services(options={"prompt_mode": True}))
+    # Scored as FC, the same transcript holds calls named with "." (FC names use "_").
+    fc_result = score(sample, trajectory)
+    assert fc_result.details["prompt_mode"] is False and not fc_result.passed
+    assert not ADAPTER.is_prompt_mode(sample, trajectory, Services())
+    assert ADAPTER.is_prompt_mode(sample, Trajectory(), as_run)

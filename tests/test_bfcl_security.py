@@ -44,16 +44,22 @@ def hostile_calls(marker) -> list[ToolCall]:
     result = [
         ToolCall(f"h{i}", name, args, json.dumps(args)) for i, (name, args) in enumerate(calls)
     ]
-    result.append(
-        ToolCall.from_openai({"id": "bad", "function": {"name": "ls", "arguments": "{oops"}})
-    )
     return result
+
+
+def undecodable_reply() -> AssistantTurn:
+    bad = ToolCall.from_openai({"id": "bad", "function": {"name": "ls", "arguments": "{oops"}})
+    return AssistantTurn(tool_calls=[ToolCall("ok", "pwd", {}, "{}"), bad])
 
 
 def test_hostile_tool_calls_in_fc_mode(tmp_path):
     marker = tmp_path / "pwned"
     sample = ADAPTER.load("multi_turn_base")[0]
-    turns = [AssistantTurn(tool_calls=hostile_calls(marker)), AssistantTurn(content="sorry")]
+    turns = [
+        AssistantTurn(tool_calls=hostile_calls(marker)),
+        undecodable_reply(),  # as in BFCL: ends the turn, none of its calls runs
+        AssistantTurn(content="sorry"),
+    ]
     trajectory = run(sample, ScriptedClient(turns))
     assert not marker.exists()
     assert trajectory.termination == "completed"  # every later turn still happened
@@ -63,7 +69,7 @@ def test_hostile_tool_calls_in_fc_mode(tmp_path):
     for call_id in ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8"]:
         assert results[call_id].startswith("Error during execution: name "), results[call_id]
     assert results["h9"].startswith("Error during execution:")  # unexpected keyword
-    assert "could not parse the arguments" in results["bad"]
+    assert "bad" not in results and "ok" not in results
     assert len(results["h13"]) < 200  # the 1 MB argument is not echoed back
     # Scoring re-executes the same calls through the same dispatcher.
     result = asyncio.run(ADAPTER.score(sample, trajectory, Services()))
@@ -81,7 +87,7 @@ def test_hostile_text_in_prompt_mode(tmp_path):
         f"[(lambda: {command})()]",
         "[ls.__globals__()]",
         "[GorillaFileSystem.__init__()]",
-        "[_load_scenario(scenario={}, long_context=True)]",
+        "[_load_scenario(scenario='x', long_context=True)]",
         f"[touch(file_name={command!r})]",
         "[cd(folder='x' * 10)]",
         f"[echo(content='{'y' * MEGABYTE}', file_name='big.txt')]",
@@ -104,6 +110,17 @@ def test_hostile_text_in_prompt_mode(tmp_path):
         result = asyncio.run(ADAPTER.score(sample, trajectory, Services()))
         assert not result.passed
         assert not marker.exists()
-    # Only plain calls with literal arguments were read from the text.
+    # Names are read as BFCL's decoder reads them (a callee that is not a name
+    # chain leaves its last attribute, or nothing); none of them ran anything.
     read = {name for names in seen_calls.values() for name in names}
-    assert read == {"_load_scenario", "touch", "echo"}
+    assert read == {
+        "system",
+        "ls",
+        "",
+        "ls.__globals__",
+        "GorillaFileSystem.__init__",
+        "_load_scenario",
+        "touch",
+        "cd",
+        "echo",
+    }

@@ -9,7 +9,8 @@ import pytest
 
 from harness.adapters.bfcl import BFCLAdapter
 from harness.adapters.bfcl.categories import LIVE_AST, NON_LIVE_AST
-from harness.adapters.bfcl.decode import DecodeError, decode_prompt_text
+from harness.adapters.bfcl.decode import DecodeError
+from harness.adapters.bfcl.decode import decode_prompt_ast as decode_prompt_text
 from harness.adapters.bfcl.oracle import ast_gold_calls
 from harness.models.base import ScriptedClient
 from harness.strategies.base import PlainStrategy
@@ -126,7 +127,35 @@ def test_prompt_decoding():
     assert decode_prompt_text("[sort('a.txt', reverse=True)]") == [{"sort": {"reverse": True}}]
     assert decode_prompt_text("[math.factorial(number=5)]") == [{"math.factorial": {"number": 5}}]
     assert decode_prompt_text("[]") == []
-    for text in ["I cannot help with that.", "[f(a=b)]", "[f(a=1+1)]", "[f(a=lambda: 1)]", None]:
+    # BFCL's own reading (bfcl_eval.model_handler.utils.resolve_ast_by_type), quirks
+    # included: bare names as text, arithmetic computed, nested calls as dicts or
+    # source text, "..." as text, any unary operator negates, tuples stay tuples.
+    assert decode_prompt_text("[f(a=b, c=1+2*3, d=g(x=1), e=h(2), k=..., m=+5, n=(1, 2))]") == [
+        {
+            "f": {
+                "a": "b",
+                "c": 7,
+                "d": {"g": {"x": 1}},
+                "e": "h(2)",
+                "k": "...",
+                "m": -5,
+                "n": (1, 2),
+            }
+        }
+    ]
+    assert decode_prompt_text("[f(**{'a': 1}), g(x=y[0])]") == [
+        {"f": {None: {"a": 1}}},
+        {"g": {"x": "y[0]"}},
+    ]
+    for text in [
+        "I cannot help with that.",
+        "[f(a=lambda: 1)]",
+        "[f(a=x + 1)]",  # officially eval() fails on the unknown name too
+        "[f(a=-x)]",
+        "[f(a={1, 2})]",
+        "[f(a=2**99999)]",  # refused: too large to compute safely
+        None,
+    ]:
         with pytest.raises(DecodeError):
             decode_prompt_text(text)
     java = decode_prompt_text('[Foo.bar(x="new int[]{1, 2}", y=true)]', "java")

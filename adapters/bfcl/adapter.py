@@ -11,8 +11,13 @@
 Load option ``mode``: "fc" (default; tools sent as OpenAI function schemas,
 calls read from the tool calls) or "prompt" (BFCL's own prompt mode through
 ``prompt_format``: tools in the system prompt, calls read from the reply text).
-Scoring also recognises a prompt-mode run by ``services.options["prompt_mode"]``
-or by its transcript, so a ``--prompt-mode`` run is read as text either way.
+Scoring also reads a run as prompt mode when ``services.options["prompt_mode"]``
+says so (``--prompt-mode``; regrading takes it from the manifest). The
+transcript is never used to guess the mode: an FC reply whose text repeats its
+calls is still an FC reply, as in BFCL.
+
+Decoding and turn rules follow BFCL's handlers (decode.py): a multi-turn reply
+that does not decode ends the user turn without executing anything.
 """
 
 from __future__ import annotations
@@ -59,8 +64,16 @@ def _single_turn_limits() -> EpisodeLimits:
 
 
 def _multi_step_limits() -> EpisodeLimits:
-    # BFCL has no cap on total steps or time, only the per-turn step cap.
-    return EpisodeLimits(max_steps_per_turn=MAX_STEPS_PER_TURN, max_steps=None, wall_time_s=None)
+    from .decode import fc_reply_undecodable
+
+    # BFCL has no cap on total steps or time, only the per-turn step cap; a
+    # reply it cannot decode ends the turn.
+    return EpisodeLimits(
+        max_steps_per_turn=MAX_STEPS_PER_TURN,
+        max_steps=None,
+        wall_time_s=None,
+        reply_ends_turn=fc_reply_undecodable,
+    )
 
 
 def _environment(entry: Any) -> Environment:
@@ -189,14 +202,8 @@ class BFCLAdapter(Adapter):
     @staticmethod
     def is_prompt_mode(sample: Sample, trajectory: Trajectory, services: Services) -> bool:
         """Replies are read as text (BFCL's prompt mode) when the samples were loaded
-        with ``mode: prompt``, when the run says so (``services.options["prompt_mode"]``),
-        or when the transcript shows it (replies whose text holds their calls)."""
-        from .categories import language_of
-        from .decode import written_as_text
-
-        if sample.metadata.get("mode") == "prompt" or services.options.get("prompt_mode"):
-            return True
-        return written_as_text(trajectory.messages, language_of(sample.subset))
+        with ``mode: prompt`` or when the run says so (``services.options["prompt_mode"]``)."""
+        return sample.metadata.get("mode") == "prompt" or bool(services.options.get("prompt_mode"))
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         from .aggregate import aggregate_records

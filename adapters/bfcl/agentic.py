@@ -16,7 +16,9 @@ its own episode's conversations (same procedure, independent draws).
 Web search is one question answered after searching (SerpAPI + page fetches).
 
 Both are scored offline by the official ``agentic_checker``: one of the possible
-answers must appear in the model's last reply that is not a function call.
+answers must appear in the model's last step of the question that does not
+decode to function calls (that step's result as BFCL stores it: text, or the
+FC call list whose arguments failed to decode).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from harness.types import Message, Score, Trajectory
 
 from . import official
 from .data import Entry
-from .decode import DecodeError, decode_message
-from .multi_turn import BFCLEnvironment, split_turns
+from .decode import Result, executable_calls, jsonable
+from .multi_turn import BFCLEnvironment, turn_replies
 
 
 def memory_class(entry: Entry) -> str:
@@ -88,29 +90,24 @@ def question_turn_count(entry: Entry) -> int:
     return sum(len(p.turns) for p in entry.prerequisites) + len(entry.turns)
 
 
-def final_answer(assistant_messages: list[Message], prompt_mode: bool) -> str | None:
-    """The last reply of the turn that is not a function call (None if every
-    reply called a function)."""
+def final_answer(step_results: list[Result], prompt_mode: bool) -> Result:
+    """The last step that does not decode to calls (None if every step did)."""
     answer = None
-    for message in assistant_messages:
-        try:
-            decoded = decode_message(message, prompt_mode)
-        except DecodeError:
-            decoded = []
-        if not decoded:
-            answer = str(message.get("content"))
+    for result in step_results:
+        if executable_calls(result, prompt_mode) is None:
+            answer = result
     return answer
 
 
 def score_agentic(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
-    turns = split_turns(trajectory.messages)
+    turns = turn_replies(trajectory)
     details: dict[str, Any] = {"turns_reached": len(turns), "termination": trajectory.termination}
-    if len(turns) != question_turn_count(entry):
+    if len(turns) != question_turn_count(entry) or len(entry.turns) != 1:
         details["error_type"] = "agentic:inference_error"
         return Score(passed=False, reward=0.0, details=details)
-    answer = final_answer(turns[-1], prompt_mode)
-    details["answer"] = answer
-    if answer is None:
+    answer = final_answer([reply.result(prompt_mode) for reply in turns[-1]], prompt_mode)
+    details["answer"] = jsonable(answer)
+    if not answer:
         details["error_type"] = "agentic:no_last_message"
         return Score(passed=False, reward=0.0, details=details)
     checker = official.module("bfcl_eval.eval_checker.agentic_eval.agentic_checker")

@@ -8,7 +8,8 @@ Headline (official formula, a category that was not run counts as 0):
   non_live      = mean(mean(simple_python, simple_java, simple_javascript),
                        multiple, parallel, parallel_multiple)
   live          = live_simple, live_multiple, live_parallel, live_parallel_multiple
-                  weighted by their sizes 258 / 1053 / 16 / 24
+                  weighted by their entries evaluated (a category not run: its
+                  dataset size 258 / 1053 / 16 / 24, at accuracy 0), as officially
   hallucination = mean(irrelevance, live_irrelevance)
   multi_turn    = mean of the four multi-turn categories
   agentic       = mean(mean(web_search_base, web_search_no_snippet),
@@ -37,6 +38,9 @@ class Weighted:
     """A weighted mean of parts (category names or other weighted means)."""
 
     parts: list[tuple[object, float]]
+    # Weights are the entries evaluated per category (the dataset size for a
+    # category not run), as the official Live summary weights them.
+    by_entries: bool = False
 
     @classmethod
     def mean(cls, *parts: object) -> Weighted:
@@ -50,7 +54,8 @@ GROUPS: dict[str, Weighted] = {
         [
             (name, float(CATEGORY_SIZES[name]))
             for name in ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
-        ]
+        ],
+        by_entries=True,
     ),
     "hallucination": Weighted.mean("irrelevance", "live_irrelevance"),
     "multi_turn": Weighted.mean(*MULTI_TURN),
@@ -70,20 +75,29 @@ OVERALL = Weighted(
 )
 
 
-def evaluate(part: object, accuracy: Mapping[str, Any], run_only: bool) -> Any:
+def evaluate(
+    part: object,
+    accuracy: Mapping[str, Any],
+    run_only: bool,
+    entries: Mapping[str, int] | None = None,
+) -> Any:
     """The value of a formula part. Official (``run_only`` False): a missing
     category is 0. ``run_only``: missing parts are left out (None if all are).
-    Accuracies may be floats or arrays of bootstrap replicates."""
+    Accuracies may be floats or arrays of bootstrap replicates. ``entries``:
+    entries evaluated per category (for entry-weighted groups)."""
+    entries = entries or {}
     if isinstance(part, str):
         if part in GROUPS:
-            return evaluate(GROUPS[part], accuracy, run_only)
+            return evaluate(GROUPS[part], accuracy, run_only, entries)
         if part in accuracy:
             return accuracy[part]
         return None if run_only else 0.0
     assert isinstance(part, Weighted)
     total, weights = 0.0, 0.0
     for child, weight in part.parts:
-        value = evaluate(child, accuracy, run_only)
+        if part.by_entries and isinstance(child, str) and entries.get(child):
+            weight = float(entries[child])
+        value = evaluate(child, accuracy, run_only, entries)
         if value is None:
             continue
         total += weight * value
@@ -95,9 +109,10 @@ def evaluate(part: object, accuracy: Mapping[str, Any], run_only: bool) -> Any:
     return total / weights
 
 
-def official_overall(accuracy: Mapping[str, Any]) -> Any:
-    """BFCL-v4 Overall from per-category accuracy (a category not run counts as 0)."""
-    return evaluate(OVERALL, accuracy, run_only=False)
+def official_overall(accuracy: Mapping[str, Any], entries: Mapping[str, int] | None = None) -> Any:
+    """BFCL-v4 Overall from per-category accuracy (a category not run counts as 0)
+    and entries evaluated per category."""
+    return evaluate(OVERALL, accuracy, run_only=False, entries=entries)
 
 
 # The bootstrap recomputes Overall with the same formula from resampled per-task
@@ -106,7 +121,7 @@ ESTIMATORS = {
     "overall": Estimator(
         "Overall",
         ("passed",),
-        lambda sums, counts: official_overall(subset_means(sums, counts)),
+        lambda sums, counts: official_overall(subset_means(sums, counts), counts),
         "BFCL-v4 Overall from per-category accuracy",
     )
 }
@@ -156,11 +171,12 @@ def aggregate_records(records: list[RecordView]) -> BenchmarkResult:
         if by_category.get(category)
     }
     accuracy = {category: result.metrics["accuracy"] for category, result in subsets.items()}
+    entries = {category: result.n_samples for category, result in subsets.items()}
 
-    headline: dict[str, float] = {"overall": official_overall(accuracy)}
-    headline["overall_run"] = evaluate(OVERALL, accuracy, run_only=True) or 0.0
+    headline: dict[str, float] = {"overall": official_overall(accuracy, entries)}
+    headline["overall_run"] = evaluate(OVERALL, accuracy, run_only=True, entries=entries) or 0.0
     for group in GROUPS:
-        headline[group] = evaluate(group, accuracy, run_only=False) or 0.0
+        headline[group] = evaluate(group, accuracy, run_only=False, entries=entries) or 0.0
     headline.update(accuracy)
 
     unknown = sorted(set(by_category) - set(ALL_CATEGORIES))

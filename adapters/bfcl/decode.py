@@ -1,49 +1,94 @@
-"""Model replies -> BFCL's decoded call format ``[{name: {arg: value}}, ...]``.
+"""Model replies -> what BFCL's handlers store, and its two decoders.
 
-Function-calling (FC) mode reads the reply's tool calls, as the official FC
-handlers do: each call's JSON arguments are parsed, and one unparseable call
-makes the whole reply undecodable. A reply without tool calls decodes to no
-calls.
+A reply's **result** is what the official OpenAI handler writes to its result
+file for one model step: in function-calling (FC) mode the list
+``[{name: arguments_string}, ...]`` when the reply has tool calls (its text is
+then ignored), else the reply text; in prompt mode always the reply text.
+Every score and every export starts from these results, so that both read the
+model's output exactly as BFCL does (the arguments string as the model sent it,
+``""`` included).
 
-Prompt mode reads the reply text, normalised the way BFCL's prompt decoder does
-(strip backticks/newlines/spaces, wrap in brackets). Python calls are parsed by
-``harness.calls`` (literal arguments only, positional arguments dropped as the
-official decoder drops them); the official decoder would also accept bare names,
-arithmetic and nested calls as argument values, which we refuse because reading
-them safely is impossible for arithmetic and lambdas (the official code
-``eval()``s them). Java and JavaScript replies go through the package's own
-tree-sitter parsers, which only read text.
+The two official decoders, applied to a result:
+- ``decode_ast`` (single-turn categories): FC parses each arguments string with
+  ``json.loads`` (any JSON value; ``""`` fails); prompt mode normalises the text
+  (strip backticks/newlines/spaces, wrap in brackets) and parses it as Python
+  (``python_decoder``, BFCL's rules without eval) or, for Java/JavaScript, with
+  the package's own tree-sitter parsers (they only read text);
+- ``decode_execute`` (multi-turn, memory, web search): the calls as BFCL's
+  execution strings ``name(arg=value,...)``, built by the package's own
+  ``convert_to_function_call`` (FC) or ``decoded_output_to_execution_list``
+  (prompt mode); both only ``repr`` values.
+A decoder that fails raises DecodeError, as the official one raises.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from harness.calls import UnsafeCallError, parse_python_calls
-from harness.types import Message, ToolCall
+from harness.types import AssistantTurn, Message, ToolCall, Trajectory
 
 from . import official
+from .python_decoder import PythonDecodeError, decode_python_calls
 
-Decoded = list[dict[str, dict[str, Any]]]
+Decoded = list[dict[str, Any]]
+# One model step as BFCL stores it: [{name: arguments_string}, ...] or text.
+Result = Any
 
 
 class DecodeError(ValueError):
     """The reply holds no well-formed function calls."""
 
 
-def tool_calls_of(message: Message) -> list[ToolCall]:
-    return [ToolCall.from_openai(item) for item in message.get("tool_calls") or []]
+# ---------------------------------------------------------------- results
 
 
-def decode_tool_calls(calls: list[ToolCall]) -> Decoded:
-    """FC mode: the calls as decoded dicts (raises if one has unparseable arguments)."""
-    decoded: Decoded = []
-    for call in calls:
-        if call.parse_error is not None or call.arguments is None:
-            raise DecodeError(call.parse_error or "arguments missing")
-        decoded.append({call.name: call.arguments})
-    return decoded
+@dataclass
+class Reply:
+    """One assistant reply: its text and its tool calls as (name, raw arguments)."""
+
+    content: str | None
+    calls: list[tuple[str, str]]
+
+    def result(self, prompt_mode: bool) -> Result:
+        if prompt_mode or not self.calls:
+            return self.content or ""
+        return [{name: arguments} for name, arguments in self.calls]
+
+
+def _calls_of_message(message: Message) -> list[tuple[str, str]]:
+    calls = []
+    for item in message.get("tool_calls") or []:
+        function = item.get("function") or {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {})
+        calls.append((str(function.get("name") or ""), arguments))
+    return calls
+
+
+def replies(trajectory: Trajectory) -> list[Reply]:
+    """The assistant replies of a transcript, in order. The raw arguments strings
+    come from the parsed turns (the transcript's messages hold "{}" where the
+    model sent ""), when the turns line up with the messages."""
+    messages = [m for m in trajectory.messages if m.get("role") == "assistant"]
+    turns = trajectory.turns
+    aligned = len(turns) == len(messages)
+    result = []
+    for index, message in enumerate(messages):
+        calls = _calls_of_message(message)
+        if aligned and len(turns[index].tool_calls) == len(calls):
+            calls = [(call.name, call.raw_arguments) for call in turns[index].tool_calls]
+        result.append(Reply(message.get("content"), calls))
+    return result
+
+
+def reply_of_message(message: Message) -> Reply:
+    return Reply(message.get("content"), _calls_of_message(message))
+
+
+# ---------------------------------------------------------------- decode_ast
 
 
 def _normalise_prompt_text(text: str) -> str:
@@ -55,64 +100,127 @@ def _normalise_prompt_text(text: str) -> str:
     return cleaned
 
 
-def _is_call_format(decoded: Any) -> bool:
-    return isinstance(decoded, list) and all(
-        isinstance(item, dict) and len(item) == 1 and isinstance(next(iter(item.values())), dict)
-        for item in decoded
-    )
+def decode_fc_ast(result: Result) -> Decoded:
+    """The FC handler's decode_ast: each call's arguments through json.loads."""
+    try:
+        decoded = []
+        for invoked in result:
+            name = list(invoked.keys())[0]
+            decoded.append({name: json.loads(invoked[name])})
+        return decoded
+    except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
-def decode_prompt_text(text: str | None, language: str = "python") -> Decoded:
-    """Prompt mode: the calls written in the reply text (raises DecodeError)."""
-    if text is None:
-        raise DecodeError("no reply text")
+def decode_prompt_ast(text: Result, language: str = "python") -> Decoded:
+    """The prompt handler's decode_ast (default_decode_ast_prompting)."""
+    if not isinstance(text, str):
+        raise DecodeError("prompt-mode result is not text")
+    cleaned = _normalise_prompt_text(text)
     if language == "python":
-        cleaned = _normalise_prompt_text(text).strip().strip("'")
         try:
-            calls = parse_python_calls(cleaned, drop_positional=True)
-        except UnsafeCallError as exc:
+            return decode_python_calls(cleaned)
+        except PythonDecodeError as exc:
             raise DecodeError(str(exc)) from None
-        return [{call.name: call.arguments or {}} for call in calls]
     utils = official.module("bfcl_eval.model_handler.utils")
     enums = official.module("bfcl_eval.constants.enums")
     fmt = enums.ReturnFormat.JAVA if language == "java" else enums.ReturnFormat.JAVASCRIPT
     try:
-        decoded = utils.default_decode_ast_prompting(text, fmt, has_tool_call_tag=False)
+        return utils.ast_parse(cleaned, fmt, False)  # tree-sitter; never evaluates
     except Exception as exc:  # the parsers raise plain exceptions on bad text
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
-    if not _is_call_format(decoded):
-        raise DecodeError("reply is not a list of function calls")
-    return decoded
 
 
-def decode_message(message: Message, prompt_mode: bool, language: str = "python") -> Decoded:
-    """One assistant message as decoded calls (raises DecodeError)."""
+def decode_ast(result: Result, prompt_mode: bool, language: str = "python") -> Decoded:
     if prompt_mode:
-        return decode_prompt_text(message.get("content"), language)
-    return decode_tool_calls(tool_calls_of(message))
+        return decode_prompt_ast(result, language)
+    return decode_fc_ast(result)
+
+
+# ---------------------------------------------------------------- decode_execute
+
+
+def decode_execute(result: Result, prompt_mode: bool) -> list[str]:
+    """The calls of one step as BFCL's execution strings (raises DecodeError)."""
+    utils = official.module("bfcl_eval.model_handler.utils")
+    try:
+        if prompt_mode:
+            decoded = decode_prompt_ast(result, "python")
+            return utils.decoded_output_to_execution_list(decoded)
+        return utils.convert_to_function_call(result)
+    except DecodeError:
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+        raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def is_empty_execute(execution: list[str]) -> bool:
+    utils = official.module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils")
+    return bool(utils.is_empty_execute_response(execution))
+
+
+def executable_calls(result: Result, prompt_mode: bool) -> list[str] | None:
+    """The execution strings of a step, or None when BFCL would end the turn
+    there (the step does not decode, or decodes to nothing)."""
+    try:
+        execution = decode_execute(result, prompt_mode)
+    except DecodeError:
+        return None
+    return None if is_empty_execute(execution) else execution
+
+
+def fc_reply_undecodable(turn: AssistantTurn) -> bool:
+    """Whether BFCL's FC decoder fails on this reply's calls: an arguments string
+    that json.loads rejects ("" included) or that is not a JSON object. BFCL then
+    ends the turn without executing any of the reply's calls."""
+    for call in turn.tool_calls:
+        raw = call.raw_arguments
+        if raw == "" and call.arguments:
+            # Built in code with arguments but no wire text (not a model's "").
+            raw = json.dumps(call.arguments)
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            return True
+        if not isinstance(value, dict):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- tool calls
 
 
 def decoded_to_tool_calls(decoded: Decoded, id_prefix: str = "call") -> list[ToolCall]:
+    """Decoded calls as tool calls for the transcript (values JSON-rendered for
+    display; scoring always decodes the reply text again)."""
     calls = []
     for index, item in enumerate(decoded):
         name, arguments = next(iter(item.items()))
-        raw = json.dumps(arguments, ensure_ascii=False, default=str)
+        arguments = arguments if isinstance(arguments, dict) else {}
+        shown = {str(key): value for key, value in arguments.items()}
+        raw = json.dumps(shown, ensure_ascii=False, default=repr)
         calls.append(
-            ToolCall(id=f"{id_prefix}_{index}", name=name, arguments=arguments, raw_arguments=raw)
+            ToolCall(
+                id=f"{id_prefix}_{index}",
+                name=str(name),
+                arguments=json.loads(raw),
+                raw_arguments=raw,
+            )
         )
     return calls
 
 
-def written_as_text(messages: list[Message], language: str = "python") -> bool:
-    """Whether the replies came through BFCL's prompt mode: the first reply with
-    tool calls holds, as its text, exactly those calls in BFCL's text format
-    (function-calling replies carry their calls apart from the text)."""
-    for message in messages:
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
-            continue
-        try:
-            from_text = decode_prompt_text(message.get("content"), language)
-            return from_text == decode_tool_calls(tool_calls_of(message))
-        except DecodeError:
-            return False
-    return False
+def jsonable(value: Any) -> Any:
+    """Decoded values for the stored score details (tuples as lists, odd
+    constants as their repr, keys as text)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return (
+            value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+        )
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    return repr(value)

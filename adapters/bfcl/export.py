@@ -4,8 +4,9 @@ Layout: ``<out>/result/<model>/<group>/BFCL_v4_<category>_result.json``, one JSO
 object ``{"id", "result"}`` per line, sorted by entry index; ``<out>`` can serve
 as ``BFCL_PROJECT_ROOT`` for ``bfcl evaluate``. The ``result`` of an entry is
 what the official handlers store:
-- single-turn, FC mode: ``[{name: arguments_json}, ...]`` when the reply has tool
-  calls, else the reply text; prompt mode: the reply text;
+- single-turn, FC mode: ``[{name: arguments}, ...]`` with each arguments string
+  exactly as the model sent it, when the reply has tool calls, else the reply
+  text; prompt mode: the reply text;
 - multi-turn: one list per user turn, one item per model reply in that turn
   (the FC form above, or the text in prompt mode);
 - memory and web search: ``[[replies of the question turn]]``;
@@ -15,7 +16,9 @@ what the official handlers store:
 The model folder name must be a key of the official model registry whose
 decoding matches the run (FC: names "a.b" sent as "a_b"; prompt mode: BFCL's
 Python-list text); it must not contain "_" (the evaluator reads "_" as "/").
-Only one trial is exported (BFCL files hold one result per entry).
+Only one trial is exported (BFCL files hold one result per entry). The mode of a
+record is the one it was scored in (else its load option), never guessed from
+its replies.
 """
 
 from __future__ import annotations
@@ -26,38 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.types import Message
+from harness.types import Trajectory
 
-from .categories import Kind, kind_of, language_of, result_folder
-from .decode import written_as_text
-from .multi_turn import split_turns
+from .categories import Kind, kind_of, result_folder
+from .multi_turn import turn_replies
 from .official import FC_REGISTRY_NAME, PROMPT_REGISTRY_NAME
+from .single_turn import first_result
 
 VERSION_PREFIX = "BFCL_v4"
-
-
-def reply_result(message: Message, prompt_mode: bool) -> Any:
-    """One model reply as an official handler stores it."""
-    content = message.get("content")
-    if prompt_mode:
-        return content if content is not None else ""
-    calls = message.get("tool_calls") or []
-    if calls:
-        return [
-            {call["function"]["name"]: _raw_arguments(call["function"].get("arguments"))}
-            for call in calls
-        ]
-    return content if content is not None else ""
-
-
-def _raw_arguments(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments if arguments is not None else {})
-
-
-def _transcript(record: dict[str, Any]) -> list[Message]:
-    return list((record.get("trajectory") or {}).get("messages") or [])
 
 
 def entry_result(record: dict[str, Any]) -> Any:
@@ -65,13 +44,12 @@ def entry_result(record: dict[str, Any]) -> Any:
     if record.get("status") != "ok" or not record.get("trajectory"):
         error = (record.get("error") or {}).get("message") or record.get("status")
         return f"Error during inference: {error}"
-    messages = _transcript(record)
+    trajectory = Trajectory.from_dict(record["trajectory"])
     prompt_mode = is_prompt_record(record)
     kind = kind_of(record["subset"])
     if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
-        replies = [m for m in messages if m.get("role") == "assistant"]
-        return reply_result(replies[0], prompt_mode) if replies else ""
-    turns = [[reply_result(m, prompt_mode) for m in turn] for turn in split_turns(messages)]
+        return first_result(trajectory, prompt_mode)
+    turns = [[reply.result(prompt_mode) for reply in turn] for turn in turn_replies(trajectory)]
     if kind is Kind.MULTI_TURN:
         return turns
     # Memory and web search: only the question (the last turn) is scored.
@@ -79,13 +57,11 @@ def entry_result(record: dict[str, Any]) -> Any:
 
 
 def is_prompt_record(record: dict[str, Any]) -> bool:
-    """Prompt mode as scoring decided it (else from the load option or the transcript)."""
+    """Prompt mode as scoring decided it, else from the load option."""
     details = (record.get("score") or {}).get("details") or {}
     if "prompt_mode" in details:
         return bool(details["prompt_mode"])
-    if (record.get("metadata") or {}).get("mode") == "prompt":
-        return True
-    return written_as_text(_transcript(record), language_of(record["subset"]))
+    return (record.get("metadata") or {}).get("mode") == "prompt"
 
 
 def _index_key(entry_id: str) -> tuple[int, str]:

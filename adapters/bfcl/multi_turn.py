@@ -6,6 +6,11 @@ are withheld until their turn, which BFCL replaces by its fixed "more functions"
 user message while adding the functions to the tool list. As in the official
 executor, calls are not gated by the offered tool list.
 
+Calls run as BFCL runs them: each reply's calls become BFCL's execution
+strings (decode.py), which the safe executor (executor.py) interprets. In FC
+mode the environment builds the strings from the call's arguments; in prompt
+mode the prompt format hands over the strings it decoded (``PromptModeCall``).
+
 Scoring repeats what the official ``multi_turn_checker`` does, without
 evaluating text: the model's decoded calls and the gold calls are executed on two
 separate sets of fresh instances (kept across turns), and after every turn whose
@@ -30,7 +35,8 @@ from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
 
 from . import official
 from .data import Entry
-from .decode import DecodeError, decode_message
+from .decode import Reply, executable_calls, replies
+from .executor import execute_string, execute_strings
 from .simulators import Call, SimulatorSet, to_jsonable
 from .tools import openai_tools
 
@@ -62,13 +68,30 @@ class BFCLEnvironment(Environment):
         return self._simulators
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        text, failed = self.simulators.execute(Call(call.name, dict(call.arguments or {})))
+        text, failed = execute_string(execution_string(call), self.simulators)
         return ToolResult(text, failed)
 
     def final_state(self) -> Any:
         if self._simulators is None:
             return None
         return to_jsonable(self._simulators.public_state())
+
+
+@dataclass
+class PromptModeCall(ToolCall):
+    """A call read from prompt-mode text, with the execution string BFCL builds
+    for it (dict arguments are written differently from FC mode's)."""
+
+    execution: str = ""
+
+
+def execution_string(call: ToolCall) -> str:
+    """The official execution string of one call: as decoded in prompt mode, or
+    built from the JSON arguments as the FC handler does."""
+    if isinstance(call, PromptModeCall) and call.execution:
+        return call.execution
+    utils = official.module("bfcl_eval.model_handler.utils")
+    return utils.convert_to_function_call([{call.name: dict(call.arguments or {})}])[0]
 
 
 def user_turns(entry: Entry) -> list[UserTurn]:
@@ -110,20 +133,34 @@ def split_turns(messages: list[Message]) -> list[list[Message]]:
     return turns
 
 
-def decoded_steps(assistant_messages: list[Message], prompt_mode: bool) -> list[list[Call]]:
-    """The steps of one turn that decode to at least one call (as the official
-    evaluator keeps them: undecodable and empty steps are dropped)."""
-    steps = []
-    for message in assistant_messages:
-        try:
-            decoded = decode_message(message, prompt_mode)
-        except DecodeError:
-            continue
-        if decoded:
-            steps.append(
-                [Call(name, dict(args)) for item in decoded for name, args in item.items()]
-            )
-    return steps
+def executed_steps(trajectory: Trajectory, prompt_mode: bool) -> list[list[list[str]]]:
+    """Per user turn, the execution strings of each step that decodes to at least
+    one call (as the official evaluator keeps them: undecodable and empty steps
+    are dropped)."""
+    turns: list[list[list[str]]] = []
+    for turn in turn_replies(trajectory):
+        steps = []
+        for reply in turn:
+            execution = executable_calls(reply.result(prompt_mode), prompt_mode)
+            if execution is not None:
+                steps.append(execution)
+        turns.append(steps)
+    return turns
+
+
+def turn_replies(trajectory: Trajectory) -> list[list[Reply]]:
+    """The assistant replies of each user turn, in order (hidden messages skipped)."""
+    all_replies = iter(replies(trajectory))
+    turns: list[list[Reply]] = []
+    for message in trajectory.messages:
+        role = message.get("role")
+        if role == "assistant":
+            reply = next(all_replies)
+            if turns:
+                turns[-1].append(reply)
+        elif role == "user" and not message.get("hidden"):
+            turns.append([])
+    return turns
 
 
 # ---------------------------------------------------------------- gold calls
@@ -183,9 +220,9 @@ def _state_and_response(
     return None
 
 
-def check_multi_turn(entry: Entry, model_turns: list[list[list[Call]]]) -> MultiTurnVerdict:
-    """The official verdict plus per-turn results for ``model_turns`` (decoded
-    steps per turn, as many turns as the run reached)."""
+def check_multi_turn(entry: Entry, model_turns: list[list[list[str]]]) -> MultiTurnVerdict:
+    """The official verdict plus per-turn results for ``model_turns`` (execution
+    strings per step per turn, as many turns as the run reached)."""
     gold_turns: list[list[str]] = entry.ground_truth
     long_context = is_long_context(entry.category)
     model = SimulatorSet(entry.involved_classes, entry.initial_config, long_context)
@@ -202,8 +239,8 @@ def check_multi_turn(entry: Entry, model_turns: list[list[list[Call]]]) -> Multi
             continue
         steps = model_turns[index]
         for step in steps:
-            model_results.extend(model.execute(call)[0] for call in step)
-        gold_results = [gold.execute(parse_gold_call(text))[0] for text in gold_calls]
+            model_results.extend(execute_strings(step, model))
+        gold_results = execute_strings(gold_calls, gold)
 
         if not gold_calls:
             verdict.turns.append(
@@ -223,7 +260,7 @@ def check_multi_turn(entry: Entry, model_turns: list[list[list[Call]]]) -> Multi
 
 
 def score_multi_turn(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
-    model_turns = [decoded_steps(turn, prompt_mode) for turn in split_turns(trajectory.messages)]
+    model_turns = executed_steps(trajectory, prompt_mode)
     verdict = check_multi_turn(entry, model_turns)
     details = {
         "turns": [

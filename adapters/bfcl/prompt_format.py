@@ -9,14 +9,17 @@ What the model sees is what BFCL's prompting handlers send:
 - in miss_func, the held-out turn as the held-out docs followed by BFCL's
   "more functions" message (the system prompt keeps the initial functions).
 
-A reply is read as a Python list of calls (Java/JavaScript syntax for those
-categories), see decode.py. A reply that does not decode has no calls, which
-ends the turn as in BFCL.
+A reply is read as BFCL reads it (decode.py): in single-turn categories with
+its AST decoder (Java/JavaScript syntax for those categories; the calls are
+only recorded), elsewhere with its execution decoder, whose execution strings
+are what the environment runs. A reply that does not decode, or decodes to no
+call, has no calls, which ends the turn as in BFCL.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from harness.calls import format_python_call
@@ -26,8 +29,14 @@ from harness.types import Message, ToolCall, ToolSchema
 from . import official
 from .categories import Kind, kind_of, language_of
 from .data import Entry
-from .decode import Decoded, DecodeError, decode_prompt_text, decoded_to_tool_calls, tool_calls_of
-from .multi_turn import more_functions_message
+from .decode import (
+    Decoded,
+    DecodeError,
+    decode_prompt_ast,
+    decoded_to_tool_calls,
+    executable_calls,
+)
+from .multi_turn import PromptModeCall, more_functions_message
 
 CALL_ID_PREFIX = "bfcl_prompt"
 
@@ -45,10 +54,25 @@ class BFCLPromptFormat(PromptFormat):
         """The reply text is kept whole (BFCL's history and result files hold the
         raw text); the calls are what it decodes to."""
         try:
-            decoded = decode_prompt_text(text, self.language)
+            decoded = decode_prompt_ast(text, self.language)
         except DecodeError:
             return text, []
-        return text, decoded_to_tool_calls(decoded, CALL_ID_PREFIX)
+        calls = decoded_to_tool_calls(decoded, CALL_ID_PREFIX)
+        if kind_of(self.entry.category) in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
+            return text, calls  # recorded, never executed
+        execution = executable_calls(text, prompt_mode=True)
+        if execution is None or len(execution) != len(calls):
+            return text, []  # BFCL ends the turn at a reply it cannot execute
+        return text, [
+            PromptModeCall(
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                raw_arguments=call.raw_arguments,
+                execution=string,
+            )
+            for call, string in zip(calls, execution, strict=True)
+        ]
 
     # ------------------------------------------------------------- render
 
@@ -102,30 +126,27 @@ class BFCLPromptFormat(PromptFormat):
         return content
 
     def _reply_text(self, message: Message) -> tuple[str, dict[str, str]]:
-        """The reply as text, and the call text of each of its tool-call ids."""
-        calls = tool_calls_of(message)
+        """The reply as text, and the call text of each of its tool-call ids
+        (BFCL names each result by its execution string)."""
+        calls = [item for item in message.get("tool_calls") or []]
         content = message.get("content") or ""
-        decoded: Decoded | None = None
-        if content:
-            try:
-                decoded = decode_prompt_text(content, self.language)
-            except DecodeError:
-                decoded = None
-        if decoded is None or len(decoded) != len(calls):
+        texts = executable_calls(content, prompt_mode=True) if content else None
+        if texts is None or len(texts) != len(calls):
             # The reply came from elsewhere (e.g. a function-calling turn): use its calls.
-            decoded = [{call.name: call.arguments or {}} for call in calls]
+            decoded = [
+                {call["function"]["name"]: _arguments(call["function"].get("arguments"))}
+                for call in calls
+            ]
+            texts = self._call_texts(decoded)
             if not content and decoded:
-                content = "[" + ", ".join(self._call_texts(decoded)) + "]"
-        texts = {
-            call.id: text for call, text in zip(calls, self._call_texts(decoded), strict=False)
-        }
-        return content, texts
+                content = "[" + ", ".join(texts) + "]"
+        ids = {str(call.get("id")): text for call, text in zip(calls, texts, strict=False)}
+        return content, ids
 
     @staticmethod
     def _call_texts(decoded: Decoded) -> list[str]:
-        # BFCL writes each call as ``name(key=value, ...)`` with repr'd values. (The
-        # package would write a dict whose values are all dicts as a nested call
-        # and fails on an empty dict; a plain repr keeps every reply renderable.)
+        # ``name(key=value, ...)`` with repr'd values (a plain repr keeps every
+        # reply renderable; the package's writer fails on an empty dict).
         return [format_python_call(name, args) for item in decoded for name, args in item.items()]
 
     @staticmethod
@@ -136,3 +157,13 @@ class BFCLPromptFormat(PromptFormat):
             [result for _, result in pending],
             {"model_responses_decoded": [t for t, _ in pending]},
         )
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -94,6 +94,10 @@ class SimulatorSet:
     def has_method(self, name: str) -> bool:
         return name in self._methods
 
+    def call_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Call one public method by name; its raw return value (raises what it raises)."""
+        return self._methods[name](*args, **kwargs)
+
     def execute(self, call: Call) -> tuple[str, bool]:
         """Run one call; returns (result text, whether it failed)."""
         if call.name in REFUSED_NAMES:

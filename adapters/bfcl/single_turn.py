@@ -10,27 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.types import Message, Score, Trajectory
+from harness.types import Score, Trajectory
 
 from . import official
 from .categories import Kind, kind_of, language_of
 from .data import Entry
-from .decode import Decoded, DecodeError, decode_message
+from .decode import Decoded, DecodeError, Result, decode_ast, jsonable, replies
 from .official import FC_REGISTRY_NAME, PROMPT_REGISTRY_NAME
 
 
-def first_reply(trajectory: Trajectory) -> Message | None:
-    for message in trajectory.messages:
-        if message.get("role") == "assistant":
-            return message
-    return None
-
-
-def decode_reply(trajectory: Trajectory, prompt_mode: bool, language: str) -> Decoded:
-    reply = first_reply(trajectory)
-    if reply is None:
-        raise DecodeError("no model reply")
-    return decode_message(reply, prompt_mode, language)
+def first_result(trajectory: Trajectory, prompt_mode: bool) -> Result:
+    """The entry's one model step as BFCL stores it ("" when there is none)."""
+    found = replies(trajectory)
+    return found[0].result(prompt_mode) if found else ""
 
 
 def check_ast(entry: Entry, decoded: Decoded, prompt_mode: bool) -> dict[str, Any]:
@@ -51,19 +43,28 @@ def check_ast(entry: Entry, decoded: Decoded, prompt_mode: bool) -> dict[str, An
         return {"valid": False, "error": [f"checker raised {type(exc).__name__}: {exc}"]}
 
 
+def _utils() -> Any:
+    return official.module("bfcl_eval.utils")
+
+
 def is_empty(decoded: Decoded) -> bool:
-    return official.module("bfcl_eval.utils").is_empty_output(decoded)
+    return bool(_utils().is_empty_output(decoded))
 
 
 def score_single_turn(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
+    """The official runner's rules: an AST entry fails when its step does not
+    decode or does not decode to calls; (ir)relevance asks whether it decodes
+    (always with the Python rules) to at least one call."""
     kind = kind_of(entry.category)
+    language = language_of(entry.category) if kind is Kind.AST else "python"
+    result = first_result(trajectory, prompt_mode)
     try:
-        decoded: Decoded | None = decode_reply(trajectory, prompt_mode, language_of(entry.category))
+        decoded: Decoded | None = decode_ast(result, prompt_mode, language)
         decode_error = None
     except DecodeError as exc:
         decoded, decode_error = None, str(exc)
 
-    details: dict[str, Any] = {"decoded": decoded}
+    details: dict[str, Any] = {"decoded": jsonable(decoded)}
     if decode_error:
         details["decode_error"] = decode_error
 
@@ -71,12 +72,15 @@ def score_single_turn(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -
         if decoded is None:
             passed = False
             details["error_type"] = "ast_decoder:decoder_failed"
+        elif not _utils().is_function_calling_format_output(decoded):
+            passed = False
+            details["error_type"] = "ast_decoder:decoder_wrong_output_format"
         else:
-            result = check_ast(entry, decoded, prompt_mode)
-            passed = bool(result.get("valid"))
+            checked = check_ast(entry, decoded, prompt_mode)
+            passed = bool(checked.get("valid"))
             if not passed:
-                details["error"] = result.get("error")
-                details["error_type"] = result.get("error_type")
+                details["error"] = jsonable(checked.get("error"))
+                details["error_type"] = checked.get("error_type")
     else:
         made_call = decoded is not None and not is_empty(decoded)
         passed = not made_call if kind is Kind.IRRELEVANCE else made_call
