@@ -1,6 +1,6 @@
 """Safe parsing of Python-style call text such as ``[f(a=1), g(b='x')]``.
 
-Models in prompt mode (and BFCL's gold answers) write tool calls as Python
+Models in prompt mode (and some benchmarks' gold answers) write tool calls as Python
 expressions. This module reads them with ``ast`` and accepts only literal
 arguments: numbers, strings, booleans, None, and lists / tuples / dicts / sets of
 those, plus negative numbers. Nothing is ever evaluated: a name, an attribute
@@ -86,7 +86,7 @@ def parse_python_calls(text: str, drop_positional: bool = False) -> list[ToolCal
     """Parse ``[f(a=1), g()]``, ``f(a=1)`` or ``(f(), g())`` into tool calls.
 
     ``drop_positional`` ignores (literal) positional arguments instead of refusing
-    the call, as BFCL's official prompt-mode decoder does.
+    the call, as some benchmarks' official prompt-mode decoders do.
 
     Raises UnsafeCallError for anything that is not calls with literal keyword
     arguments. Never evaluates the text.

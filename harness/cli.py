@@ -39,7 +39,8 @@ def default_run_dir(suite: str, model: str, strategy: str) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
-        description="Evaluate tool-using LLM agents on BFCL-v4, tau2-Bench, VitaBench and FinMCP-Bench.",
+        description="Evaluate tool-using LLM agents on the benchmarks of its adapters "
+        "(see `harness list`).",
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -138,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("run_dir", type=Path)
     score.add_argument("--no-rescore", action="store_true", help="aggregate the stored scores only")
 
+    from harness.reference import available as reference_names
+
     board = commands.add_parser("leaderboard", help="tables over one or more runs")
     board.add_argument("run_dirs", type=Path, nargs="+")
     board.add_argument("--format", choices=["md", "csv", "json", "latex"], default="md")
@@ -145,23 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-reference",
         action="append",
         metavar="NAME",
-        help="published rows beside the runs: envace, envace-rehearsal, envace-finmcp, finmcp, "
-        "tau2, or a YAML file (repeatable)",
+        help=f"published rows beside the runs: {', '.join(reference_names())}, "
+        "or a YAML file (repeatable)",
     )
     board.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for 95%% CIs")
     board.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-
-    export = commands.add_parser(
-        "export-bfcl", help="write a run's BFCL results in BFCL's file layout"
-    )
-    export.add_argument("run_dir", type=Path)
-    export.add_argument("out_dir", type=Path)
-    export.add_argument(
-        "--model-name",
-        help="model name for the result folder: a name in BFCL's model registry, without '_' "
-        "(default: one matching the run's mode)",
-    )
-    export.add_argument("--trial", type=int, default=0, help="which trial to export")
 
     commands.add_parser("list", help="benchmarks, subsets, suites and built-in models")
     for name, module_name in EXTRA_COMMANDS:
@@ -171,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
             takes_run_flags = getattr(module, "TAKES_RUN_FLAGS", False)
             inherited = {"parents": [run], "conflict_handler": "resolve"} if takes_run_flags else {}
             module.add_arguments(commands.add_parser(name, help=module.HELP, **inherited))
+    for name, module_name in adapter_commands().items():
+        module = _command_module(module_name)
+        if module is not None:
+            module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser
 
 
@@ -184,6 +179,24 @@ EXTRA_COMMANDS = [
     ("sweep", "harness.commands.sweep"),
     ("merge", "harness.commands.merge"),
 ]
+
+
+def adapter_commands() -> dict[str, str]:
+    """Commands the registered adapters contribute (``Adapter.commands()``), by name.
+    A core command keeps its name; a broken adapter contributes nothing."""
+    from harness.registry import benchmark_names, get_adapter
+
+    core = set(COMMANDS) | {name for name, _ in EXTRA_COMMANDS}
+    found: dict[str, str] = {}
+    for benchmark in benchmark_names():
+        try:
+            contributed = get_adapter(benchmark).commands()
+        except Exception:  # `harness list` says why an adapter is unavailable
+            continue
+        for name, module_name in contributed.items():
+            if name not in core:
+                found.setdefault(name, module_name)
+    return found
 
 
 def _command_module(module_name: str) -> Any:
@@ -466,24 +479,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export_bfcl(args: argparse.Namespace) -> int:
-    from harness.adapters.bfcl.export import export_bfcl
-    from harness.store import RunStore
-
-    store = RunStore(args.run_dir)
-    store.read_manifest()  # a clear error when this is not a run folder
-    records = [r for r in store.records().values() if r["benchmark"] == "bfcl"]
-    if not records:
-        raise ConfigError(f"{args.run_dir} has no BFCL records")
-    from harness.models.redact import mask
-
-    # Records of older runs may hold an echoed credential; exports are masked too.
-    records = [mask(record) for record in records]
-    written = export_bfcl(records, args.out_dir, model_name=args.model_name, trial=args.trial)
-    print(f"wrote {len(written)} result files under {args.out_dir}", file=sys.stderr)
-    return 0
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     from harness.models.factory import BUILTIN_MODELS
     from harness.registry import benchmark_names, get_adapter
@@ -512,7 +507,6 @@ COMMANDS = {
     "run": cmd_run,
     "score": cmd_score,
     "leaderboard": cmd_leaderboard,
-    "export-bfcl": cmd_export_bfcl,
     "list": cmd_list,
 }
 
@@ -550,7 +544,8 @@ def main(argv: list[str] | None = None) -> int:
             register_secrets(args)
             if args.command in COMMANDS:
                 return COMMANDS[args.command](args)
-            return _command_module(dict(EXTRA_COMMANDS)[args.command]).run(args)
+            modules = {**adapter_commands(), **dict(EXTRA_COMMANDS)}
+            return _command_module(modules[args.command]).run(args)
         except ConfigError as exc:
             print(f"harness: error: {scrub_secrets(str(exc))}", file=sys.stderr)
             return 2

@@ -5,11 +5,11 @@ Its definition is a YAML file under ``results/reference/composites/`` (installed
 ``harness/reference_data/composites/``), because it belongs to whoever published
 it, not to the harness::
 
-    name: envace
+    name: paper
     label: Overall
-    definition: Overall = mean(BFCL-v4, τ², VitaBench)
-    source: the EnvACE paper's composite (...)
-    benchmarks: [bfcl, tau2, vitabench]
+    definition: Overall = mean(A, B, C)
+    source: the composite of some paper (where it was published)
+    benchmarks: [bench_a, bench_b, bench_c]     # adapter names
 
 The leaderboard uses the first definition (by file name) and shows it only when
 some row holds every benchmark it names.

@@ -9,7 +9,7 @@ like every other metric in the harness.
 
 File layout::
 
-    name: envace
+    name: paper
     title: ...
     source: ...
     settings: {user_model: ..., judge_model: ..., metrics: {...}}
@@ -18,7 +18,7 @@ File layout::
       - model: Qwen3-8B
         strategy: plain            # optional, default "plain"
         note: ...                  # optional
-        scores: {bfcl: {overall: 44.04}, tau2: {tau2_mean: 30.0}}
+        scores: {bench_a: {overall: 44.04}, bench_b: {mean: 30.0}}  # by adapter name
         overall: 28.48             # optional published composite
         extra: {name: value}       # optional numbers that fit no benchmark column
 """
@@ -112,7 +112,7 @@ def _row(data: dict[str, Any], where: str) -> ReferenceRow:
 
 
 def load_reference(name: str) -> ReferenceTable:
-    """A reference table by name (``envace``) or by path to a YAML file."""
+    """A reference table by name (a file under ``results/reference/``) or by path."""
     import yaml
 
     path = _find(name)

@@ -15,7 +15,7 @@ spreads a run's calls over servers that serve the same model:
 
 A model config file::
 
-    model: openai/EnvACE-Qwen3-8B      # optional; --model wins
+    model: openai/my-checkpoint        # optional; --model wins
     replicas:
       - url: http://node1:8000/v1
         max_concurrency: 32            # optional; default: --concurrency

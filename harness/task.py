@@ -88,7 +88,7 @@ class UserSource(ABC):
 
 
 class ScriptedTurns(UserSource):
-    """Fixed user turns, one after each agent turn (BFCL multi-turn, single-turn tasks)."""
+    """Fixed user turns, one after each agent turn (scripted multi-turn, single-turn tasks)."""
 
     def __init__(self, turns: list[UserTurn]):
         self._turns = list(turns)
@@ -107,13 +107,14 @@ class EpisodeLimits:
     """Per-episode rules. Exceeding a limit ends the episode as a scored failure.
 
     ``single_step``: each user turn gets exactly one model reply whose tool calls are
-    recorded but not executed (BFCL single-turn categories).
-    ``max_steps_per_turn``: model replies allowed per user turn (BFCL multi-turn: 20).
+    recorded but not executed (single-turn function calling).
+    ``max_steps_per_turn``: model replies allowed per user turn.
     ``max_tool_calls_per_turn``: once a turn has executed more than this many calls,
     the next reply's calls are recorded but not executed and the turn (not the
-    episode) ends (FinMCP's official loop: 20).
-    ``max_messages``: messages in the transcript (tau2's max_steps counts messages).
-    ``max_tool_errors``: tool results flagged as errors (tau2's max_errors).
+    episode) ends.
+    ``max_messages``: messages in the transcript (for benchmarks that count steps
+    as messages).
+    ``max_tool_errors``: tool results flagged as errors.
     """
 
     single_step: bool = False
@@ -126,7 +127,7 @@ class EpisodeLimits:
     wall_time_s: float | None = 1800.0
     # A benchmark's own stop rule over the transcript, checked with the limits
     # above before every model reply and every user turn: a termination reason,
-    # or None to go on (tau2 counts steps and errors its own way).
+    # or None to go on (for a benchmark that counts steps and errors its own way).
     stop_rule: Callable[[list[Message]], str | None] | None = None
     # A benchmark's rule that a model reply with tool calls ends the user turn
     # before any of its calls run (the reply is recorded, the next user turn

@@ -9,8 +9,9 @@ import json
 import pytest
 from test_strategies_fakes import RoleModel, call, tool_results
 
+from harness.adapters.bfcl.feedback import CURRENCIES
 from harness.registry import get_adapter
-from harness.strategies.feedback import BFCL_CURRENCIES, wrap_environment
+from harness.strategies.feedback import wrap_environment
 from harness.strategies.registry import build_strategy
 from harness.task import Environment, Services
 from harness.types import AssistantTurn, SamplingParams, ToolResult
@@ -61,7 +62,7 @@ def test_travel_rules(bfcl_samples):
     rate = execute(
         env, "compute_exchange_rate", base_currency="EUR", target_currency="JPY", value=3
     )
-    assert all(code in rate.content for code in BFCL_CURRENCIES) and "EUR and JPY" in rate.content
+    assert all(code in rate.content for code in CURRENCIES) and "EUR and JPY" in rate.content
     booked = execute(
         env,
         "book_flight",

@@ -2,12 +2,19 @@
 
 Each sample asks the agent to reach a target number by calling add(n=...)
 (each call adds n to a counter); it passes when the counter equals the target.
+Its headline ``overall`` is the mean over subsets of the accuracy; the aggregate
+and the bootstrap interval both compute it with ``overall_of``. It also adds a
+command, ``harness toy-targets``. docs/adapters.md walks through this file.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+from collections.abc import Mapping
+from typing import Any
 
+from harness.estimators import Estimator, mean_of, subset_means
 from harness.models.base import ModelClient, ModelError, ScriptedClient
 from harness.task import (
     Adapter,
@@ -51,8 +58,25 @@ class CounterEnvironment(Environment):
         return {"total": self.total}
 
 
+def overall_of(accuracy: Mapping[str, Any]) -> Any:
+    """The headline: the plain mean of the subsets' accuracies (floats or arrays)."""
+    return mean_of(list(accuracy.values())) if accuracy else 0.0
+
+
+ESTIMATORS = {
+    "overall": Estimator(
+        "overall",
+        ("passed",),  # per task: the mean over its trials of Score.passed
+        lambda sums, counts: overall_of(subset_means(sums, counts)),
+        "mean over subsets of the accuracy",
+    )
+}
+
+
 class ToyAdapter(Adapter):
     name = "toy"
+    label = "Toy"
+    primary_metric = "overall"
 
     def subsets(self) -> list[str]:
         return ["easy", "hard", "keyed"]
@@ -100,10 +124,14 @@ class ToyAdapter(Adapter):
                 n_records=len(group),
                 n_infra_errors=len(group) - len(scored),
             )
-        overall = (
-            sum(s.metrics["accuracy"] for s in subsets.values()) / len(subsets) if subsets else 0
-        )
+        overall = overall_of({name: s.metrics["accuracy"] for name, s in subsets.items()})
         return BenchmarkResult("toy", {"overall": overall}, subsets)
+
+    def estimators(self) -> dict[str, Estimator]:
+        return ESTIMATORS
+
+    def commands(self) -> dict[str, str]:
+        return {"toy-targets": "toy_adapter"}  # this module: HELP, add_arguments, run
 
     def oracle(self, sample: Sample) -> ModelClient:
         call = ToolCall(id="c1", name="add", arguments={"n": sample.gold["target"]})
@@ -127,3 +155,18 @@ class FlakyOracle(ModelClient):
         if self.sample.gold["target"] in self.fail_targets:
             raise ModelError("server unavailable", transient=True)
         return await self.inner.complete(messages, tools, params)
+
+
+# --- the command this adapter contributes: ``harness toy-targets SUBSET`` ---------
+
+HELP = "print the targets of a toy subset"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("subset", choices=ToyAdapter().subsets())
+
+
+def run(args: argparse.Namespace) -> int:
+    for sample in ToyAdapter().load(args.subset):
+        print(f"{sample.id}: {sample.gold['target']}")
+    return 0

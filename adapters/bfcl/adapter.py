@@ -27,7 +27,7 @@ import functools
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.estimators import Estimator
@@ -46,6 +46,9 @@ from harness.task import (
 from harness.types import Score, Trajectory
 
 from .categories import ALL_CATEGORIES, Kind, kind_of
+
+if TYPE_CHECKING:
+    from harness.strategies.feedback import FeedbackRules
 
 MODES = ("fc", "prompt")
 
@@ -214,6 +217,14 @@ class BFCLAdapter(Adapter):
         from .aggregate import ESTIMATORS
 
         return ESTIMATORS
+
+    def feedback_rules(self) -> FeedbackRules:
+        from .feedback import BFCLFeedbackRules
+
+        return BFCLFeedbackRules()
+
+    def commands(self) -> dict[str, str]:
+        return {"export-bfcl": "harness.adapters.bfcl.export_command"}
 
     def oracle(self, sample: Sample) -> ModelClient:
         from .oracle import OracleClient

@@ -71,6 +71,9 @@ class Tau2Environment(Environment):
     async def execute(self, call: ToolCall) -> ToolResult:
         return self.run(call, "assistant")
 
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        return self.run(call, "user")
+
     def run(self, call: ToolCall, requestor: str) -> ToolResult:
         """Run one call for the agent (``assistant``) or the user (``user``)."""
         from tau2.data_model.message import ToolCall as Tau2ToolCall

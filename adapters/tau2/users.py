@@ -90,7 +90,7 @@ class _Tau2User(UserSource):
         return UserTurn(messages=messages, hidden=hidden, stop=stop, usage=usage)
 
     def run_call(self, call: ToolCall, content: str | None = None) -> list[Message]:
-        result = self.env.run(call, "user")
+        result = self.env.execute_user_call(call)
         return user_call_messages(call, content, result.content)
 
 
@@ -286,7 +286,7 @@ class SimulatedUser(_Tau2User):
                 }
             )
             for call in calls:
-                result = self.env.run(call, "user")
+                result = self.env.execute_user_call(call)
                 hidden.append(
                     {
                         "role": "tool",

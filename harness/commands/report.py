@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--with-reference",
         action="append",
         metavar="NAME",
-        help="published rows to show beside the runs (envace, finmcp, tau2, ...; repeatable)",
+        help="published rows to show beside the runs (see `leaderboard --help`; repeatable)",
     )
     parser.add_argument(
         "--max-chars",

@@ -1,8 +1,8 @@
 """How tools are described in, and calls read from, plain text (prompt mode).
 
 For endpoints without a tool-call parser the tools go into the system prompt and
-the reply text is parsed for calls. Adapters may provide their own format (BFCL
-has its own system prompt and a Python-list output format) through
+the reply text is parsed for calls. Adapters may provide their own format (a
+benchmark's own system prompt and output format, e.g. a Python list of calls) through
 ``Adapter.prompt_format``; everything else uses the default in prompt_mode.py.
 """
 

@@ -91,7 +91,7 @@ async def run_committed(
     notes: dict[str, Any] = {}
     with phase(COMMITTED), run.ledger.timed(COMMITTED):
         real = run.monitor.build(sample.make_environment)
-        # The user side gets the environment itself (tau2's user simulator acts on it).
+        # The user side gets the environment itself (a user simulator may act on it).
         user = sample.make_user(real, run.services) if sample.make_user is not None else None
         monitored = run.monitor.wrap(real)
         actor: ModelClient = MeteredClient(run.model, "actor", run.ledger)

@@ -32,7 +32,7 @@ MEMORY_CLOSE = "</memory>"
 USER_STOP = "###STOP###"
 
 # Per-message cap when rendering a conversation for the rehearser or the critic:
-# long system prompts (tau2 policies) are kept whole up to this size.
+# long system prompts (domain policies) are kept whole up to this size.
 MESSAGE_CHARS = 12_000
 
 SIMULATOR_SYSTEM = f"""You are the execution engine behind a set of software tools. An \

@@ -14,7 +14,7 @@ For each (sample, trial):
 5. The committed episode runs in the real environment with the memory injected.
    Only it is scored; everything else is recorded in ``extra["rehearsal"]``.
 
-On single-step tasks (BFCL single-turn categories) a rehearsal is one reply whose
+On single-step tasks (one reply per user turn, never executed) a rehearsal is one reply whose
 calls are not executed: the critique then reviews the calls themselves.
 """
 

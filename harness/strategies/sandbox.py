@@ -99,6 +99,10 @@ class MonitoredEnvironment(Environment):
         self.monitor.check(f"execute {call.name}")
         return await self.inner.execute(call)
 
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        self.monitor.check(f"user call {call.name}")
+        return self.inner.execute_user_call(call)
+
     def final_state(self) -> Any:
         return self.inner.final_state()
 
@@ -138,6 +142,11 @@ class GuardedEnvironment(Environment):
         self._guard.record(f"execute {call.name}")
         self._guard.calls += 1
         return await self._inner.execute(call)
+
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        self._guard.record(f"user call {call.name}")
+        self._guard.calls += 1
+        return self._inner.execute_user_call(call)
 
     def final_state(self) -> Any:
         self._guard.record("final_state")
@@ -196,14 +205,13 @@ class SimulatedEnvironment(Environment):
         self._same_reply.append(f"{render_call(call)}\n=> {prediction.content}")
         return prediction.to_result()
 
-    def run(self, call: ToolCall, requestor: str) -> ToolResult:
-        """The synchronous entry some user simulators use for the *user's* own tool
-        calls (tau2's dual control: ``env.run(call, "user")``). The rehearser cannot
-        be asked synchronously from inside the episode, so the user's action gets a
-        neutral placeholder, recorded as such."""
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        """A *user's* own tool call (``Environment.execute_user_call``, synchronous).
+        The rehearser cannot be asked synchronously from inside the episode, so the
+        user's action gets a neutral placeholder, recorded as such."""
         text = f"(imagined: {call.name} was performed; its exact result is not simulated)"
         self.log.append(
-            {"call": call_dict(call), "requestor": requestor, "prediction": {"kind": "placeholder"}}
+            {"call": call_dict(call), "requestor": "user", "prediction": {"kind": "placeholder"}}
         )
         return ToolResult(text)
 

@@ -97,6 +97,9 @@ class PredictingEnvironment(Environment):
             }
         )
 
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        return self.inner.execute_user_call(call)
+
     def final_state(self) -> Any:
         return self.inner.final_state()
 
