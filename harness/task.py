@@ -131,7 +131,7 @@ class EpisodeLimits:
     stop_rule: Callable[[list[Message]], str | None] | None = None
     # A benchmark's rule that a model reply with tool calls ends the user turn
     # before any of its calls run (the reply is recorded, the next user turn
-    # follows): BFCL ends a turn at the first reply it cannot decode.
+    # follows), e.g. a benchmark that ends a turn at the first reply it cannot decode.
     reply_ends_turn: Callable[[AssistantTurn], bool] | None = None
 
     def to_dict(self) -> dict[str, Any]:
