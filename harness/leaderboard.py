@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +34,7 @@ from harness.headlines import (
 )
 from harness.reference import ReferenceTable, load_references
 from harness.stats import Interval, TaskOutcome
+from harness.steps import step_in
 from harness.store import RunStore
 
 FORMATS = ("md", "csv", "json", "latex")
@@ -177,9 +177,6 @@ def env_feedback_label(value: Any) -> str:
     return f"{value} (NON-STANDARD)"
 
 
-_STEP_PATTERN = re.compile(r"(?:global_step|step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
-
-
 def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
     """The checkpoint's training step: the manifest's "step", else a number in its
     "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
@@ -189,9 +186,9 @@ def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
     if isinstance(step, str) and step.isdigit():
         return int(step)
     for text in (str(manifest.get("checkpoint") or ""), run_name):
-        match = _STEP_PATTERN.search(text)
-        if match:
-            return int(match.group(1))
+        step = step_in(text)
+        if step is not None:
+            return step
     return None
 
 

@@ -30,7 +30,6 @@ import importlib.util
 import json
 import os
 import random
-import re
 import shlex
 import shutil
 import signal
@@ -48,6 +47,7 @@ from typing import Any, ClassVar
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
+from harness.steps import names_step, step_in
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 HOST = "127.0.0.1"
@@ -55,7 +55,6 @@ SERVER_LOG = "server.log"
 DEFAULT_START_TIMEOUT_S = 900.0  # a large checkpoint can take minutes to load and compile
 DEFAULT_STOP_TIMEOUT_S = 30.0
 LOG_TAIL_LINES = 25
-_STEP_IN_NAME = re.compile(r"(?:global_step|step|checkpoint|ckpt|iter)[_\-]?(\d+)", re.IGNORECASE)
 
 
 class ServerError(ConfigError):
@@ -376,15 +375,14 @@ def checkpoint_name(checkpoint: str) -> str:
     path = Path(checkpoint).expanduser().resolve()
     parts = [path.stem if path.suffix == ".gguf" else path.name, *(p.name for p in path.parents)]
     for part in parts[:3]:
-        if _STEP_IN_NAME.search(part):
+        if names_step(part):
             return part
     return parts[0]
 
 
 def checkpoint_step(checkpoint: str) -> int | None:
     """The training step in a checkpoint's name (``step_200`` -> 200), if any."""
-    match = _STEP_IN_NAME.search(checkpoint_name(checkpoint))
-    return int(match.group(1)) if match else None
+    return step_in(checkpoint_name(checkpoint))
 
 
 # -- the child process ------------------------------------------------------------
