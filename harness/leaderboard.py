@@ -484,6 +484,9 @@ def summary_table(results: list[RunResult]) -> Table:
             cells["composite"] = result.composite.metric()
             for caveat in result.composite.caveats:
                 notes.append(f"* {result.name}: {caveat}")
+        for entry in entries:
+            if entry.ci_note:  # a missing interval is always explained where it is missing
+                notes.append(f"{result.name} {benchmark_label(entry.benchmark)}: {entry.ci_note}")
         if not result.is_reference:
             cells["records"] = sum(e.counts.get("records", 0) for e in entries)
             cells["errors"] = sum(e.errors for e in entries)

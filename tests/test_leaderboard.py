@@ -153,7 +153,10 @@ def test_no_interval_when_the_official_value_cannot_be_recomputed(tmp_path):
     run_dir = make_run(tmp_path, "r", all_benchmark_records(), all_headlines(bfcl_overall=0.9))
     entry = load_run(run_dir, n_boot=100).benchmarks["bfcl"]
     assert entry.interval is None and "could not be recomputed" in entry.ci_note
-    assert "could not be recomputed" in render([run_dir], "md", n_boot=100)
+    # Said in the summary (where the interval is missing) and in the benchmark's table.
+    summary, *details = render([run_dir], "md", n_boot=100).split("### ")[1:]
+    assert "r BFCL-v4: no CI: overall could not be recomputed" in summary
+    assert "could not be recomputed" in next(t for t in details if t.startswith("BFCL-v4"))
 
 
 def test_errors_missing_not_run_feedback_and_cost_are_always_visible(tmp_path):
