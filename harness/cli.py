@@ -122,7 +122,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", type=Path, help="local copy of benchmark data not on PyPI")
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
     run.add_argument(
-        "--cache-dir", type=Path, help="response cache folder (default: ~/.cache/harness)"
+        "--cross-run-cache",
+        action="store_true",
+        help="share cached responses across runs (~/.cache/harness; default: the run folder only)",
+    )
+    run.add_argument(
+        "--cache-dir", type=Path, help="a response cache shared across runs, in this folder"
+    )
+    run.add_argument(
+        "--model-revision",
+        help="what identifies the weights beyond what the server says (e.g. a training step)",
     )
     run.add_argument(
         "--shard",
@@ -250,6 +259,42 @@ def _strategy_slug(spec: str, options: dict[str, Any]) -> str:
     return "+".join(parts)
 
 
+def _cache_place(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None, str | None]:
+    """The response cache folder and its scope: the run folder unless a cache
+    across runs is asked for (--cross-run-cache, --cache-dir)."""
+    from harness.models.cache import RUN_CACHE_DIR
+
+    if args.no_cache:
+        if args.cross_run_cache or args.cache_dir:
+            raise ConfigError("--no-cache goes with neither --cross-run-cache nor --cache-dir")
+        return None, None
+    if args.cache_dir is not None:
+        return args.cache_dir, "cross-run"
+    if args.cross_run_cache:
+        return Path.home() / ".cache" / "harness" / "responses", "cross-run"
+    return run_dir / RUN_CACHE_DIR, "run"
+
+
+def _now_iso() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def add_active_span(manifest: dict[str, Any], started_at: str, seconds: float) -> None:
+    """Add one invocation's time to the manifest: the leaderboard's wall time is
+    the sum of these spans (a resume with nothing to do adds none)."""
+    spans = manifest.setdefault("active_spans", [])
+    spans.append({"started_at": started_at, "seconds": round(seconds, 3)})
+
+
+def _cache_line(settings: Any) -> str:
+    stats = settings.cache_stats
+    if settings.cache_dir is None:
+        return "no response cache"
+    return f"{stats.hits} of {stats.hits + stats.misses} model calls from the cache"
+
+
 def _model_factory(base: Any) -> Any:
     """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
     from dataclasses import replace
@@ -257,7 +302,15 @@ def _model_factory(base: Any) -> Any:
     from harness.models.factory import build_remote_client, check_model
 
     def build(name: str, api_base: str | None) -> Any:
-        settings = replace(base, name=name, api_base=api_base, prompt_mode=False)
+        same_endpoint = name == base.name and api_base == base.api_base
+        settings = replace(
+            base,
+            name=name,
+            api_base=api_base,
+            prompt_mode=False,
+            # The actor's weights' fingerprint says nothing about another endpoint.
+            fingerprint=base.fingerprint if same_endpoint else None,
+        )
         check_model(settings)
         return build_remote_client(settings)
 
@@ -265,9 +318,19 @@ def _model_factory(base: Any) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import time
+
+    started, started_at = time.monotonic(), _now_iso()
     from harness.leaderboard import render
     from harness.manifest import base_versions, check_resumable
-    from harness.models.factory import ModelProvider, ModelSettings, aux_client, check_model
+    from harness.models.factory import (
+        ModelProvider,
+        ModelSettings,
+        aux_client,
+        check_model,
+        is_builtin,
+    )
+    from harness.models.fingerprint import check_same_weights, run_fingerprint
     from harness.registry import get_adapter
     from harness.runner import Runner, Shard, now_iso, plan_suite
     from harness.scoring import score_run
@@ -281,12 +344,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     trials = args.trials or suite.trials
     if trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--trials, --concurrency and --limit must be positive")
-    cache_dir = (
-        None
-        if args.no_cache
-        else (args.cache_dir or Path.home() / ".cache" / "harness" / "responses")
-    )
     endpoint = plan_endpoint(args)  # --serve / --model-config: sets args.model and args.api_base
+    shard = Shard.parse(args.shard) if args.shard else Shard()
+    strategy_options = _strategy_options(args)
+    run_dir = args.out or default_run_dir(
+        args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
+    )
+    if args.out is None and shard.count > 1:
+        run_dir = run_dir.with_name(f"{run_dir.name}__shard-{shard.index + 1}of{shard.count}")
+    cache_dir, cache_scope = _cache_place(args, run_dir)
     settings = ModelSettings(
         name=args.model,
         api_base=args.api_base,
@@ -301,8 +367,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     endpoint.configure(settings)
     check_model(settings)
-    shard = Shard.parse(args.shard) if args.shard else Shard()
-    strategy_options = _strategy_options(args)
+    # Which weights answer (and, with --api-base, refuse a model the server does not serve).
+    fingerprint = run_fingerprint(
+        args.model,
+        args.api_base,
+        spec=endpoint.spec,
+        revision=args.model_revision,
+        builtin=is_builtin(args.model),
+    )
+    settings.fingerprint = fingerprint["id"]
     strategy = build_strategy(
         args.strategy, strategy_options, model_factory=_model_factory(settings)
     )
@@ -333,11 +406,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         seed=args.seed,
         options={"prompt_mode": args.prompt_mode},
     )
-    run_dir = args.out or default_run_dir(
-        args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
-    )
-    if args.out is None and shard.count > 1:
-        run_dir = run_dir.with_name(f"{run_dir.name}__shard-{shard.index + 1}of{shard.count}")
     store = RunStore(run_dir)
     versions = base_versions()
     for name in benchmarks:
@@ -371,13 +439,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         "planned_full": plan.planned_counts(),
         "not_run": [n.__dict__ for n in plan.not_run],
         "cache": str(cache_dir) if cache_dir else None,
+        "cache_scope": cache_scope,
+        "fingerprint": fingerprint,
         "shard": shard.label(),
         **endpoint.manifest_entries(),  # server, checkpoint, step (with --serve)
     }
     if store.exists():
         old = store.read_manifest()
         check_resumable(old, manifest, run_dir)
+        check_same_weights(old, manifest, run_dir)
         manifest["created_at"] = old.get("created_at", manifest["created_at"])
+        manifest["active_spans"] = list(old.get("active_spans") or [])
         manifest["resumed_at"] = now_iso()
     store.open_for_append()
     try:
@@ -396,25 +468,37 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         # samples.jsonl is read once here for what is left to do.
         todo, skipped = runner.pending(plan.samples, trials)
-        # The server (with --serve) runs for this block only, if there is work left.
-        with endpoint.serving(run_dir, needed=bool(todo)):
-            summary = _run_with_progress(
-                runner,
-                todo,
-                skipped,
-                quiet=args.quiet,
-                clients=[provider, services.user_client, services.judge_client],
-            )
+        try:
+            # The server (with --serve) runs for this block only, if there is work left.
+            with endpoint.serving(run_dir, needed=bool(todo)):
+                summary = _run_with_progress(
+                    runner,
+                    todo,
+                    skipped,
+                    quiet=args.quiet,
+                    clients=[provider, services.user_client, services.judge_client],
+                )
+        except BaseException:
+            if todo:  # an interrupted run still spent this time on the run
+                add_active_span(manifest, started_at, time.monotonic() - started)
+                store.write_manifest(manifest)
+            raise
         manifest["finished_at"] = now_iso()
-        manifest["last_summary"] = summary.__dict__
+        if todo:
+            add_active_span(manifest, started_at, time.monotonic() - started)
+        manifest["last_summary"] = {
+            **summary.__dict__,
+            "elapsed_s": round(time.monotonic() - started, 3),
+            "cache_hits": settings.cache_stats.hits,
+        }
         store.write_manifest(manifest)
     finally:
         store.close()
     score_run(run_dir, rescore=False)
     print(
         f"{run_dir}: {summary.ran} ran, {summary.skipped} already done, {summary.ok} ok, "
-        f"{summary.infra_errors} infrastructure errors, {summary.score_errors} scoring errors "
-        f"in {summary.elapsed_s:.1f}s",
+        f"{summary.infra_errors} infrastructure errors, {summary.score_errors} scoring errors, "
+        f"{_cache_line(settings)} in {time.monotonic() - started:.1f}s",
         file=sys.stderr,
     )
     for item in plan.not_run:

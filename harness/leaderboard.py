@@ -113,6 +113,7 @@ class Cost:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_calls: int = 0  # model calls answered by the response cache
     wall_s: float | None = None
     by_role: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -137,6 +138,7 @@ class RunResult:
     note: str = ""
     run_dir: Path | None = None
     tasks: dict[str, TaskOutcome] = field(default_factory=dict, repr=False)
+    fingerprint: str | None = None  # of the weights evaluated (models/fingerprint.py)
 
     @property
     def is_reference(self) -> bool:
@@ -193,6 +195,11 @@ def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
 
 
 def _wall_seconds(manifest: dict[str, Any]) -> float | None:
+    """The run's active time: the sum of its invocations' spans (a resume with
+    nothing to do adds none); finished minus created for runs without spans."""
+    spans = manifest.get("active_spans")
+    if isinstance(spans, list) and spans:
+        return round(sum(float(span.get("seconds") or 0.0) for span in spans), 3)
     try:
         start = datetime.fromisoformat(str(manifest["created_at"]))
         end = datetime.fromisoformat(str(manifest["finished_at"]))
@@ -207,6 +214,7 @@ def _cost(scores: dict[str, Any], manifest: dict[str, Any]) -> Cost:
         calls=sum(int(u.get("calls", 0)) for u in usage.values()),
         prompt_tokens=sum(int(u.get("prompt_tokens", 0)) for u in usage.values()),
         completion_tokens=sum(int(u.get("completion_tokens", 0)) for u in usage.values()),
+        cached_calls=sum(int(u.get("cached_calls", 0)) for u in usage.values()),
         wall_s=_wall_seconds(manifest),
         by_role=usage,
     )
@@ -330,6 +338,7 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
         step=training_step(manifest, name),
         strategy_settings=strategy if isinstance(strategy, dict) else {"name": strategy},
         run_dir=run_dir,
+        fingerprint=(manifest.get("fingerprint") or {}).get("id"),
         tasks=tasks,
     )
 
@@ -417,6 +426,7 @@ def _identity_cells(result: RunResult) -> dict[str, Any]:
         "user": result.user_model,
         "judge": result.judge_model,
         "step": "-" if result.step is None else str(result.step),
+        "weights": result.fingerprint or "-",
     }
 
 
@@ -441,6 +451,8 @@ def summary_table(results: list[RunResult]) -> Table:
     ]
     if any(r.step is not None for r in results):
         identity.append(Column("step", "step"))
+    if any(r.fingerprint for r in results):
+        identity.append(Column("weights", "weights"))
     columns = list(identity)
     for bench in benchmarks:
         metric = benchmark_info(bench).primary or _first_primary(results, bench) or "?"
@@ -456,6 +468,7 @@ def summary_table(results: list[RunResult]) -> Table:
         Column("calls", "model calls", "count"),
         Column("prompt_tokens", "prompt tokens", "tokens"),
         Column("completion_tokens", "completion tokens", "tokens"),
+        Column("cached_calls", "cached calls", "count"),
         Column("wall_s", "wall time", "seconds"),
     ]
     rows = []
@@ -496,6 +509,7 @@ def summary_table(results: list[RunResult]) -> Table:
             cells["calls"] = result.cost.calls
             cells["prompt_tokens"] = result.cost.prompt_tokens
             cells["completion_tokens"] = result.cost.completion_tokens
+            cells["cached_calls"] = result.cost.cached_calls
             cells["wall_s"] = result.cost.wall_s
         rows.append(cells)
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
@@ -816,6 +830,7 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
         add("run", "calls", result.cost.calls, "count")
         add("run", "prompt_tokens", result.cost.prompt_tokens, "tokens")
         add("run", "completion_tokens", result.cost.completion_tokens, "tokens")
+        add("run", "cached_calls", result.cost.cached_calls, "count")
         add("run", "wall_s", "" if result.cost.wall_s is None else result.cost.wall_s, "s")
     return rows
 
@@ -846,6 +861,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
         "user_model": result.user_model,
         "judge_model": result.judge_model,
         "step": result.step,
+        "fingerprint": result.fingerprint,
         "note": result.note,
         "benchmarks": {
             bench: {

@@ -323,6 +323,7 @@ def runs_html(results: list[RunResult]) -> str:
             f"env feedback {_esc(r.env_feedback)}, user {_esc(r.user_model)}, "
             f"judge {_esc(r.judge_model)}"
             + (f", step {_esc(r.step)}" if r.step is not None else "")
+            + (f", weights {_esc(r.fingerprint)}" if r.fingerprint else "")
             + f" — {_esc(r.run_dir)}</li>"
         )
     return "<ul>" + "".join(items) + "</ul>"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,22 @@ def _flip_list(keys: list[str], limit: int) -> str:
 
 
 def _run_label(result: Any) -> str:
-    return f"{result.name} ({result.model}, {result.strategy}, env feedback {result.env_feedback})"
+    weights = f", weights {result.fingerprint}" if result.fingerprint else ""
+    return (
+        f"{result.name} ({result.model}, {result.strategy}, "
+        f"env feedback {result.env_feedback}{weights})"
+    )
+
+
+def same_weights_warning(a: Any, b: Any) -> str | None:
+    """A warning when both runs evaluated the same weights (by fingerprint): two
+    checkpoints that were meant to differ, or a comparison of a run with itself."""
+    if a.fingerprint and a.fingerprint == b.fingerprint:
+        return (
+            f"WARNING: both runs evaluated the same weights (fingerprint {a.fingerprint}); "
+            "differences are sampling or settings, not checkpoints."
+        )
+    return None
 
 
 def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> str:
@@ -71,6 +87,9 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
         )
     if a.env_feedback != b.env_feedback:
         lines.append("\nWARNING: the runs used different environment feedback.")
+    same = same_weights_warning(a, b)
+    if same:
+        lines.append("\n" + same)
     compared = {c.benchmark for c in comparisons}
     unshared = sorted((set(a.benchmarks) | set(b.benchmarks)) - compared)
     if unshared:
@@ -116,6 +135,8 @@ def render_json(a: Any, b: Any, comparisons: list[Any]) -> str:
     data = {
         "a": a.name,
         "b": b.name,
+        "fingerprints": {"a": a.fingerprint, "b": b.fingerprint},
+        "warnings": [w for w in [same_weights_warning(a, b)] if w],
         "definitions": DEFINITIONS,
         "benchmarks": [asdict(c) for c in comparisons],
     }
@@ -134,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
     comparisons = compare_runs(a.tasks, b.tasks, n_boot=args.n_boot, seed=args.seed)
     if not comparisons:
         raise ConfigError(f"{args.run_a} and {args.run_b} share no tasks")
+    same = same_weights_warning(a, b)
+    if same:
+        print(f"harness: {same}", file=sys.stderr)
     if args.format == "json":
         print(render_json(a, b, comparisons))
     else:

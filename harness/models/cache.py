@@ -1,8 +1,14 @@
 """A content-addressed cache of model replies on disk.
 
 The key is the SHA-256 of the canonical JSON of everything that decides a reply:
-the client's identity (model, api_base without credentials, prompt format), the
-messages, the tools and the sampling parameters including the seed. The value is
+the client's identity (model, api_base without credentials, prompt format,
+tool_choice), the fingerprint of the weights (harness/models/fingerprint.py:
+the same name and URL may serve other weights tomorrow), the messages, the
+tools and the sampling parameters including the seed.
+
+Where it lives: by default in the run folder (a crash or kill re-pays nothing,
+and nothing crosses runs); a cache shared across runs only when asked for
+(``--cross-run-cache`` or ``--cache-dir``), still keyed by the fingerprint. The value is
 the AssistantTurn (and the provider's raw reply) as JSON, one file per entry in
 sharded folders (``ab/abcdef....json``), written to a temporary file and renamed
 so that a crash never leaves half an entry. An unreadable entry is treated as a
@@ -24,6 +30,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +40,16 @@ from harness.models.redact import mask
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 CACHE_FORMAT = 1
+# The cache folder inside a run folder (the default scope).
+RUN_CACHE_DIR = "cache"
+
+
+@dataclass
+class CacheStats:
+    """Hits and misses of every cache of one run (shared by its clients)."""
+
+    hits: int = 0
+    misses: int = 0
 
 
 def client_identity(client: ModelClient) -> dict[str, Any]:
@@ -68,14 +85,22 @@ class CachingClient(ModelClient):
     """Serves repeated requests from ``cache_dir``; asks ``inner`` otherwise."""
 
     def __init__(
-        self, inner: ModelClient, cache_dir: str | Path, identity: dict[str, Any] | None = None
+        self,
+        inner: ModelClient,
+        cache_dir: str | Path,
+        identity: dict[str, Any] | None = None,
+        fingerprint: str | None = None,
+        stats: CacheStats | None = None,
     ):
         self.inner = inner
         self.name = inner.name
         self.cache_dir = Path(cache_dir)
-        self.identity = identity if identity is not None else client_identity(inner)
+        self.identity = dict(identity if identity is not None else client_identity(inner))
+        if fingerprint is not None:
+            self.identity["fingerprint"] = fingerprint
         self.hits = 0
         self.misses = 0
+        self.stats = stats
 
     def path_for(self, key: str) -> Path:
         return self.cache_dir / key[:2] / f"{key}.json"
@@ -114,10 +139,14 @@ class CachingClient(ModelClient):
         cached = self.load(key)
         if cached is not None:
             self.hits += 1
+            if self.stats is not None:
+                self.stats.hits += 1
             cached.usage.calls = max(cached.usage.calls, 1)
             cached.usage.cached_calls = 1
             return cached
         self.misses += 1
+        if self.stats is not None:
+            self.stats.misses += 1
         turn = await self.inner.complete(messages, tools, params)
         try:
             self.store(key, turn)

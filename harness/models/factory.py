@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
+from harness.models.cache import CacheStats
 from harness.registry import get_adapter
 from harness.task import Sample
 
@@ -41,6 +42,10 @@ class ModelSettings:
     # "auto": direct when an api_base is given, litellm otherwise.
     client: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict)
+    # The weights' fingerprint (models/fingerprint.py), part of the cache key.
+    fingerprint: str | None = None
+    # Hits and misses of the response cache, shared by every client of the run.
+    cache_stats: CacheStats = field(default_factory=CacheStats)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
     tool_choice: str = "auto"
     # --- local servers (harness/replicas.py, harness/serve.py) ---
@@ -125,7 +130,9 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         timeout=settings.timeout_s,
     )
     if settings.cache_dir is not None:
-        client = CachingClient(client, settings.cache_dir)
+        client = CachingClient(
+            client, settings.cache_dir, fingerprint=settings.fingerprint, stats=settings.cache_stats
+        )
     return client
 
 
@@ -150,6 +157,7 @@ def aux_client(
         max_attempts=base.max_attempts,
         concurrency=base.concurrency,
         cache_dir=base.cache_dir,
+        cache_stats=base.cache_stats,
     )
     check_model(settings)
     return build_remote_client(settings)

@@ -7,7 +7,8 @@ or an API provider on 127.0.0.1:
 - ``POST /v1/chat/completions`` (and ``/chat/completions``): answers with a
   ``chat.completion`` object, an HTTP error, a slow reply or a dropped connection,
   as scripted;
-- ``GET /v1/models`` and ``GET /health``.
+- ``GET /v1/models`` (one entry: ``model_name`` and the ``model_card`` fields)
+  and ``GET /health``.
 
 What each request gets is decided, in this order, by: the queue of scripted
 replies (``enqueue``), the seeded fail-fraction draw, the handler function
@@ -205,6 +206,7 @@ class FakeServer:
         timeout_delay: float = 30.0,
         handler: Handler | None = None,
         model_name: str = "fake-model",
+        model_card: dict[str, Any] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         record_bodies: bool = True,
@@ -219,6 +221,8 @@ class FakeServer:
         self.timeout_delay = timeout_delay
         self.handler = handler
         self.model_name = model_name
+        # Extra fields of the model's /v1/models entry (e.g. root, created).
+        self.model_card = dict(model_card or {})
         self.host = host
         self.port = port
         self.record_bodies = record_bodies
@@ -402,7 +406,8 @@ class FakeServer:
         if route in ("/health", "/v1/health") and method == "GET":
             return 200, {}, b"{}"
         if route in ("/v1/models", "/models") and method == "GET":
-            models = {"object": "list", "data": [{"id": self.model_name, "object": "model"}]}
+            entry = {"id": self.model_name, "object": "model", **self.model_card}
+            models = {"object": "list", "data": [entry]}
             return 200, {}, json.dumps(models).encode()
         if route not in ("/v1/chat/completions", "/chat/completions"):
             return 404, {}, json.dumps(_error_body(404, f"no route {route}")).encode()

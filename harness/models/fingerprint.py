@@ -1,0 +1,166 @@
+"""The fingerprint of the weights a run evaluates.
+
+Comparing checkpoints of one training run is the main use of the harness, and
+every step is usually served under one name and port: neither the model name
+nor the URL says which weights answered. The fingerprint does, and goes into
+the manifest (shown by leaderboard, compare and report) and into the response
+cache key, so that new weights never get old weights' replies.
+
+- ``--serve``: a hash over the checkpoint's files (and LoRA adapters'): each
+  file's relative name, size and a SHA-256 of its first and last MiB. Cheap
+  (2 MiB read per file) and it changes with every retrain, since a retrain
+  rewrites the weight files' headers and tails.
+- ``--api-base``: what the server says about itself (server_info.py: model ids,
+  ``root``, ``created``; llama.cpp's ``/props``).
+- an API model: its name (providers version their model names).
+
+``--model-revision`` is added to any of these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+MIB = 1 << 20
+
+
+def _digest(material: Any) -> str:
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def file_ends_sha256(path: Path, size: int) -> str:
+    """SHA-256 of the first and last MiB of a file (all of it when small)."""
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        if size <= 2 * MIB:
+            sha.update(handle.read())
+        else:
+            sha.update(handle.read(MIB))
+            handle.seek(size - MIB)
+            sha.update(handle.read(MIB))
+    return sha.hexdigest()
+
+
+def _checkpoint_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    )
+
+
+def files_description(checkpoint: str) -> dict[str, Any]:
+    """Names, sizes and end hashes of a local checkpoint's files; a hub id as it is."""
+    root = Path(checkpoint).expanduser()
+    if not root.exists():
+        return {"hub_id": checkpoint}
+    files = []
+    for path in _checkpoint_files(root):
+        size = path.stat().st_size
+        name = path.name if root.is_file() else str(path.relative_to(root))
+        files.append({"name": name, "size": size, "ends_sha256": file_ends_sha256(path, size)})
+    return {"files": files}
+
+
+def make_fingerprint(source: str, described: dict[str, Any], revision: str | None) -> dict:
+    """The manifest's ``fingerprint`` entry: a short ``id`` and what it was made of."""
+    material = {"source": source, **described}
+    if revision:
+        material["revision"] = revision
+    return {"id": f"{source}:{_digest(material)}", **material}
+
+
+def served_fingerprint(
+    checkpoint: str, loras: dict[str, str], revision: str | None = None
+) -> dict[str, Any]:
+    """The fingerprint of a checkpoint this run serves (``--serve``)."""
+    described: dict[str, Any] = {"checkpoint": files_description(checkpoint)}
+    if loras:
+        described["loras"] = {name: files_description(path) for name, path in sorted(loras.items())}
+    fingerprint = make_fingerprint("files", described, revision)
+    # The per-file list is long for a sharded checkpoint; the manifest keeps its size.
+    files = described["checkpoint"].get("files")
+    if files is not None:
+        fingerprint["checkpoint"] = {
+            "files": len(files),
+            "bytes": sum(entry["size"] for entry in files),
+        }
+    fingerprint.pop("loras", None)
+    return fingerprint
+
+
+def endpoint_fingerprint(
+    api_bases: list[str],
+    served: str,
+    revision: str | None = None,
+    api_key: str | None = None,
+    now: float | None = None,
+) -> tuple[dict[str, Any], list[Any]]:
+    """The fingerprint of the weights behind ``--api-base`` (every replica asked),
+    and the ServerInfo of each replica (for checks that need them)."""
+    from harness.models.server_info import probe_server, self_description
+
+    now = time.time() if now is None else now
+    infos = [probe_server(url, api_key) for url in api_bases]
+    described = sorted(
+        (self_description(info, served, now) for info in infos), key=lambda d: json.dumps(d)
+    )
+    # The URL is not part of it: the same weights on another port are the same model.
+    fingerprint = make_fingerprint("server", {"served": served, "servers": described}, revision)
+    if not all(info.reachable for info in infos):
+        fingerprint["unverified"] = True  # a server did not answer: it said nothing
+    return fingerprint, infos
+
+
+def name_fingerprint(model: str, revision: str | None = None) -> dict[str, Any]:
+    """An API model or a built-in one: its name is all there is."""
+    return make_fingerprint("name", {"model": model}, revision)
+
+
+def run_fingerprint(
+    model: str,
+    api_base: str | None,
+    spec: Any = None,
+    revision: str | None = None,
+    builtin: bool = False,
+) -> dict[str, Any]:
+    """The fingerprint of what a run evaluates; ConfigError when ``api_base``
+    lists its models and ``model`` is not among them.
+
+    ``spec`` is the ServerSpec of a server the run starts (``--serve``).
+    """
+    if spec is not None:
+        return served_fingerprint(spec.checkpoint, spec.loras, revision)
+    if builtin or not api_base:
+        return name_fingerprint(model, revision)
+    from harness.models.openai_http import served_name
+    from harness.models.server_info import check_model_served
+
+    served = served_name(model)
+    urls = [url.strip().rstrip("/") for url in api_base.split(",")]
+    fingerprint, infos = endpoint_fingerprint(urls, served, revision)
+    for info in infos:
+        check_model_served(served, info)
+    return fingerprint
+
+
+def check_same_weights(old: dict[str, Any], new: dict[str, Any], run_dir: Any) -> None:
+    """Refuse to resume a run folder with other weights than its records came from."""
+    from harness.errors import ConfigError
+
+    before, after = old.get("fingerprint") or {}, new.get("fingerprint") or {}
+    if before.get("unverified") or after.get("unverified"):
+        return
+    if before.get("id") and after.get("id") and before["id"] != after["id"]:
+        raise ConfigError(
+            f"{run_dir} holds answers of other weights (fingerprint {before['id']}, "
+            f"now {after['id']}); "
+            "use another --out folder"
+        )

@@ -1,0 +1,122 @@
+"""What an OpenAI-compatible server says about itself, asked once before a run.
+
+``GET {api_base}/models`` lists the models a server serves (OpenAI, vLLM,
+SGLang, llama.cpp, Ollama all answer it) and, depending on the server, each
+one's ``root`` (the weights' path or hub id) and ``created``; llama.cpp's own
+server also answers ``GET /props`` (beside ``/v1``) with the model file's path,
+its build and chat template. The run uses this to refuse, up front, a model
+name the server does not serve, and to fingerprint the weights behind an
+``--api-base`` (harness/models/fingerprint.py).
+
+Synchronous (urllib): it runs once, before the event loop starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.models.redact import redact_url
+
+PROBE_TIMEOUT_S = 5.0
+# /props fields that say which weights and template answer (llama.cpp).
+PROPS_FIELDS = ("model_path", "build_info", "model_alias")
+
+
+@dataclass
+class ServerInfo:
+    """One server's answers; None where it did not answer that question."""
+
+    api_base: str
+    reachable: bool
+    models: list[dict[str, Any]] | None = None  # /v1/models entries
+    props: dict[str, Any] | None = None  # llama.cpp /props
+
+    def model_ids(self) -> list[str] | None:
+        if self.models is None:
+            return None
+        return [str(entry.get("id")) for entry in self.models]
+
+
+def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[bool, Any]:
+    """(reachable, parsed JSON or None)."""
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read(4 * 1024 * 1024)
+    except urllib.error.HTTPError:
+        return True, None  # it answered, just not this question
+    except (urllib.error.URLError, OSError, ValueError):
+        return False, None
+    try:
+        return True, json.loads(body)
+    except (ValueError, RecursionError):
+        return True, None
+
+
+def _server_root(api_base: str) -> str:
+    base = api_base.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def probe_server(
+    api_base: str, api_key: str | None = None, timeout: float = PROBE_TIMEOUT_S
+) -> ServerInfo:
+    """Ask ``api_base`` for its models (and llama.cpp's /props); never raises."""
+    base = api_base.rstrip("/")
+    reachable, listing = _get_json(f"{base}/models", api_key, timeout)
+    info = ServerInfo(api_base=base, reachable=reachable)
+    if not reachable:
+        return info
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if isinstance(entries, list):
+        info.models = [entry for entry in entries if isinstance(entry, dict)]
+    _, props = _get_json(f"{_server_root(base)}/props", api_key, timeout)
+    if isinstance(props, dict):
+        info.props = props
+    return info
+
+
+def check_model_served(served: str, info: ServerInfo) -> None:
+    """ConfigError (one line) when the server lists its models and ``served`` is not one."""
+    ids = info.model_ids()
+    if not ids or served in ids:
+        return
+    shown = ", ".join(sorted(ids)[:5]) + (" ..." if len(ids) > 5 else "")
+    raise ConfigError(
+        f"the server at {redact_url(info.api_base)} does not serve '{served}' (it serves: {shown})"
+    )
+
+
+def self_description(info: ServerInfo, served: str, now: float) -> dict[str, Any]:
+    """What the server says about the weights behind ``served``, for the fingerprint.
+
+    ``created`` is kept only when it is a property of the model: vLLM and SGLang
+    answer with the time of the request, which would make every run look like
+    new weights; a value within a minute of ``now`` is taken to be that.
+    """
+    described: dict[str, Any] = {"reachable": info.reachable}
+    if info.models is not None:
+        described["ids"] = sorted(info.model_ids() or [])
+        for entry in info.models:
+            if str(entry.get("id")) != served:
+                continue
+            if entry.get("root") is not None:
+                described["root"] = str(entry["root"])
+            created = entry.get("created")
+            if isinstance(created, (int, float)) and abs(now - float(created)) > 60:
+                described["created"] = int(created)
+    if info.props is not None:
+        props = {key: info.props[key] for key in PROPS_FIELDS if key in info.props}
+        template = info.props.get("chat_template")
+        if isinstance(template, str):
+            props["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
+        described["props"] = props
+    return described
