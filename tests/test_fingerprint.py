@@ -248,3 +248,28 @@ def test_probe_reads_models_and_survives_no_server():
     assert info.props is None  # the fake has no /props
     gone = probe_server(server.url, timeout=0.5)
     assert not gone.reachable and gone.model_ids() is None
+
+
+def test_elapsed_is_the_whole_run_and_wall_time_sums_active_spans(
+    toy_suite, tmp_path, capsys, monkeypatch
+):
+    import harness.runner
+    from harness.leaderboard import load_run
+
+    slow_plan = harness.runner.plan_suite
+
+    def plan_slowly(*args, **kwargs):
+        time.sleep(0.6)  # loading data takes time too; the summary must count it
+        return slow_plan(*args, **kwargs)
+
+    monkeypatch.setattr(harness.runner, "plan_suite", plan_slowly)
+    with FakeServer(model_name="step-model", handler=agent("A")) as server:
+        assert run(toy_suite, server.url, tmp_path / "r") == 0
+        capsys.readouterr()
+        assert run(toy_suite, server.url, tmp_path / "r") == 0  # nothing left to do
+    line = capsys.readouterr().err
+    assert "0 ran, 8 already done" in line
+    assert float(re.search(r" in (\d+\.\d)s", line).group(1)) >= 0.6
+    spans = manifest(tmp_path / "r")["active_spans"]
+    assert len(spans) == 1 and spans[0]["seconds"] >= 0.6  # the no-op resume added none
+    assert load_run(tmp_path / "r").cost.wall_s == spans[0]["seconds"]
