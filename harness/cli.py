@@ -119,7 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge model, or 'stub' (default: the suite's, else the benchmark's own, "
         f"else {DEFAULT_JUDGE_MODEL})",
     )
-    run.add_argument("--data-dir", type=Path, help="local copy of benchmark data not on PyPI")
+    run.add_argument(
+        "--data-dir",
+        action="append",
+        metavar="PATH|NAME=PATH",
+        help="local benchmark data not on PyPI: a root with one folder per benchmark "
+        "(PATH/vitabench, PATH/finmcp), or one benchmark's folder as NAME=PATH (repeatable)",
+    )
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
     run.add_argument(
         "--cross-run-cache",
@@ -380,7 +386,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.strategy, strategy_options, model_factory=_model_factory(settings)
     )
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
-    plan = plan_suite(suite, limit=args.limit, data_dir=args.data_dir, ids=ids)
+    from harness.data_dirs import DataDirs
+    from harness.registry import benchmark_names
+
+    data_dirs = DataDirs.parse(args.data_dir, known=benchmark_names())
+    plan = plan_suite(suite, limit=args.limit, data_dir=data_dirs, ids=ids)
     if not plan.samples:
         reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
         raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
@@ -431,7 +441,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "user_model": user_model,
         "judge_model": judge_model,
-        "data_dir": str(args.data_dir) if args.data_dir else None,
+        "data_dir": data_dirs.to_manifest(),
         "versions": versions,
         "planned": plan.planned_counts(
             owned=lambda key: any(shard.owns(f"{key}#{t}") for t in range(trials))

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.data_dirs import DataDirs
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.registry import get_adapter
@@ -121,11 +122,13 @@ def now_iso() -> str:
 def plan_suite(
     suite: Suite,
     limit: int | None = None,
-    data_dir: Path | None = None,
+    data_dir: Path | DataDirs | None = None,
     ids: list[str] | None = None,
 ) -> Plan:
-    """Load every sample a suite names; subsets that cannot run here are listed, not dropped."""
+    """Load every sample a suite names; subsets that cannot run here are listed, not dropped.
+    ``data_dir``: a root with one folder per benchmark, or a DataDirs."""
     plan = Plan(samples=[])
+    data_dirs = DataDirs.of(data_dir)
     for entry in suite.entries:
         adapter = get_adapter(entry.benchmark)
         known = adapter.subsets()
@@ -148,7 +151,7 @@ def plan_suite(
                     subset,
                     min(caps) if caps else None,
                     ids=wanted_ids,
-                    data_dir=data_dir,
+                    data_dir=data_dirs.for_benchmark(entry.benchmark),
                     options=entry.options,
                 )
             except DataNotFoundError as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.data_dirs import DataDirs
 from harness.registry import get_adapter
 from harness.runner import now_iso
 from harness.store import OK, RunStore, write_json_atomic
@@ -59,7 +60,7 @@ def _reload_samples(
 
 
 async def regrade(
-    records: list[dict[str, Any]], services: Services, data_dir: Path | None = None
+    records: list[dict[str, Any]], services: Services, data_dir: Path | DataDirs | None = None
 ) -> RegradeStats:
     """Score every stored trajectory again, updating the records in place."""
     stats = RegradeStats()
@@ -69,7 +70,7 @@ async def regrade(
             by_benchmark[record["benchmark"]].append(record)
     for benchmark, group in by_benchmark.items():
         adapter = get_adapter(benchmark)
-        samples = _reload_samples(benchmark, group, data_dir)
+        samples = _reload_samples(benchmark, group, DataDirs.of(data_dir).for_benchmark(benchmark))
         for record in group:
             sample = samples.get((record["subset"], record["sample_id"]))
             if sample is None:
@@ -157,7 +158,7 @@ def score_run(
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     records = list(store.records().values())
-    data_dir = Path(manifest["data_dir"]) if manifest.get("data_dir") else None
+    data_dir = DataDirs.of(manifest.get("data_dir"))
     stats = RegradeStats()
     if rescore:
         services = services or services_for_regrade(manifest, records)

@@ -115,8 +115,12 @@ def job_arguments(
     job.quiet = True  # the sweep prints one table at the end
     if Path(args.suite).suffix in (".yaml", ".yml") and Path(args.suite).is_file():
         job.suite = str(Path(args.suite).resolve())
-    for name in ("cache_dir", "data_dir", "strategy_config"):
+    for name in ("cache_dir", "strategy_config"):
         setattr(job, name, _absolute(getattr(args, name, None)))
+    if getattr(args, "data_dir", None):
+        from harness.data_dirs import DataDirs
+
+        job.data_dir = DataDirs.parse(args.data_dir).absolute().to_args()
     return job
 
 
