@@ -57,6 +57,10 @@ DEFAULT_STOP_TIMEOUT_S = 30.0
 LOG_TAIL_LINES = 25
 
 
+# llama-cpp-python's chat format for OpenAI tools (see with_system_message).
+CHATML_FUNCTION_CALLING = "chatml-function-calling"
+
+
 class ServerError(ConfigError):
     """A server that could not be started, never became ready, or died."""
 
@@ -233,7 +237,7 @@ class LlamaCppSpec(ServerSpec):
 
     kind: ClassVar[str] = "llamacpp"
     # llama-cpp-python's generic chat format that understands OpenAI tools.
-    default_tool_parser: ClassVar[str | None] = "chatml-function-calling"
+    default_tool_parser: ClassVar[str | None] = CHATML_FUNCTION_CALLING
     uses_gpus: ClassVar[bool] = False
     # Its default window (2048 tokens) is too small for agent episodes.
     context_tokens: ClassVar[int] = 16384
@@ -653,10 +657,16 @@ class ServedModelClient(ModelClient):
         self.name = inner.name
         self.identity = dict(identity)
         self.label = label
+        self.tools_need_system_message = (
+            identity.get("server") == LlamaCppSpec.kind
+            and identity.get("tool_parser") == CHATML_FUNCTION_CALLING
+        )
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
+        if self.tools_need_system_message:
+            messages = with_system_message(messages, tools)
         return await self.inner.complete(messages, tools, params)
 
     def cache_identity(self) -> dict[str, Any]:
@@ -667,6 +677,16 @@ class ServedModelClient(ModelClient):
         described["url"] = described.get("api_base")
         described["api_base"] = self.label
         return described
+
+
+def with_system_message(messages: list[Message], tools: list[ToolSchema]) -> list[Message]:
+    """The conversation with an empty system message first when tools are offered
+    and it has none. llama-cpp-python's chatml-function-calling format writes the
+    tool list into the system message and nowhere else, so a conversation without
+    one (BFCL's questions) would reach the model without its tools."""
+    if not tools or any(message.get("role") == "system" for message in messages):
+        return messages
+    return [{"role": "system", "content": ""}, *messages]
 
 
 @dataclass

@@ -492,3 +492,41 @@ def test_a_killed_harness_takes_its_server_with_it(toy_env, tmp_path):
     # SIGKILL cannot be handled: the kernel sends the server SIGTERM (PR_SET_PDEATHSIG),
     # on which a real server stops its own workers.
     assert wait_gone(server_pid)
+
+
+def test_llamacpp_tools_get_a_system_message_to_live_in():
+    """chatml-function-calling writes the tools into the system message only."""
+    import asyncio
+
+    from harness.models.base import ModelClient
+    from harness.serve import ServedModelClient
+    from harness.types import AssistantTurn, SamplingParams
+
+    class Recorder(ModelClient):
+        name = "openai/q"
+
+        def __init__(self):
+            self.seen = []
+
+        async def complete(self, messages, tools, params):
+            self.seen.append(messages)
+            return AssistantTurn(content="ok")
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    question = [{"role": "user", "content": "hi"}]
+    with_system = [{"role": "system", "content": "be brief"}, *question]
+    llama = LlamaCppSpec("/m/q.gguf", "q", tool_parser="chatml-function-calling")
+    inner = Recorder()
+    client = ServedModelClient(inner, llama.identity(), llama.label())
+    for messages, tools in ((question, [tool]), (question, []), (with_system, [tool])):
+        asyncio.run(client.complete(messages, tools, SamplingParams()))
+    assert inner.seen == [[{"role": "system", "content": ""}, *question], question, with_system]
+    # Other servers and formats get the conversation as it is.
+    other = Recorder()
+    plain = LlamaCppSpec("/m/q.gguf", "q", tool_parser="functionary")
+    asyncio.run(
+        ServedModelClient(other, plain.identity(), plain.label()).complete(
+            question, [tool], SamplingParams()
+        )
+    )
+    assert other.seen == [question]
