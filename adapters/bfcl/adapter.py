@@ -43,6 +43,7 @@ from harness.task import (
     Services,
     UserSource,
 )
+from harness.tool_budget import run_tool_call
 from harness.types import Score, Trajectory
 
 from .categories import ALL_CATEGORIES, Kind, kind_of
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
     from harness.strategies.feedback import FeedbackRules
 
 MODES = ("fc", "prompt")
+# Time budget for replaying one multi-turn entry's calls when scoring.
+SCORING_TIMEOUT_S = 120.0
 
 # BFCL ends a turn's step loop once the model has made more than 20 calling
 # steps (MAXIMUM_STEP_LIMIT = 20, checked after each step), so the 21st calling
@@ -194,7 +197,10 @@ class BFCLAdapter(Adapter):
         elif kind is Kind.MULTI_TURN:
             from .multi_turn import score_multi_turn
 
-            result = score_multi_turn(entry, trajectory, prompt_mode)
+            # Replays the model's calls: in the tool worker, as the episode ran them.
+            result = await run_tool_call(
+                score_multi_turn, entry, trajectory, prompt_mode, timeout_s=SCORING_TIMEOUT_S
+            )
         else:
             from .agentic import score_agentic
 

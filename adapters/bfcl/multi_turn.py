@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.task import Environment, ScriptedTurns, UserTurn
+from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
 
 from . import official
@@ -68,7 +69,12 @@ class BFCLEnvironment(Environment):
         return self._simulators
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        text, failed = execute_string(execution_string(call), self.simulators)
+        # Off the event loop, within a time budget (harness.tool_budget).
+        simulators = self.simulators
+        try:
+            text, failed = await run_tool_call(execute_string, execution_string(call), simulators)
+        except ToolBudgetExceeded as exc:
+            return ToolResult(f"Error during execution: {exc}", True)
         return ToolResult(text, failed)
 
     def final_state(self) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,55 @@ def format_result(value: Any) -> str:
     return str(value)
 
 
+# Bounds on the math simulator's arguments. Its power, square_root, logarithm
+# and round_number run model numbers straight into Python, decimal and mpmath:
+# power(2, 10**8) or square_root(2, 10**9) would compute for minutes and take
+# gigabytes in one C call that no timeout can interrupt. Results longer than
+# Python prints as text, and precisions beyond these, are refused as errors;
+# no BFCL task comes near them.
+MAX_RESULT_DIGITS = 4_300
+MAX_PRECISION = 1_000
+MAX_NEGATIVE_ROUNDING = 4_300
+
+
+class ExpensiveCallRefused(Exception):
+    """A math call whose arguments are over the bounds above (its text is the reason)."""
+
+
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
+
+
+def math_call_refusal(name: str, kwargs: dict[str, Any], args: list[Any]) -> str | None:
+    """Why a MathAPI call is too expensive to run, or None (see the bounds above)."""
+    names = {"power": ("base", "exponent"), "square_root": ("number", "precision")}
+    names |= {
+        "logarithm": ("value", "base", "precision"),
+        "round_number": ("number", "decimal_places"),
+    }
+    params = names.get(name)
+    if params is None:
+        return None
+    values = dict(zip(params, args, strict=False)) | kwargs
+    if name == "power":
+        base, exponent = _integer(values.get("base")), _integer(values.get("exponent"))
+        if base is None or exponent is None or exponent <= 0 or abs(base) <= 1:
+            return None  # float arithmetic, a fraction or a trivial power: fast
+        if exponent * math.log10(abs(base)) > MAX_RESULT_DIGITS:
+            return f"the result would have more than {MAX_RESULT_DIGITS} digits"
+        return None
+    if name in ("square_root", "logarithm"):
+        precision = _integer(values.get("precision"))
+        if precision is not None and precision > MAX_PRECISION:
+            return f"precision above {MAX_PRECISION} digits is not supported"
+        return None
+    places = _integer(values.get("decimal_places"))
+    if isinstance(values.get("number"), int) and places is not None:
+        if places < -MAX_NEGATIVE_ROUNDING:
+            return f"rounding to more than {MAX_NEGATIVE_ROUNDING} places left is not supported"
+    return None
+
+
 class SimulatorSet:
     """Fresh instances of an entry's involved classes and the methods they offer."""
 
@@ -95,8 +145,14 @@ class SimulatorSet:
         return name in self._methods
 
     def call_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        """Call one public method by name; its raw return value (raises what it raises)."""
-        return self._methods[name](*args, **kwargs)
+        """Call one public method by name; its raw return value (raises what it
+        raises, and ExpensiveCallRefused for math arguments over the bounds)."""
+        method = self._methods[name]
+        if type(getattr(method, "__self__", None)).__name__ in STATELESS_CLASSES:
+            refusal = math_call_refusal(name, kwargs, args)
+            if refusal is not None:
+                raise ExpensiveCallRefused(refusal)
+        return method(*args, **kwargs)
 
     def execute(self, call: Call) -> tuple[str, bool]:
         """Run one call; returns (result text, whether it failed)."""
@@ -109,10 +165,10 @@ class SimulatorSet:
         if not all(isinstance(key, str) for key in call.kwargs):
             return "Error during execution: keywords must be strings", True
         try:
-            value = method(*call.args, **call.kwargs)
+            value = self.call_method(call.name, call.args, call.kwargs)
+            return format_result(value), False
         except Exception as exc:  # any failure inside a simulator is the model's problem
             return f"Error during execution: {exc}", True
-        return format_result(value), False
 
     def public_state(self) -> dict[str, dict[str, Any]]:
         """Public attributes of each instance (what the state check compares)."""

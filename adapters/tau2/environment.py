@@ -8,8 +8,13 @@ One guard sits in front of tau2: its ``calculate`` tool (airline, retail) runs t
 expression through Python's ``eval`` after checking that only digits, ``+-*/().``
 and spaces occur. ``**`` passes that check, so ``9**9**9**9`` would compute for
 ever; a power whose operands are not small number literals is refused with an
-error instead. Such a call never reaches tau2, and scoring leaves it out of the
-replay the same way.
+error instead, and so is an expression longer than MAX_EXPRESSION_CHARS or one
+whose integer values could grow past MAX_INTEGER_BITS (a product of many powers,
+a long chain of multiplications). Such a call never reaches tau2, and scoring
+leaves it out of the replay the same way.
+
+Calls run in harness.tool_budget's worker thread, off the event loop, within a
+time budget.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from harness.task import Environment
+from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import ToolCall, ToolResult
 
 from .domains import initialized_environment
@@ -27,6 +33,38 @@ if TYPE_CHECKING:
 
 MAX_POWER_BASE = 1e6
 MAX_POWER_EXPONENT = 100
+# No price or total a domain tool computes comes near these.
+MAX_EXPRESSION_CHARS = 10_000
+MAX_INTEGER_BITS = 20_000
+_FLOAT = -1  # "this value is a float": float arithmetic is fast whatever the size
+
+
+def _integer_bits(node: ast.AST) -> int:
+    """An upper bound on the bit length of an integer value of ``node`` (``_FLOAT``
+    when it is a float), raising OverflowError once it passes MAX_INTEGER_BITS."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, int):
+            return _FLOAT
+        return node.value.bit_length()
+    if isinstance(node, ast.UnaryOp):
+        return _integer_bits(node.operand)
+    if not isinstance(node, ast.BinOp):
+        return _FLOAT  # anything else fails in tau2's own check or eval, quickly
+    left, right = _integer_bits(node.left), _integer_bits(node.right)
+    if isinstance(node.op, ast.Div) or left == _FLOAT or right == _FLOAT:
+        return _FLOAT
+    if isinstance(node.op, (ast.Add, ast.Sub)):
+        bits = max(left, right) + 1
+    elif isinstance(node.op, ast.Mult):
+        bits = left + right
+    elif isinstance(node.op, ast.Pow):
+        # exponent < 2**right; a negative exponent gives a float, counted as huge anyway
+        bits = left * (1 << min(right, 64)) if right else left
+    else:  # floor division and the rest never grow a value
+        bits = left
+    if bits > MAX_INTEGER_BITS:
+        raise OverflowError
+    return bits
 
 
 def _number(node: ast.AST) -> float | None:
@@ -42,12 +80,20 @@ def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
     if name != "calculate":
         return None
     expression = arguments.get("expression")
-    if not isinstance(expression, str) or "**" not in expression:
+    if not isinstance(expression, str):
         return None
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        return "the expression is too long to evaluate"
+    if "*" not in expression:
+        return None  # sums and quotients of literals this short are cheap
     try:
         tree = ast.parse(expression, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # tau2 rejects it itself, quickly
+    try:
+        _integer_bits(tree.body)
+    except (OverflowError, RecursionError):
+        return "the expression is too expensive to evaluate"
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
             base, exponent = _number(node.left), _number(node.right)
@@ -69,7 +115,10 @@ class Tau2Environment(Environment):
         self.env = initialized_environment(domain, task)
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        return self.run(call, "assistant")
+        try:
+            return await run_tool_call(self.run, call, "assistant")
+        except ToolBudgetExceeded as exc:
+            return ToolResult(f"Error: {exc}", True)
 
     def execute_user_call(self, call: ToolCall) -> ToolResult:
         return self.run(call, "user")

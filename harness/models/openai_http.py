@@ -67,7 +67,12 @@ def parse_reply_body(body: bytes, secrets: Iterable[str | None] = ()) -> Assista
     the turn); a body that is not a JSON object is a (transient) server error."""
     text, replaced = decode_bytes(body)
     try:
-        data = json.loads(text, parse_int=_reply_int)
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            if "integer string conversion" not in str(exc):
+                raise
+            data = json.loads(text, parse_int=_reply_int)  # slower; only for such replies
     except (ValueError, RecursionError):
         raise ModelError("the reply is not JSON", transient=True) from None
     if not isinstance(data, dict):

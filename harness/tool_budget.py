@@ -1,0 +1,100 @@
+"""Synchronous tool code run off the event loop, within a time budget per call.
+
+Environment calls are plain Python that model arguments drive. Run on the event
+loop, one slow call would freeze every episode in flight and keep
+``--episode-timeout`` from firing. ``run_tool_call`` runs such a call in the tool
+worker thread instead and waits at most ``timeout_s``; a call over budget gives
+``ToolBudgetExceeded`` (the adapter turns it into an error result the agent
+sees) and the loop moves on.
+
+One worker thread runs every call, one at a time, as the event loop did before:
+simulators that keep process-wide state (mpmath's precision, decimal contexts
+per thread) give the same results as on the loop. A thread cannot be stopped, so
+a worker whose call ran over budget is abandoned (it finishes or dies with the
+process) and the next call gets a fresh worker.
+
+A thread bounds time, not memory, and cannot interrupt a single long C call (a
+huge integer power holds the interpreter lock): adapters bound those by their
+arguments before the call (see adapters/bfcl/simulators.py and
+adapters/tau2/environment.py), which also bounds the memory a call can take.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# No legitimate simulator or domain-tool call takes a fraction of this.
+DEFAULT_TOOL_TIMEOUT_S = 20.0
+# How often a waiting call checks its budget.
+_POLL_S = 0.05
+
+
+class ToolBudgetExceeded(Exception):
+    """A tool call ran over its time budget (it was abandoned, not finished)."""
+
+
+class _Worker:
+    """The current tool worker; replaced when a call on it runs over budget."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._executor = self._new()
+
+    @staticmethod
+    def _new() -> concurrent.futures.ThreadPoolExecutor:
+        return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool")
+
+    def executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            return self._executor
+
+    def abandon(self, executor: concurrent.futures.ThreadPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is executor:
+                # Calls queued behind the stuck one are cancelled and resubmitted
+                # by their callers to the fresh worker.
+                executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = self._new()
+
+
+_WORKER = _Worker()
+
+
+async def run_tool_call(
+    function: Callable[..., T], *args: object, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+) -> T:
+    """``function(*args)`` in the tool worker; ToolBudgetExceeded once it has run
+    for ``timeout_s`` (time spent queued behind other calls does not count).
+
+    Cancelling the awaiting task (an episode timeout) returns at once; a call not
+    yet started is dropped, a running one finishes in the worker unseen.
+    """
+    loop = asyncio.get_running_loop()
+    started: list[float] = []
+
+    def job() -> T:
+        started.append(time.monotonic())
+        return function(*args)
+
+    while True:
+        executor = _WORKER.executor()
+        future = loop.run_in_executor(executor, job)
+        try:
+            while not future.done():
+                await asyncio.wait({future}, timeout=_POLL_S)
+                if not future.done() and started and time.monotonic() - started[0] > timeout_s:
+                    _WORKER.abandon(executor)
+                    raise ToolBudgetExceeded(f"the call took longer than {timeout_s:g} s")
+        except BaseException:
+            future.cancel()  # not started yet: never runs
+            raise
+        if future.cancelled() and not started:
+            continue  # queued on a worker that was abandoned: run it on the new one
+        return future.result()
