@@ -193,6 +193,43 @@ def build_record(
     }
 
 
+# After its deadline an episode is cancelled and given this long to unwind. One
+# that swallows the cancellation (asyncio.wait_for can lose one on Python 3.11
+# when its inner call finishes at the same moment) is cancelled again and then
+# left behind, so that a record is never later than deadline + grace.
+CANCEL_GRACE_S = 1.0
+_ABANDONED: set[asyncio.Future[Any]] = set()
+
+
+async def run_with_deadline(coroutine: Any, timeout_s: float) -> Any:
+    """The coroutine's result, or TimeoutError within ``timeout_s`` + CANCEL_GRACE_S."""
+    task = asyncio.ensure_future(coroutine)
+    try:
+        await asyncio.wait({task}, timeout=timeout_s)
+    except BaseException:  # the caller was cancelled: so is the episode
+        task.cancel()
+        raise
+    if task.done():
+        return task.result()
+    give_up = time.monotonic() + CANCEL_GRACE_S
+    while not task.done() and time.monotonic() < give_up:
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.1)
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # retrieved: it ran past its deadline either way
+    else:
+        _ABANDONED.add(task)
+        task.add_done_callback(_forget)
+    raise asyncio.TimeoutError(f"the episode ran past its {timeout_s:g} s timeout")
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()
+
+
 def model_failure_score(exc: BaseException) -> Score:
     """The score of an episode the model's output made impossible to finish or score."""
     return Score(passed=False, reward=0.0, details={"model_output_error": str(exc)[:2000]})
@@ -296,7 +333,7 @@ class Runner:
             model = self.model_provider(item.sample)
             episode = self.strategy.run(item.sample, model, services, params)
             if self.episode_timeout_s:
-                trajectory = await asyncio.wait_for(episode, self.episode_timeout_s)
+                trajectory = await run_with_deadline(episode, self.episode_timeout_s)
             else:
                 trajectory = await episode
         except ModelOutputError as exc:  # the model's failure: scored, not retried

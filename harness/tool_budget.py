@@ -1,6 +1,7 @@
 """Synchronous tool code run off the event loop, within a time budget per call.
 
-Environment calls are plain Python that model arguments drive. Run on the event
+Environment calls are plain Python that model arguments drive (and building an
+environment can copy a whole domain database). Run on the event
 loop, one slow call would freeze every episode in flight and keep
 ``--episode-timeout`` from firing. ``run_tool_call`` runs such a call in the tool
 worker thread instead and waits at most ``timeout_s``; a call over budget gives
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +34,8 @@ T = TypeVar("T")
 
 # No legitimate simulator or domain-tool call takes a fraction of this.
 DEFAULT_TOOL_TIMEOUT_S = 20.0
+# Building a benchmark environment (a copy of a domain database) may take longer.
+ENVIRONMENT_BUILD_TIMEOUT_S = 120.0
 # How often a waiting call checks its budget.
 _POLL_S = 0.05
 
@@ -77,6 +81,7 @@ async def run_tool_call(
     yet started is dropped, a running one finishes in the worker unseen.
     """
     loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()  # the caller's context vars (e.g. the strategy phase)
     started: list[float] = []
 
     def job() -> T:
@@ -85,7 +90,7 @@ async def run_tool_call(
 
     while True:
         executor = _WORKER.executor()
-        future = loop.run_in_executor(executor, job)
+        future = loop.run_in_executor(executor, context.run, job)
         try:
             while not future.done():
                 await asyncio.wait({future}, timeout=_POLL_S)

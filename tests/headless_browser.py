@@ -59,3 +59,54 @@ def keep_artifact(path: Path) -> None:
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(folder) / path.name)
+
+
+# Pages through the viewer's list and clicks every sample, as a reader would; a
+# sample "opens" when its detail heading appears without a script error.
+_OPEN_EVERY_SAMPLE = r"""
+(function () {
+  var errors = [];
+  window.addEventListener("error", function (e) { errors.push(String(e.message)); });
+  var opened = 0, failed = [], pages = 0;
+  while (pages < 100000) {
+    var buttons = document.querySelectorAll("#list button");
+    for (var k = 0; k < buttons.length; k++) {
+      var before = errors.length;
+      document.getElementById("detail").replaceChildren();
+      buttons[k].click();
+      var heading = document.querySelector("#detail h3");
+      if (heading && errors.length === before) opened++;
+      else failed.push(buttons[k].textContent);
+    }
+    var label = document.getElementById("page").textContent;
+    document.getElementById("next").click();
+    pages++;
+    if (document.getElementById("page").textContent === label) break;
+  }
+  var out = document.createElement("pre");
+  out.id = "probe-result";
+  out.textContent = JSON.stringify({opened: opened, failed: failed.slice(0, 20),
+                                    errors: errors.slice(0, 20), title: document.title});
+  document.body.appendChild(out);
+})();
+"""
+
+
+def open_every_sample(profile_dir: Path, report: Path) -> dict:
+    """Open every sample of a report in Chromium: {"opened", "failed", "errors", "title"}.
+
+    The probe runs in a copy of the report, allowed by the page's own script nonce.
+    """
+    import html
+    import json
+    import re
+
+    page = report.read_text(encoding="utf-8")
+    nonce = re.search(r'<script nonce="([^"]+)">', page).group(1)
+    probe = f'<script nonce="{nonce}">{_OPEN_EVERY_SAMPLE}</script>'
+    copy = profile_dir / f"probe-{report.name}"
+    copy.write_text(page.replace("</body></html>", probe + "</body></html>"), encoding="utf-8")
+    done = run_chromium(profile_dir, "--dump-dom", copy.as_uri())
+    found = re.search(r'<pre id="probe-result">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1)))

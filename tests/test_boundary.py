@@ -371,3 +371,39 @@ def test_report_truncates_lists_and_objects_and_bounds_each_sample(tmp_path):
     wide_map = next(d for d in details if "wide" in d["key"])["trajectory"]["extra"]["map"]
     assert len(wide_map) == 201 and "49800 more keys" in wide_map["…"]
     assert all(len(b) <= 2_000_000 for b in blocks)
+
+
+def test_the_episode_timeout_fires_even_when_an_episode_swallows_its_cancellation(tmp_path):
+    class Stubborn(ModelClient):
+        """Ignores cancellation twice (as a lost cancel in asyncio.wait_for would)."""
+
+        name = "stubborn"
+
+        async def complete(self, messages, tools, params):
+            for _ in range(2):
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    pass
+            await asyncio.sleep(30)
+            return AssistantTurn(content="late")
+
+    store = RunStore(tmp_path / "run")
+    store.open_for_append()
+    try:
+        runner = make_runner(store, lambda s: Stubborn())
+        runner.episode_timeout_s = 0.3
+        start = asyncio.run(_timed(runner.run_items([WorkItem(toy_samples()[0], 0)], 0)))
+    finally:
+        store.close()
+    record = next(iter(read_records(tmp_path / "run" / "samples.jsonl").latest.values()))
+    assert record["status"] == INFRA_ERROR and record["error"]["type"] == "TimeoutError"
+    assert start < 0.3 + 1.5
+
+
+async def _timed(awaitable) -> float:
+    import time
+
+    start = time.monotonic()
+    await awaitable
+    return time.monotonic() - start

@@ -95,11 +95,16 @@ def math_api():
     ],
 )
 def test_expensive_math_calls_are_refused_before_they_run(math_api, name, kwargs):
+    from adapters.bfcl.executor import execute_string
     from adapters.bfcl.simulators import Call
 
     start = time.monotonic()
     text, failed = math_api.execute(Call(name, kwargs))
     assert failed and text.startswith("Error during execution:")
+    # The execution strings the episode and the scorer run take the same guard.
+    rendered = ", ".join(f"{key}={value!r}" for key, value in kwargs.items())
+    text, failed = execute_string(f"{name}({rendered})", math_api)
+    assert failed and "not supported" in text or "more than" in text
     assert time.monotonic() - start < 0.5
 
 

@@ -69,13 +69,16 @@ class BFCLEnvironment(Environment):
         return self._simulators
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        # Off the event loop, within a time budget (harness.tool_budget).
-        simulators = self.simulators
+        # Off the event loop, within a time budget (harness.tool_budget); the
+        # simulators are built there too, on first use.
         try:
-            text, failed = await run_tool_call(execute_string, execution_string(call), simulators)
+            text, failed = await run_tool_call(self._execute, execution_string(call))
         except ToolBudgetExceeded as exc:
             return ToolResult(f"Error during execution: {exc}", True)
         return ToolResult(text, failed)
+
+    def _execute(self, text: str) -> tuple[str, bool]:
+        return execute_string(text, self.simulators)
 
     def final_state(self) -> Any:
         if self._simulators is None:

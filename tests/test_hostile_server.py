@@ -1,0 +1,193 @@
+"""A hostile model server (harness/testing/hostile.py: every payload kind in turn)
+against a real run over BFCL, τ², FinMCP and VitaBench, through the CLI in a
+subprocess: no crash, nothing executed, every (sample, trial) recorded, peak
+memory under 1 GB, the episode timeout honoured, and a report whose every sample
+opens in Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from headless_browser import keep_artifact, open_every_sample
+
+from harness.report import ReportOptions, build_report
+from harness.store import read_records
+from harness.testing.fake_server import FakeServer
+from harness.testing.hostile import KINDS, HostileHandler
+
+EPISODE_TIMEOUT_S = 6.0
+TRIALS = 3
+
+
+def hostile_suite(data: Path) -> str:
+    math_ids = ["multi_turn_base_15", "multi_turn_base_28", "multi_turn_base_31"]
+    return json.dumps(
+        {
+            "name": "hostile",
+            "trials": TRIALS,
+            "user_model": "scripted",
+            "entries": [
+                {"benchmark": "bfcl", "subsets": ["multi_turn_base"], "ids": math_ids},
+                {"benchmark": "bfcl", "subsets": ["simple_python"], "limit": 2},
+                {
+                    "benchmark": "bfcl",
+                    "subsets": ["multiple"],
+                    "limit": 2,
+                    "options": {"mode": "prompt"},
+                },
+                {"benchmark": "tau2", "subsets": ["airline", "retail"], "limit": 2},
+                {
+                    "benchmark": "finmcp",
+                    "subsets": ["single_tool", "multi_turn"],
+                    "limit": 2,
+                    "options": {"data_dir": str(data / "finmcp")},
+                },
+                {
+                    "benchmark": "vitabench",
+                    "subsets": ["delivery"],
+                    "limit": 2,
+                    "options": {"language": "en", "data_dir": str(data / "vitabench")},
+                },
+            ],
+        }
+    )
+
+
+def run_cli(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
+    """(exit code, stdout, stderr, peak RSS in MB, seconds) of one CLI process."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    start = time.monotonic()
+    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", *args],
+            cwd=cwd,
+            env=env,
+            stdout=stdout,
+            stderr=stderr,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return (
+        process.returncode,
+        out.read_text(errors="replace"),
+        err.read_text(errors="replace"),
+        usage.ru_maxrss / 1024,
+        time.monotonic() - start,
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile_run(shared_data, tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    canary = root / "CANARY"
+    suite = root / "hostile.yaml"
+    suite.write_text(hostile_suite(shared_data))  # JSON is YAML
+    handler = HostileHandler(str(canary))
+    with FakeServer(handler=handler, record_bodies=False) as server:
+        code, stdout, stderr, rss_mb, seconds = run_cli(
+            [
+                "run",
+                "--suite",
+                str(suite),
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.url,
+                "--judge-model",
+                "stub",
+                "--concurrency",
+                "8",
+                "--timeout",
+                "30",
+                "--max-attempts",
+                "2",
+                "--retry-delay",
+                "0.01",
+                "--episode-timeout",
+                str(EPISODE_TIMEOUT_S),
+                "--no-cache",
+                "--quiet",
+                "--out",
+                str(root / "run"),
+            ],
+            root,
+        )
+    print(
+        f"hostile run: exit {code}, {seconds:.1f} s, peak RSS {rss_mb:.0f} MB, served {dict(handler.served)}"
+    )
+    return {
+        "root": root,
+        "run": root / "run",
+        "canary": canary,
+        "code": code,
+        "stdout": stdout,
+        "stderr": stderr,
+        "rss_mb": rss_mb,
+        "served": handler.served,
+    }
+
+
+def test_the_hostile_server_sends_every_kind(hostile_run):
+    assert len(KINDS) >= 30
+    assert set(hostile_run["served"]) == set(KINDS), sorted(set(KINDS) - set(hostile_run["served"]))
+
+
+def test_no_crash_and_every_sample_and_trial_is_recorded(hostile_run):
+    assert hostile_run["code"] in (0, 1), hostile_run["stderr"][-3000:]
+    assert "Traceback" not in hostile_run["stderr"], hostile_run["stderr"][-3000:]
+    manifest = json.loads((hostile_run["run"] / "manifest.json").read_text())
+    planned = sum(n for subsets in manifest["planned"].values() for n in subsets.values())
+    assert planned >= 17
+    records = read_records(hostile_run["run"] / "samples.jsonl").latest
+    assert len(records) == planned * TRIALS
+    benchmarks = {r["benchmark"] for r in records.values()}
+    assert benchmarks == {"bfcl", "tau2", "finmcp", "vitabench"}
+    # Hostile model output is the model's failure, scored: not every record an infra error.
+    assert any(r["status"] == "ok" for r in records.values())
+
+
+def test_every_line_written_is_standard_json(hostile_run):
+    def refuse(name):
+        raise ValueError(name)
+
+    text = (hostile_run["run"] / "samples.jsonl").read_text(encoding="utf-8")
+    for line in text.split("\n")[:-1]:
+        json.loads(line, parse_constant=refuse)
+
+
+def test_nothing_was_executed(hostile_run):
+    assert not hostile_run["canary"].exists()
+    assert not list(hostile_run["root"].rglob("CANARY*"))
+
+
+def test_peak_memory_stays_under_one_gigabyte(hostile_run):
+    assert hostile_run["rss_mb"] < 1024
+
+
+def test_the_episode_timeout_is_honoured_within_twice_its_value(hostile_run):
+    records = read_records(hostile_run["run"] / "samples.jsonl").latest.values()
+    latencies = [r["latency_s"] for r in records]
+    assert max(latencies) < 2 * EPISODE_TIMEOUT_S, sorted(latencies)[-5:]
+    timed_out = [r for r in records if (r.get("error") or {}).get("type") == "TimeoutError"]
+    assert timed_out, "the hang payload should have run into the episode timeout"
+
+
+def test_every_sample_of_the_hostile_run_opens_in_chromium(hostile_run, tmp_path):
+    out = tmp_path / "report.html"
+    summary = build_report([hostile_run["run"]], out, ReportOptions(plots=False))
+    records = read_records(hostile_run["run"] / "samples.jsonl").latest
+    assert summary.samples == len(records)
+    assert out.stat().st_size < 50_000_000
+    keep_artifact(out)
+    result = open_every_sample(tmp_path, out)
+    assert result["opened"] == len(records), result
+    assert not result["failed"] and not result["errors"], result
+    assert "pwned" not in result["title"]
