@@ -21,7 +21,7 @@ from harness.store import read_records
 from harness.testing.fake_server import FakeServer
 from harness.testing.hostile import KINDS, HostileHandler
 
-EPISODE_TIMEOUT_S = 6.0
+EPISODE_TIMEOUT_S = 10.0
 TRIALS = 3
 
 
@@ -82,6 +82,9 @@ def run_cli(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
         usage.ru_maxrss / 1024,
         time.monotonic() - start,
     )
+
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -172,10 +175,18 @@ def test_peak_memory_stays_under_one_gigabyte(hostile_run):
     assert hostile_run["rss_mb"] < 1024
 
 
+def episode_seconds(record: dict) -> float:
+    """How long the episode ran: its own wall time, or (for an episode that ended
+    in an error, without a trajectory) the time until its record (no scoring)."""
+    trajectory = record.get("trajectory") or {}
+    wall = (trajectory.get("extra") or {}).get("wall_time_s")
+    return float(wall) if wall is not None else float(record["latency_s"])
+
+
 def test_the_episode_timeout_is_honoured_within_twice_its_value(hostile_run):
     records = read_records(hostile_run["run"] / "samples.jsonl").latest.values()
-    latencies = [r["latency_s"] for r in records]
-    assert max(latencies) < 2 * EPISODE_TIMEOUT_S, sorted(latencies)[-5:]
+    durations = sorted(episode_seconds(r) for r in records)
+    assert durations[-1] < 2 * EPISODE_TIMEOUT_S, durations[-5:]
     timed_out = [r for r in records if (r.get("error") or {}).get("type") == "TimeoutError"]
     assert timed_out, "the hang payload should have run into the episode timeout"
 
