@@ -1,0 +1,291 @@
+"""BFCL end to end: the harness against BFCL's own pipeline, with one scripted model.
+
+Outside CI. Both pipelines talk to the same deterministic, imperfect model
+(scripts/bfcl_scripted_model.py) on a local server:
+
+- official: ``bfcl generate`` with BFCL's OpenAI (Responses API) handler pointed
+  at the server, then ``bfcl evaluate``, in BFCL's own environment (a separate
+  virtualenv with ``bfcl-eval`` installed ``--no-deps`` plus the few packages
+  its OpenAI handler, generator and evaluator import: openai, typer, tabulate,
+  python-dotenv, tqdm, numpy, pandas, filelock, mpmath, tenacity, overrides,
+  tree-sitter 0.21 with its Java/JavaScript grammars, rank-bm25);
+- harness: ``harness run`` + ``harness score`` from this checkout.
+
+It compares every entry's verdict, in FC mode and in prompt mode, for every
+category given (default: all offline ones; memory_vector too when
+sentence-transformers is importable in both environments), prints the
+disagreements and a per-category table, and exits 1 on any disagreement or if
+the printed Overall differs from the official CSV's.
+
+The official package imports every vendor SDK from its model registry; like
+scripts/bfcl_official_parity.py, the launcher registers a two-entry registry
+(the real entries' names and settings, handler OpenAIResponsesHandler) before
+the package is imported. Everything else runs as published.
+
+    python scripts/bfcl_end_to_end_parity.py --official-python /tmp/bfcl-official/bin/python
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bfcl_scripted_model import ScriptedModel, ScriptedServer  # noqa: E402
+
+from harness.adapters.bfcl.categories import ALL_CATEGORIES, MEMORY, WEB_SEARCH  # noqa: E402
+from harness.adapters.bfcl.data import load_entries  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = {"fc": "gpt-4o-2024-11-20-FC", "prompt": "gpt-4o-2024-11-20"}
+
+LAUNCHER = r"""
+import sys, types
+from dataclasses import dataclass
+from typing import Any, Optional
+
+@dataclass
+class ModelConfig:
+    model_name: str
+    display_name: str
+    url: str
+    org: str
+    license: str
+    model_handler: Any
+    input_price: Optional[float] = None
+    output_price: Optional[float] = None
+    is_fc_model: bool = True
+    underscore_to_dot: bool = False
+
+registry = types.ModuleType("bfcl_eval.constants.model_config")
+registry.ModelConfig = ModelConfig
+registry.MODEL_CONFIG_MAPPING = {}
+sys.modules[registry.__name__] = registry
+from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler
+common = dict(model_name="gpt-4o-2024-11-20", url="https://openai.com/index/hello-gpt-4o/",
+              org="OpenAI", license="Proprietary", model_handler=OpenAIResponsesHandler,
+              input_price=2.5, output_price=10)
+registry.MODEL_CONFIG_MAPPING["gpt-4o-2024-11-20-FC"] = ModelConfig(
+    display_name="GPT-4o-2024-11-20 (FC)", is_fc_model=True, underscore_to_dot=True, **common)
+registry.MODEL_CONFIG_MAPPING["gpt-4o-2024-11-20"] = ModelConfig(
+    display_name="GPT-4o-2024-11-20 (Prompt)", is_fc_model=False, underscore_to_dot=False, **common)
+from bfcl_eval.__main__ import cli
+sys.argv = ["bfcl", *sys.argv[1:]]
+cli()
+"""
+
+
+def default_categories(official_python: str) -> list[str]:
+    wanted = [c for c in ALL_CATEGORIES if c not in WEB_SEARCH]
+    vector_ok = importlib.util.find_spec("sentence_transformers") is not None
+    if vector_ok:
+        probe = [official_python, "-c", "import sentence_transformers, faiss"]
+        vector_ok = subprocess.run(probe, capture_output=True).returncode == 0
+    return [c for c in wanted if c != "memory_vector" or vector_ok]
+
+
+def chosen_ids(categories: list[str], per_category: int) -> dict[str, list[str]]:
+    """The first entries of each category (memory: with its scenarios' prerequisites)."""
+    ids: dict[str, list[str]] = {}
+    for category in categories:
+        entries = load_entries(category)[:per_category]
+        ids[category] = [entry.id for entry in entries]
+    return ids
+
+
+def official_id_file(ids: dict[str, list[str]]) -> dict[str, list[str]]:
+    out = {}
+    for category, entry_ids in ids.items():
+        listed = list(entry_ids)
+        if category in MEMORY:
+            entries = load_entries(category, entry_ids)
+            for entry in entries:
+                listed += [p.id for p in entry.prerequisites if p.id not in listed]
+        out[category] = listed
+    return out
+
+
+def run_checked(command: list[str], env: dict[str, str], log: Path) -> None:
+    with log.open("w") as handle:
+        completed = subprocess.run(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
+    if completed.returncode != 0:
+        tail = log.read_text()[-3000:]
+        raise SystemExit(
+            f"{' '.join(command[:3])} ... failed (exit {completed.returncode}):\n{tail}"
+        )
+
+
+def run_official(
+    mode: str, ids: dict[str, list[str]], url: str, python: str, work: Path, threads: int
+) -> tuple[dict[str, dict[str, bool]], dict[str, str]]:
+    root = work / f"official-{mode}"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "test_case_ids_to_generate.json").write_text(json.dumps(official_id_file(ids)))
+    launcher = work / "bfcl_launcher.py"
+    launcher.write_text(LAUNCHER)
+    env = {
+        **os.environ,
+        "BFCL_PROJECT_ROOT": str(root),
+        "OPENAI_BASE_URL": url,
+        "OPENAI_API_KEY": "unused",
+    }
+    model = MODELS[mode]
+    generate = [python, str(launcher), "generate", "--model", model, "--run-ids"]
+    generate += ["--num-threads", str(threads), "--allow-overwrite"]
+    run_checked(generate, env, work / f"official-{mode}-generate.log")
+    evaluate = [python, str(launcher), "evaluate", "--model", model, "--partial-eval"]
+    evaluate += ["--test-category", ",".join(ids)]
+    run_checked(evaluate, env, work / f"official-{mode}-evaluate.log")
+
+    verdicts: dict[str, dict[str, bool]] = {}
+    score_dir = root / "score" / model.replace("/", "_")
+    for category, entry_ids in ids.items():
+        paths = list(score_dir.rglob(f"BFCL_v4_{category}_score.json"))
+        failed: set[str] = set()
+        if paths:
+            lines = [json.loads(x) for x in paths[0].read_text().splitlines() if x.strip()]
+            failed = {str(line["id"]) for line in lines[1:]}
+        verdicts[category] = {i: (i not in failed) if paths else False for i in entry_ids}
+        if not paths:
+            print(f"  official: no score file for {category}")
+    overall = {}
+    with (root / "score" / "data_overall.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    if rows:
+        overall = {key: value for key, value in rows[0].items()}
+    return verdicts, overall
+
+
+def run_harness(
+    mode: str, ids: dict[str, list[str]], url: str, work: Path, threads: int
+) -> tuple[dict[str, dict[str, bool]], dict[str, float], str]:
+    suite = work / f"harness-{mode}.yaml"
+    lines = ["name: bfcl-e2e", "entries:"]
+    for category, entry_ids in ids.items():
+        lines += [
+            "  - benchmark: bfcl",
+            f"    subsets: [{category}]",
+            f"    ids: {json.dumps(entry_ids)}",
+            f"    options: {{mode: {mode}}}",
+        ]
+    suite.write_text("\n".join(lines) + "\n")
+    run_dir = work / f"harness-{mode}"
+    harness = str(REPO / ".venv" / "bin" / "harness")
+    command = [harness, "run", "--suite", str(suite), "--model", "openai/scripted"]
+    command += ["--api-base", url, "--no-cache", "--quiet", "--out", str(run_dir)]
+    command += ["--concurrency", str(threads)]
+    if mode == "prompt":
+        command.append("--prompt-mode")
+    env = {**os.environ, "OPENAI_API_KEY": "unused"}
+    run_checked(command, env, work / f"harness-{mode}-run.log")
+    score = subprocess.run(
+        [harness, "score", str(run_dir)], env=env, capture_output=True, text=True, check=True
+    )
+    scores = json.loads((run_dir / "scores.json").read_text())
+    verdicts: dict[str, dict[str, bool]] = {category: {} for category in ids}
+    for key, record in scores["records"].items():
+        benchmark, category, rest = key.split("/", 2)
+        entry_id, _, trial = rest.rpartition("#")
+        if benchmark == "bfcl" and trial == "0" and category in verdicts:
+            verdicts[category][entry_id] = bool((record.get("score") or {}).get("passed"))
+    headline = scores["benchmarks"]["bfcl"]["headline"]
+    return verdicts, headline, score.stdout
+
+
+def printed_overall(markdown: str) -> str:
+    """The "overall" cell of the BFCL-v4 table that ``harness score`` prints."""
+    lines = markdown.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("### BFCL-v4"):
+            rows = [row for row in lines[index + 1 :] if row.startswith("|")]
+            header = [cell.strip() for cell in rows[0].strip("|").split("|")]
+            values = [cell.strip() for cell in rows[2].strip("|").split("|")]
+            return dict(zip(header, values, strict=False)).get("overall", "?")
+    return "?"
+
+
+def percent(value: object) -> float:
+    if isinstance(value, str):
+        return float(value.strip().rstrip("%"))
+    return 100 * float(value)  # type: ignore[arg-type]
+
+
+def compare(
+    mode: str,
+    ids: dict[str, list[str]],
+    official: dict[str, dict[str, bool]],
+    ours: dict[str, dict[str, bool]],
+) -> int:
+    print(f"\n== {mode} mode ==")
+    print(f"{'category':26} {'entries':>7} {'agree':>6} {'official %':>11} {'harness %':>10}")
+    disagreements = 0
+    for category, entry_ids in ids.items():
+        agree = 0
+        for entry_id in entry_ids:
+            theirs = official[category].get(entry_id)
+            mine = ours[category].get(entry_id)
+            if theirs == mine:
+                agree += 1
+            else:
+                disagreements += 1
+                print(f"  DISAGREE {entry_id}: official {theirs}, harness {mine}")
+        n = len(entry_ids)
+        theirs_acc = 100 * sum(official[category].get(i, False) for i in entry_ids) / n
+        mine_acc = 100 * sum(ours[category].get(i, False) for i in entry_ids) / n
+        print(f"{category:26} {n:>7} {agree:>6} {theirs_acc:>11.2f} {mine_acc:>10.2f}")
+    return disagreements
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--official-python", default="/tmp/bfcl-official/bin/python")
+    parser.add_argument("--categories", help="comma-separated (default: all offline)")
+    parser.add_argument("--per-category", type=int, default=30)
+    parser.add_argument("--modes", default="fc,prompt")
+    parser.add_argument("--work", type=Path, help="working folder (default: a temp folder)")
+    parser.add_argument("--threads", type=int, default=8)
+    args = parser.parse_args(argv)
+
+    categories = (
+        args.categories.split(",") if args.categories else default_categories(args.official_python)
+    )
+    work = args.work or Path(tempfile.mkdtemp(prefix="bfcl-e2e-"))
+    work.mkdir(parents=True, exist_ok=True)
+    ids = chosen_ids(categories, args.per_category)
+    total = sum(len(v) for v in ids.values())
+    print(f"{total} entries over {len(ids)} categories; working in {work}")
+    if "memory_vector" not in categories:
+        print(
+            "memory_vector left out: sentence-transformers is not importable in both environments"
+        )
+
+    failures = 0
+    with ScriptedServer(ScriptedModel(categories)) as server:
+        for mode in args.modes.split(","):
+            official, official_overall = run_official(
+                mode, ids, server.url, args.official_python, work, args.threads
+            )
+            ours, headline, printed = run_harness(mode, ids, server.url, work, args.threads)
+            failures += compare(mode, ids, official, ours)
+            theirs = percent(official_overall.get("Overall Acc", "nan"))
+            mine = percent(headline["overall"])
+            same = f"{theirs:.2f}" == f"{mine:.2f}"
+            print(
+                f"Overall: official CSV {theirs:.2f}, harness {mine:.2f} {'(equal)' if same else 'DIFFERENT'}"
+            )
+            shown = printed_overall(printed)
+            print(f"  `harness score` prints BFCL-v4 overall {shown}")
+            failures += int(not same) + int(shown != f"{theirs:.2f}")
+    print(f"\n{'OK' if failures == 0 else 'FAILED'}: {failures} disagreement(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

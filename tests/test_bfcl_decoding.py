@@ -1,0 +1,187 @@
+"""BFCL's decoders and turn rules, checked against the package's own functions.
+
+The official Python decoder eval()s arithmetic; it is called here only on text
+written in this file (never on model output) to show that ours reads every
+case the same way without evaluating anything."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from harness.adapters.bfcl import BFCLAdapter, export_bfcl, official
+from harness.adapters.bfcl.decode import DecodeError, decode_execute, decode_prompt_ast
+from harness.adapters.bfcl.executor import execute_string
+from harness.adapters.bfcl.export import entry_result
+from harness.adapters.bfcl.simulators import SimulatorSet
+from harness.models.base import ScriptedClient
+from harness.strategies.base import PlainStrategy
+from harness.task import Services
+from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
+
+ADAPTER = BFCLAdapter()
+
+# Replies the official decoder reads without raising; ours must read them alike.
+DECODABLE = [
+    "[f(a=1, b='x'), g()]",
+    "```\nf(a=[1, 2])\n```",
+    "[f(a=b)]",
+    "[f(a=1+2*3, b='ab' * 2, c=[1] + [2], d=7 // 2, e=2 ** 10)]",
+    "[f(a=+5, b=-2.5, c=not True, d=~3)]",
+    "[f(a=g(x=1), b=h(2), c=h())]",
+    "[f(**{'a': 1})]",
+    "[f(a=..., b=None, c=True)]",
+    "[f(a=(1, 2), b=[(3, 4)], c={'k': (5,)})]",
+    "[f('positional', a=1)]",
+    "[f(g(1), a=1)]",
+    "[f(a=x[0], b=x.y[1:2])]",
+    "[math.factorial(number=5), a.b.c(d=1)]",
+    "[f(a={1: 'x', 'y': {'z': 2}})]",
+    "[]",
+    "f(a=1)",
+]
+# Replies the official decoder fails on; ours must fail too.
+UNDECODABLE = [
+    "I cannot help with that.",
+    "Sure: [f(a=1)]",
+    "[f(a=lambda: 1)]",
+    "[f(a={1, 2})]",
+    "[f(a=-x)]",
+    "[f(a=-'s')]",
+    "[f(a={**x})]",
+    "[f(a=f'{x}')]",
+    "[f(a=1 if b else 2)]",
+    "[(f(a=1), g())]",
+    "[f(a=1)][g()]",
+    "[1, 2]",
+    "[f(a=[1, 2)]",
+    "[f(a=-(1 - 3))]",  # a unary operator reads its operand's .value: a BinOp has none
+    "'[f(a=1)]'",  # the brackets are added outside the quotes
+]
+
+
+def official_ast(text: str):
+    utils = official.module("bfcl_eval.model_handler.utils")
+    return utils.default_decode_ast_prompting(text)
+
+
+@pytest.mark.parametrize("text", DECODABLE)
+def test_python_decoder_reads_what_bfcl_reads(text):
+    ours = decode_prompt_ast(text)
+    assert ours == official_ast(text)
+    assert [type(v) for item in ours for args in item.values() for v in args.values()] == [
+        type(v) for item in official_ast(text) for args in item.values() for v in args.values()
+    ]  # tuples stay tuples
+
+
+@pytest.mark.parametrize("text", UNDECODABLE)
+def test_python_decoder_fails_where_bfcl_fails(text):
+    with pytest.raises(Exception):  # noqa: B017 - the official decoder raises anything
+        official_ast(text)
+    with pytest.raises(DecodeError):
+        decode_prompt_ast(text)
+
+
+def test_unary_plus_reads_as_minus_like_bfcl():
+    assert decode_prompt_ast("[f(n=+5)]") == [{"f": {"n": -5}}] == official_ast("[f(n=+5)]")
+
+
+def test_arithmetic_on_names_or_calls_is_never_evaluated():
+    for text in ["[f(a=len('abc') + 1)]", "[f(a=__import__('os').getpid() + 0)]", "[f(a=x * 2)]"]:
+        with pytest.raises(DecodeError):
+            decode_prompt_ast(text)
+
+
+@pytest.mark.parametrize("text", [t for t in DECODABLE if "**" not in t])
+def test_execution_strings_equal_bfcl(text):
+    utils = official.module("bfcl_eval.model_handler.utils")
+    try:
+        theirs = utils.default_decode_execute_prompting(text)
+    except Exception:
+        with pytest.raises(DecodeError):
+            decode_execute(text, prompt_mode=True)
+        return
+    assert decode_execute(text, prompt_mode=True) == theirs
+
+
+def test_fc_decoding_fails_on_empty_and_non_object_arguments():
+    assert decode_execute([{"cd": '{"folder": "a"}'}], prompt_mode=False) == ["cd(folder='a')"]
+    for raw in ["", "{oops", "[1, 2]", "null"]:
+        with pytest.raises(DecodeError):
+            decode_execute([{"cd": raw}], prompt_mode=False)
+
+
+def test_executor_runs_nested_calls_first_and_dict_arguments_as_written():
+    sample = ADAPTER.load("multi_turn_base")[0]
+    entry = sample.gold
+    sims = SimulatorSet(entry.involved_classes, entry.initial_config)
+    before = sims.instances["GorillaFileSystem"]._current_dir.name
+    text, failed = execute_string("ls(a=cd(folder='no_such_dir'))", sims)
+    assert failed is False or "Error during execution" in text
+    assert execute_string("no_such(x=1)", sims) == (
+        "Error during execution: name 'no_such' is not defined",
+        True,
+    )
+    assert (
+        execute_string("pwd(x=nan)", sims)[0] == "Error during execution: name 'nan' is not defined"
+    )
+    assert execute_string("kill(x=1)", sims)[0].endswith("Function call kill is not allowed.")
+    assert sims.instances["GorillaFileSystem"]._current_dir.name == before
+
+
+def run(sample, turns):
+    trajectory = asyncio.run(
+        PlainStrategy().run(sample, ScriptedClient(turns), Services(), SamplingParams())
+    )
+    return Trajectory.from_dict(trajectory.to_dict())
+
+
+def fc_call(name: str, raw: str) -> ToolCall:
+    return ToolCall.from_openai({"id": "c", "function": {"name": name, "arguments": raw}})
+
+
+def test_fc_empty_arguments_end_the_turn_and_are_exported_as_sent(tmp_path):
+    sample = ADAPTER.load("multi_turn_base")[0]
+    turns = [AssistantTurn(tool_calls=[fc_call("pwd", "")])] + [AssistantTurn(content="ok")] * 10
+    trajectory = run(sample, turns)
+    assert not any(m["role"] == "tool" for m in trajectory.messages)  # nothing ran
+    users = [m for m in trajectory.messages if m["role"] == "user"]
+    assert len(users) == len(sample.gold.turns)  # the next turns still came
+    record = {
+        "benchmark": "bfcl",
+        "subset": sample.subset,
+        "sample_id": sample.id,
+        "status": "ok",
+        "trajectory": trajectory.to_dict(),
+        "metadata": sample.metadata,
+    }
+    assert entry_result(record)[0][0] == [{"pwd": ""}]
+
+
+def test_fc_reply_whose_text_repeats_its_calls_stays_fc(tmp_path):
+    sample = next(s for s in ADAPTER.load("simple_python") if "." in s.gold.functions[0]["name"])
+    ((name, params),) = sample.gold.ground_truth[0].items()
+    args = {k: v[0] for k, v in params.items() if v[0] != ""}
+    text = f"[{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})]"
+    reply = AssistantTurn(
+        content=text, tool_calls=[fc_call(name.replace(".", "_"), json.dumps(args))]
+    )
+    trajectory = run(sample, [reply])
+    result = asyncio.run(ADAPTER.score(sample, trajectory, Services()))
+    assert result.details["prompt_mode"] is False and result.passed
+    record = {
+        "benchmark": "bfcl",
+        "subset": sample.subset,
+        "sample_id": sample.id,
+        "trial": 0,
+        "status": "ok",
+        "trajectory": trajectory.to_dict(),
+        "metadata": sample.metadata,
+        "score": result.to_dict(),
+    }
+    plain = {**record, "sample_id": "simple_python_0"}
+    written = export_bfcl([record, plain], tmp_path)  # never refused
+    rows = [json.loads(line) for line in written[0].read_text().splitlines()]
+    assert rows[-1]["result"] == [{name.replace(".", "_"): json.dumps(args)}]
