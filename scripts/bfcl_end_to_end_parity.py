@@ -164,7 +164,7 @@ def run_official(
 
 
 def run_harness(
-    mode: str, ids: dict[str, list[str]], url: str, work: Path, threads: int
+    mode: str, ids: dict[str, list[str]], url: str, work: Path, threads: int, no_rescore: bool
 ) -> tuple[dict[str, dict[str, bool]], dict[str, float], str]:
     suite = work / f"harness-{mode}.yaml"
     lines = ["name: bfcl-e2e", "entries:"]
@@ -185,9 +185,8 @@ def run_harness(
         command.append("--prompt-mode")
     env = {**os.environ, "OPENAI_API_KEY": "unused"}
     run_checked(command, env, work / f"harness-{mode}-run.log")
-    score = subprocess.run(
-        [harness, "score", str(run_dir)], env=env, capture_output=True, text=True, check=True
-    )
+    score_command = [harness, "score", str(run_dir)] + (["--no-rescore"] if no_rescore else [])
+    score = subprocess.run(score_command, env=env, capture_output=True, text=True, check=True)
     scores = json.loads((run_dir / "scores.json").read_text())
     verdicts: dict[str, dict[str, bool]] = {category: {} for category in ids}
     for key, record in scores["records"].items():
@@ -197,6 +196,40 @@ def run_harness(
             verdicts[category][entry_id] = bool((record.get("score") or {}).get("passed"))
     headline = scores["benchmarks"]["bfcl"]["headline"]
     return verdicts, headline, score.stdout
+
+
+def load_results(folder: Path) -> dict[str, object]:
+    results = {}
+    for path in folder.rglob("BFCL_v4_*_result.json"):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                results[str(row["id"])] = row["result"]
+    return results
+
+
+def compare_exports(mode: str, work: Path, ids: dict[str, list[str]]) -> int:
+    """``harness export-bfcl`` of the harness run against BFCL's own result files."""
+    export = work / f"export-{mode}"
+    harness = str(REPO / ".venv" / "bin" / "harness")
+    subprocess.run(
+        [harness, "export-bfcl", str(work / f"harness-{mode}"), str(export), "--model-name",
+         MODELS[mode]],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    ours = load_results(export / "result")
+    theirs = load_results(work / f"official-{mode}" / "result")
+    wanted = [i for entry_ids in ids.values() for i in entry_ids]
+    different = [i for i in wanted if ours.get(i) != theirs.get(i)]
+    for entry_id in different[:10]:
+        masked = "***" in str(ours.get(entry_id)) and "***" not in str(theirs.get(entry_id))
+        note = " (credential-looking text masked by the record store)" if masked else ""
+        print(f"  EXPORT DIFFERS {entry_id}{note}: official {str(theirs.get(entry_id))[:200]}")
+        print(f"  {'':15} harness  {str(ours.get(entry_id))[:200]}")
+    print(
+        f"exported results identical to BFCL's own: {len(wanted) - len(different)} of {len(wanted)}"
+    )
+    return len(different)
 
 
 def printed_overall(markdown: str) -> str:
@@ -251,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="fc,prompt")
     parser.add_argument("--work", type=Path, help="working folder (default: a temp folder)")
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--no-rescore",
+        action="store_true",
+        help="harness score --no-rescore: the scores made during the run, before the record "
+        "store masked credential-looking text",
+    )
     args = parser.parse_args(argv)
 
     categories = (
@@ -272,8 +311,11 @@ def main(argv: list[str] | None = None) -> int:
             official, official_overall = run_official(
                 mode, ids, server.url, args.official_python, work, args.threads
             )
-            ours, headline, printed = run_harness(mode, ids, server.url, work, args.threads)
+            ours, headline, printed = run_harness(
+                mode, ids, server.url, work, args.threads, args.no_rescore
+            )
             failures += compare(mode, ids, official, ours)
+            failures += compare_exports(mode, work, ids)
             theirs = percent(official_overall.get("Overall Acc", "nan"))
             mine = percent(headline["overall"])
             same = f"{theirs:.2f}" == f"{mine:.2f}"

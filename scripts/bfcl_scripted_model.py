@@ -375,9 +375,11 @@ class ScriptedModel:
         plan = view.seed("plan") % 12
         if plan == 0 and view.turn == 0:
             return self._step_cap(view)  # calls on every step: BFCL's 20-step cap
+        # One turn in three gets a mistake (so that some entries pass all turns).
         mistake_pool = FC_MISTAKES if view.native_tools else PROMPT_MISTAKES
         first_step = View(view.first_user, view.turn, 0, view.tools, view.native_tools)
-        mistake = mistake_pool[first_step.seed() % len(mistake_pool)]
+        seed = first_step.seed()
+        mistake = mistake_pool[(seed // 3) % len(mistake_pool)] if seed % 3 == 0 else "right"
         if mistake == "one_call_per_step" and gold:
             if view.step < len(gold):
                 return self._step([gold[view.step]], "right", view)
