@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="PATH|NAME=PATH",
         help="local benchmark data not on PyPI: a root with one folder per benchmark "
-        "(PATH/vitabench, PATH/finmcp), or one benchmark's folder as NAME=PATH (repeatable)",
+        "(PATH/<benchmark>), or one benchmark's folder as NAME=PATH (repeatable)",
     )
     run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
     run.add_argument(

@@ -2,8 +2,8 @@
 
 ``--data-dir`` may be given several times, each one either
 
-- ``PATH``: a root holding one folder per benchmark (``PATH/vitabench``,
-  ``PATH/finmcp``, the layout of a shared data folder); a benchmark without its
+- ``PATH``: a root holding one folder per benchmark, named like its adapter
+  (``PATH/<benchmark>``, the layout of a shared data folder); a benchmark without its
   own folder there is given ``PATH`` itself (one benchmark's folder, as before);
 - ``NAME=PATH``: that benchmark's own folder, which wins over a root.
 

@@ -683,7 +683,7 @@ def with_system_message(messages: list[Message], tools: list[ToolSchema]) -> lis
     """The conversation with an empty system message first when tools are offered
     and it has none. llama-cpp-python's chatml-function-calling format writes the
     tool list into the system message and nowhere else, so a conversation without
-    one (BFCL's questions) would reach the model without its tools."""
+    one (a single-turn question) would reach the model without its tools."""
     if not tools or any(message.get("role") == "system" for message in messages):
         return messages
     return [{"role": "system", "content": ""}, *messages]

@@ -16,8 +16,8 @@ process) and the next call gets a fresh worker.
 
 A thread bounds time, not memory, and cannot interrupt a single long C call (a
 huge integer power holds the interpreter lock): adapters bound those by their
-arguments before the call (see adapters/bfcl/simulators.py and
-adapters/tau2/environment.py), which also bounds the memory a call can take.
+arguments before the call (see the adapters' simulators and environments),
+which also bounds the memory a call can take.
 """
 
 from __future__ import annotations
