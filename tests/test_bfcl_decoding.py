@@ -185,3 +185,16 @@ def test_fc_reply_whose_text_repeats_its_calls_stays_fc(tmp_path):
     written = export_bfcl([record, plain], tmp_path)  # never refused
     rows = [json.loads(line) for line in written[0].read_text().splitlines()]
     assert rows[-1]["result"] == [{name.replace(".", "_"): json.dumps(args)}]
+
+
+def test_scenario_passwords_survive_the_record_store(tmp_path):
+    """BFCL scenarios hold passwords the model must send back; the store masks
+    credential-looking text, but not the benchmark's own data (else a regrade of
+    the stored record would fail an entry that passed)."""
+    from harness.models.redact import mask
+
+    ADAPTER.load("multi_turn_base", ids=["multi_turn_base_5"])
+    call = "authenticate_twitter(username='dr_smith', password='securePass123')"
+    args = '{"username": "dr_smith", "password": "securePass123"}'
+    assert mask({"content": call, "arguments": args}) == {"content": call, "arguments": args}
+    assert mask("password='invented-by-model-42'") == "password='***'"

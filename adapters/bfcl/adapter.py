@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,6 +101,21 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
     return memory_user(entry, env)
 
 
+def _register_benchmark_data(entries: list[Any]) -> None:
+    """The entries' own text (scenario configs, questions, gold answers) is data:
+    a password or access token that BFCL puts in a scenario ("securePass123",
+    "abc123xyz"), and that the model copies into a call, must stay in the stored
+    record, or regrading it would change the verdict (harness.models.redact
+    masks credential-looking text)."""
+    from harness.models.redact import add_benchmark_data
+
+    for entry in entries:
+        parts = [entry.initial_config, entry.turns, entry.ground_truth]
+        parts += [p.turns for p in getattr(entry, "prerequisites", None) or []]
+        text = json.dumps(parts, ensure_ascii=False, default=str)
+        add_benchmark_data(text)
+
+
 class BFCLAdapter(Adapter):
     name = "bfcl"
     label = "BFCL-v4"
@@ -155,7 +171,9 @@ class BFCLAdapter(Adapter):
         mode = (options or {}).get("mode", "fc")
         if mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
-        return [self._sample(entry, mode) for entry in load_entries(subset, ids, limit)]
+        entries = load_entries(subset, ids, limit)
+        _register_benchmark_data(entries)
+        return [self._sample(entry, mode) for entry in entries]
 
     def _sample(self, entry: Any, mode: str) -> Sample:
         from .tools import openai_tools

@@ -11,7 +11,8 @@ the backslash of an escaped quote and corrupt a harmless record):
   (``*_API_KEY``, ``HF_TOKEN`` ...) are always included.
 - by shape: Bearer and Basic credentials, ``sk-`` style keys, ``api_key=...``
   pairs and ``scheme://user:pass@`` in any text, for secrets the run was never
-  told about (a server that echoes a header, say).
+  told about (a server that echoes a header, say); values a benchmark's own data
+  holds (``add_benchmark_data``: BFCL's scenario passwords) are left as they are.
 
 ``mask(value)`` is what every writer calls: the store (records, manifest,
 scores), the response cache, server.log, the report, exports and error lines.
@@ -56,6 +57,11 @@ _BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=]
 MIN_SECRET_CHARS = 6
 
 _registered: set[str] = set()
+# Values a benchmark supplies as data (a scenario's password, an API key quoted in
+# a question): the credential-looking patterns leave them as they are, so that a
+# stored transcript still scores as it ran. A secret the run knows is masked by
+# value all the same.
+_benchmark_data: set[str] = set()
 
 
 # -- what the run knows ------------------------------------------------------------
@@ -174,6 +180,25 @@ def secret_scope() -> Iterator[None]:
         _registered.update(saved)
 
 
+def add_benchmark_data(text: str) -> None:
+    """Register the credential-looking values inside a benchmark's own data (text
+    the benchmark ships, never a credential of the run), so that masking leaves
+    them where a model repeats them."""
+    for pattern in _SECRET_TEXT:
+        for match in pattern.finditer(text):
+            prefix = match.group(1) if match.lastindex else ""
+            value = match.group(0)[len(prefix) :]
+            if any(char.isalnum() for char in value):
+                _benchmark_data.add(value)
+
+
+def _mask_shape(match: re.Match[str]) -> str:
+    prefix = match.group(1) if match.lastindex else ""
+    if match.group(0)[len(prefix) :] in _benchmark_data:
+        return match.group(0)
+    return prefix + MASK
+
+
 # -- masking -----------------------------------------------------------------------
 
 
@@ -188,7 +213,7 @@ class _Masker:
         if self._known is not None:
             text = self._known.sub(MASK, text)
         for pattern in _SECRET_TEXT:
-            text = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + MASK, text)
+            text = pattern.sub(_mask_shape, text)
         return _BASIC.sub(_mask_basic, text)
 
     def value(self, value: Any) -> Any:
