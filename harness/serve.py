@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import ConfigError
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
 from harness.steps import names_step, step_in
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -644,7 +644,7 @@ def _wait_group_gone(group: int, timeout_s: float) -> None:
 # -- the client side ------------------------------------------------------------
 
 
-class ServedModelClient(ModelClient):
+class ServedModelClient(WrappedClient):
     """The client of a server this run started, known by what it serves.
 
     Its calls go to the inner client; the manifest and the response cache see
@@ -653,8 +653,7 @@ class ServedModelClient(ModelClient):
     """
 
     def __init__(self, inner: ModelClient, identity: dict[str, Any], label: str):
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.identity = dict(identity)
         self.label = label
         self.tools_need_system_message = (

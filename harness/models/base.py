@@ -44,11 +44,45 @@ class ModelClient(ABC):
         """What the manifest records about this client (never credentials)."""
         return {"name": self.name, "kind": type(self).__name__}
 
+    def cache_identity(self) -> dict[str, Any]:
+        """What identifies this client's replies in the response cache: clients
+        with equal identities give the same reply to the same request. Clients
+        that talk to a model name it and its endpoint; the default is name and kind."""
+        return {"name": self.name, "kind": type(self).__name__}
+
     async def aclose(self) -> None:
-        """Release connections; wrappers pass this on to the client they wrap."""
+        """Release connections; a client holding another one passes this on."""
         inner = getattr(self, "inner", None)
         if isinstance(inner, ModelClient):
             await inner.aclose()
+
+
+class WrappedClient(ModelClient):
+    """A client around another one (retries, limits, cache, prompt mode, metering).
+
+    Forwards everything it does not override to ``inner``: the reply, the name,
+    the manifest description, the cache identity and closing. A wrapper that
+    changes what a request means (e.g. rewrites the prompt) must say so in its
+    ``cache_identity``.
+    """
+
+    def __init__(self, inner: ModelClient):
+        self.inner = inner
+        self.name = inner.name
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> AssistantTurn:
+        return await self.inner.complete(messages, tools, params)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def cache_identity(self) -> dict[str, Any]:
+        return self.inner.cache_identity()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class NullClient(ModelClient):

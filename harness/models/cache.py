@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.boundary import dumps_safe
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import mask
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -53,13 +53,9 @@ class CacheStats:
 
 
 def client_identity(client: ModelClient) -> dict[str, Any]:
-    """What identifies a client's replies: its ``cache_identity()`` if it has one
-    (wrappers pass on their inner client's), else its name and kind."""
-    method = getattr(client, "cache_identity", None)
-    identity = method() if callable(method) else None
-    if identity is None:
-        identity = {"name": client.name, "kind": type(client).__name__}
-    return identity
+    """What identifies a client's replies (``ModelClient.cache_identity``; wrappers
+    pass on their inner client's)."""
+    return client.cache_identity()
 
 
 def cache_key(
@@ -81,7 +77,7 @@ def cache_key(
     return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-class CachingClient(ModelClient):
+class CachingClient(WrappedClient):
     """Serves repeated requests from ``cache_dir``; asks ``inner`` otherwise."""
 
     def __init__(
@@ -92,8 +88,7 @@ class CachingClient(ModelClient):
         fingerprint: str | None = None,
         stats: CacheStats | None = None,
     ):
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.cache_dir = Path(cache_dir)
         self.identity = dict(identity if identity is not None else client_identity(inner))
         if fingerprint is not None:

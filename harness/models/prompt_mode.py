@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.boundary import loads_bounded
 from harness.calls import try_parse_python_calls
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.models.prompt_format import PromptFormat
 from harness.models.reasoning import join_reasoning, split_reasoning
 from harness.types import (
@@ -239,14 +239,13 @@ def safe_parse(
     return content, list(calls), None
 
 
-class PromptModeClient(ModelClient):
+class PromptModeClient(WrappedClient):
     """Tool calling through text: ``fmt`` renders tools into the prompt and reads
     calls back from the reply of ``inner`` (called with no native tools)."""
 
     def __init__(self, inner: ModelClient, fmt: PromptFormat | None = None):
-        self.inner = inner
+        super().__init__(inner)
         self.format = fmt or HermesPromptFormat()
-        self.name = inner.name
 
     def with_format(self, fmt: PromptFormat) -> PromptModeClient:
         """The same client with another format (cheap: shares ``inner``)."""
@@ -276,10 +275,8 @@ class PromptModeClient(ModelClient):
             text_repairs=reply.text_repairs,
         )
 
-    def cache_identity(self) -> dict[str, Any] | None:
-        method = getattr(self.inner, "cache_identity", None)
-        inner = method() if callable(method) else {"name": self.inner.name}
-        return {**(inner or {}), "prompt_format": self.format.name}
+    def cache_identity(self) -> dict[str, Any]:
+        return {**self.inner.cache_identity(), "prompt_format": self.format.name}
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "prompt_format": self.format.name}

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.sandbox import COMMITTED, PHASES, REHEARSAL, current_phase
 from harness.types import AssistantTurn, Usage
 
@@ -111,14 +111,13 @@ def add_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return total
 
 
-class MeteredClient(ModelClient):
+class MeteredClient(WrappedClient):
     """Books every call of the wrapped client under a role and the current phase."""
 
     def __init__(self, inner: ModelClient, role: str, ledger: CostLedger):
-        self.inner = inner
+        super().__init__(inner)
         self.role = role
         self.ledger = ledger
-        self.name = inner.name
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
         turn = await self.inner.complete(messages, tools, params)
@@ -127,9 +126,6 @@ class MeteredClient(ModelClient):
         turn.usage = usage
         self.ledger.add(current_phase(), self.role, usage)
         return turn
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
 
 
 def _scaled(record: dict[str, Any], factor: float) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.strategies import prompts
 from harness.strategies.rehearser import strip_thinking
 from harness.types import AssistantTurn, Message
@@ -108,14 +108,13 @@ def inject(messages: list[Message], block: str, position: str) -> tuple[list[Mes
     return result, "system"
 
 
-class MemoryInjectingClient(ModelClient):
+class MemoryInjectingClient(WrappedClient):
     """Adds a block of text to the context of every call of the wrapped model."""
 
     def __init__(self, inner: ModelClient, block: str, position: str):
-        self.inner = inner
+        super().__init__(inner)
         self.block = block
         self.position = position
-        self.name = inner.name
         self.placements: dict[str, int] = {}
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
@@ -123,5 +122,7 @@ class MemoryInjectingClient(ModelClient):
         self.placements[where] = self.placements.get(where, 0) + 1
         return await self.inner.complete(injected, tools, params)
 
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
+    def cache_identity(self) -> dict[str, Any]:
+        # The request it sends differs from the one it is given: a cache in front
+        # of it must not confuse calls with and without (or with other) memory.
+        return {**self.inner.cache_identity(), "memory": self.block, "position": self.position}

@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.strategies import prompts
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolResult, ToolSchema
 
@@ -310,7 +310,7 @@ class Rehearser:
         return parse_simulation(turn.content)
 
 
-class ConversationTap(ModelClient):
+class ConversationTap(WrappedClient):
     """Passes calls through to the actor model and remembers the latest exchange.
 
     ``abort``: set by a simulated environment whose rehearser failed for good; the
@@ -319,8 +319,7 @@ class ConversationTap(ModelClient):
     """
 
     def __init__(self, inner: ModelClient):
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.messages: list[Message] = []
         self.tools: list[ToolSchema] = []
         self.reply: AssistantTurn | None = None
@@ -333,6 +332,3 @@ class ConversationTap(ModelClient):
         self.tools = list(tools)
         self.reply = await self.inner.complete(messages, tools, params)
         return self.reply
-
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.models.base import ModelClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.base import Strategy
 from harness.strategies.committed import SampleRun, finish, gather_all, run_committed
 from harness.strategies.prompts import PROMPT_VERSION
@@ -54,12 +54,11 @@ def majority(keys: list[str]) -> tuple[str, list[dict[str, Any]]]:
     return winner["key"], buckets
 
 
-class VotingClient(ModelClient):
+class VotingClient(WrappedClient):
     def __init__(self, inner: ModelClient, k: int, temperature: float):
-        self.inner = inner
+        super().__init__(inner)
         self.k = k
         self.temperature = temperature
-        self.name = inner.name
         self.votes: list[dict[str, Any]] = []
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
@@ -82,8 +81,9 @@ class VotingClient(ModelClient):
         picked = replies[chosen]
         return dataclasses.replace(picked, usage=usage)
 
-    def describe(self) -> dict[str, Any]:
-        return self.inner.describe()
+    def cache_identity(self) -> dict[str, Any]:
+        # A vote is not the reply its inner client gives to the same request.
+        return {**self.inner.cache_identity(), "votes": self.k, "temperature": self.temperature}
 
 
 class SelfConsistencyStrategy(Strategy):
