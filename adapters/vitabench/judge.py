@@ -226,6 +226,7 @@ class Judgement:
     parse_failures: int
     usage: Usage
     note: str = ""
+    states: list[RubricState] = field(default_factory=list)  # the final states, as written
 
     def details(self) -> dict[str, Any]:
         if self.note:
@@ -306,7 +307,8 @@ async def judge_conversation(
         for s, m in zip(states, met, strict=True)
     ]
     reward = 1.0 if all(met) else 0.0
-    return Judgement(reward, sum(met) / len(met), rubrics, records, failures, usage)
+    progress = sum(met) / len(met)
+    return Judgement(reward, progress, rubrics, records, failures, usage, states=states)
 
 
 # ------------------------------------------------------------------ stub judge
