@@ -12,7 +12,7 @@ the backslash of an escaped quote and corrupt a harmless record):
 - by shape: Bearer and Basic credentials, ``sk-`` style keys, ``api_key=...``
   pairs and ``scheme://user:pass@`` in any text, for secrets the run was never
   told about (a server that echoes a header, say); values a benchmark's own data
-  holds (``add_benchmark_data``: BFCL's scenario passwords) are left as they are.
+  holds (``add_benchmark_data``: e.g. passwords in a benchmark's scenarios) are left as they are.
 
 ``mask(value)`` is what every writer calls: the store (records, manifest,
 scores), the response cache, server.log, the report, exports and error lines.
