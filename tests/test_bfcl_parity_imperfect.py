@@ -85,7 +85,7 @@ def test_imperfect_model_scores_equal_the_official_evaluator(prompt_mode, tmp_pa
         f"    options: {{mode: {'prompt' if prompt_mode else 'fc'}}}\n"
     )
     gold = gold_replies()
-    with FakeServer(handler=imperfect_handler(gold, prompt_mode)) as server:
+    with FakeServer(model_name="imperfect", handler=imperfect_handler(gold, prompt_mode)) as server:
         args = [
             "run",
             "--suite",

@@ -50,7 +50,7 @@ def test_turn_from_response_survives_garbage():
             usage={"prompt_tokens": "many", "completion_tokens": -3},
         )
     )
-    assert turn.content == "part two?"
+    assert turn.content == "part two\ufffd"
     assert [c.parse_error is None for c in turn.tool_calls] == [False, True, True, False]
     assert turn.tool_calls[1].arguments == {"a": 1}
     assert (turn.usage.prompt_tokens, turn.usage.completion_tokens) == (0, 0)
