@@ -6,22 +6,30 @@
 For every base task of each domain it runs episodes with the scripted user:
 ``oracle`` (the gold actions), ``drop`` (the oracle without the task's last
 state-changing gold action; tasks without one are skipped) and ``null`` (an agent
-that never calls a tool). Each transcript is then scored three times:
-- ours, first time: the adapter's ``score_now`` with the task's gold hashes not
-  yet cached (the cost of a run's single scoring pass);
-- official: ``tau2.evaluator.evaluator.evaluate_simulation`` on the same
-  transcript as a tau2 SimulationRun;
-- ours, again: the same transcript once more (regrades, further trials).
+that never calls a tool). Each transcript is scored by:
+- official: ``tau2.evaluator.evaluator.evaluate_simulation`` on the transcript as
+  a tau2 SimulationRun;
+- ours, first: the adapter's ``score_now`` right after the episode (a run's
+  scoring pass): the live environment's final state, the gold state from the
+  on-disk cache (as after the first run of this tau2 version), nothing in memory;
+- ours, regrade: the stored record scored again (``harness score``): a replay on a
+  fresh environment, the gold state in memory.
+Once per task, before that, ours, cold: the first scoring when the on-disk gold
+cache is empty (once per tau2 version). The cache is a fresh temporary folder.
+Also shown: the cost the live state adds at the end of each episode (hashing the
+databases, running the task's assertions).
 Rewards must be identical (the script fails otherwise). Per domain it prints the
-mean seconds per transcript and the speed-up of ours over the official evaluator.
+mean seconds per transcript and the speed-ups of ours over the official evaluator.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -30,12 +38,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.adapters.tau2 import Tau2Adapter  # noqa: E402
 from harness.adapters.tau2.domains import quiet_tau2, write_tools  # noqa: E402
+from harness.adapters.tau2.gold_cache import CACHE_ENV, clear_memory  # noqa: E402
 from harness.adapters.tau2.official import official_reward, simulation_run  # noqa: E402
 from harness.adapters.tau2.oracle import Tau2Oracle  # noqa: E402
 from harness.models.base import ModelClient, NullClient  # noqa: E402
 from harness.strategies.base import PlainStrategy  # noqa: E402
 from harness.task import Sample, Services  # noqa: E402
-from harness.types import SamplingParams  # noqa: E402
+from harness.types import SamplingParams, Trajectory  # noqa: E402
 
 VARIANTS = ("oracle", "drop", "null")
 
@@ -43,9 +52,11 @@ VARIANTS = ("oracle", "drop", "null")
 @dataclass
 class Timings:
     transcripts: int = 0
+    cold: list[float] = field(default_factory=list)
     first: list[float] = field(default_factory=list)
     official: list[float] = field(default_factory=list)
-    again: list[float] = field(default_factory=list)
+    regrade: list[float] = field(default_factory=list)
+    episode_end: list[float] = field(default_factory=list)
     rewards: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
 
@@ -65,6 +76,17 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def timed(function, *args):
+    started = time.perf_counter()
+    value = function(*args)
+    return value, time.perf_counter() - started
+
+
+def check(domain: str, sample: Sample, variant: str, **rewards: float) -> None:
+    if len(set(rewards.values())) != 1:
+        raise SystemExit(f"reward mismatch on {domain}/{sample.id} ({variant}): {rewards}")
+
+
 async def bench_domain(domain: str, limit: int | None, variants: list[str]) -> Timings:
     from harness.adapters.tau2.domains import task_from_dict
 
@@ -72,36 +94,47 @@ async def bench_domain(domain: str, limit: int | None, variants: list[str]) -> T
     samples = adapter.load(domain)[:limit]
     services = Services()
     timings = Timings()
+    for sample in samples:  # once per task: the gold cache on disk is still empty
+        trajectory = await PlainStrategy().run(
+            sample, Tau2Oracle(task_from_dict(sample.gold)), services, SamplingParams()
+        )
+        clear_memory()
+        score, elapsed = timed(adapter.score_now, sample, trajectory, services)
+        timings.cold.append(elapsed)
+        _, elapsed = timed(sample.make_environment().final_state)
+        timings.episode_end.append(elapsed)
     for sample in samples:
         task = task_from_dict(sample.gold)
-        first_of_task = True
         for variant in variants:
             model = variant_model(variant, sample, domain)
             if model is None:
                 continue
             trajectory = await PlainStrategy().run(sample, model, services, SamplingParams())
-            started = time.perf_counter()
-            ours = adapter.score_now(sample, trajectory, services).reward
-            elapsed = time.perf_counter() - started
-            (timings.first if first_of_task else timings.again).append(elapsed)
-            first_of_task = False
+            clear_memory()  # a new run: nothing in memory, the gold state on disk
+            first, elapsed = timed(adapter.score_now, sample, trajectory, services)
+            timings.first.append(elapsed)
 
             simulation = simulation_run(task, trajectory)
-            started = time.perf_counter()
-            official = official_reward(domain, task, simulation)
-            timings.official.append(time.perf_counter() - started)
+            official, elapsed = timed(official_reward, domain, task, simulation)
+            timings.official.append(elapsed)
 
-            started = time.perf_counter()
-            again = adapter.score_now(sample, trajectory, services).reward
-            timings.again.append(time.perf_counter() - started)
+            stored = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
+            regraded, elapsed = timed(adapter.score_now, sample, stored, services)
+            timings.regrade.append(elapsed)
 
-            if not ours == official == again:
-                raise SystemExit(
-                    f"reward mismatch on {domain}/{sample.id} ({variant}): "
-                    f"ours {ours}, official {official}, ours again {again}"
-                )
+            check(
+                domain,
+                sample,
+                variant,
+                first=first.reward,
+                official=official,
+                regrade=regraded.reward,
+            )
+            sources = (first.details["state_source"], regraded.details["state_source"])
+            if sources not in (("live", "replay"), (None, None)):
+                raise SystemExit(f"{domain}/{sample.id} ({variant}): state sources {sources}")
             timings.transcripts += 1
-            timings.rewards[variant].append(ours)
+            timings.rewards[variant].append(first.reward)
     return timings
 
 
@@ -110,7 +143,9 @@ def main() -> None:
     parser.add_argument("--domains", default="airline,retail,telecom")
     parser.add_argument("--limit", type=int, default=None, help="first N tasks per domain")
     parser.add_argument("--variants", default="oracle,drop")
+    parser.add_argument("--cache-dir", help="gold cache folder (default: a fresh temporary one)")
     args = parser.parse_args()
+    os.environ[CACHE_ENV] = args.cache_dir or tempfile.mkdtemp(prefix="tau2-gold-")
     variants = [v for v in args.variants.split(",") if v]
     unknown = set(variants) - set(VARIANTS)
     if unknown:
@@ -121,20 +156,26 @@ def main() -> None:
     import tau2.evaluator.evaluator  # noqa: F401
 
     header = (
-        f"{'domain':8} {'n':>4} {'official s':>10} {'ours 1st s':>10} {'ours again s':>12}"
-        f" {'speed-up 1st':>12} {'speed-up again':>14}  rewards (sum/n)"
+        f"{'domain':8} {'n':>4} {'official s':>10} {'first s':>8} {'regrade s':>9} {'cold s':>7}"
+        f" {'episode end s':>13} {'x first':>8} {'x regrade':>9} {'x cold':>7}  rewards (sum/n)"
     )
     print(header)
     for domain in args.domains.split(","):
         t = asyncio.run(bench_domain(domain, args.limit, variants))
-        official, first, again = mean(t.official), mean(t.first), mean(t.again)
+        official, first, regrade, cold = (
+            mean(t.official),
+            mean(t.first),
+            mean(t.regrade),
+            mean(t.cold),
+        )
         rewards = ", ".join(f"{v} {sum(r):g}/{len(r)}" for v, r in t.rewards.items())
         print(
-            f"{domain:8} {t.transcripts:>4} {official:>10.4f} {first:>10.4f} {again:>12.4f}"
-            f" {official / first:>11.2f}x {official / again:>13.2f}x  {rewards}",
+            f"{domain:8} {t.transcripts:>4} {official:>10.4f} {first:>8.4f} {regrade:>9.4f}"
+            f" {cold:>7.4f} {mean(t.episode_end):>13.4f} {official / first:>7.1f}x"
+            f" {official / regrade:>8.2f}x {official / cold:>6.2f}x  {rewards}",
             flush=True,
         )
-    print("rewards identical to tau2's evaluate_simulation on every transcript")
+    print("rewards identical to tau2's evaluate_simulation on every transcript, both paths")
 
 
 if __name__ == "__main__":

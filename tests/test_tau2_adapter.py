@@ -139,8 +139,13 @@ def test_oracle_with_the_scripted_user_scores_one(domain, ids):
         score = asyncio.run(ADAPTER.score(sample, trajectory, Services()))
         assert (score.reward, score.passed, score.progress) == (1.0, True, 1.0), sample.key
         assert score.details["termination"] == "user_stop"
-        # Regrading the stored record gives the same score.
+        # The first scoring used the live environment; regrading the stored record
+        # replays it and gives the same score.
         again = ADAPTER.score_now(sample, Trajectory.from_dict(trajectory.to_dict()), Services())
+        assert (score.details.pop("state_source"), again.details.pop("state_source")) == (
+            "live",
+            "replay",
+        )
         assert again == score
 
 

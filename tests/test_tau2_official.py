@@ -18,7 +18,7 @@ from harness.adapters.tau2.transcript import parse_transcript, tau2_ending, to_t
 from harness.models.base import ModelClient, NullClient, ScriptedClient
 from harness.strategies.base import PlainStrategy
 from harness.task import Sample, Services
-from harness.types import AssistantTurn, SamplingParams, ToolCall
+from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 ADAPTER = Tau2Adapter()
 
@@ -50,6 +50,7 @@ def variant(sample: Sample, name: str) -> ModelClient | None:
 
 def check_parity(samples: list[Sample], names: tuple[str, ...]) -> dict[str, list[float]]:
     rewards: dict[str, list[float]] = {name: [] for name in names}
+    sources: dict[str, int] = {"live": 0, "replay": 0}
     for sample in samples:
         task = domains.task_from_dict(sample.gold)
         for name in names:
@@ -57,12 +58,21 @@ def check_parity(samples: list[Sample], names: tuple[str, ...]) -> dict[str, lis
             if model is None:
                 continue
             trajectory = run(sample, model)
-            ours = ADAPTER.score_now(sample, trajectory, Services()).reward
+            # First scoring: the live environment's state; then the stored record
+            # regraded (as `harness score` does): a replay on a fresh environment.
+            first = ADAPTER.score_now(sample, trajectory, Services())
+            stored = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
+            regraded = ADAPTER.score_now(sample, stored, Services())
             official = official_reward(
                 sample.metadata["domain"], task, simulation_run(task, trajectory)
             )
-            assert ours == official, (sample.key, name, ours, official)
-            rewards[name].append(ours)
+            assert first.reward == regraded.reward == official, (sample.key, name, official)
+            assert regraded.details["state_source"] in ("replay", None)
+            if first.details["state_source"] is not None:
+                sources[first.details["state_source"]] += 1
+            rewards[name].append(first.reward)
+    # Every first scoring that compares a state took it from the live environment.
+    assert sources["replay"] == 0 and sources["live"] > 0, sources
     return rewards
 
 

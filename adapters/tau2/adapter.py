@@ -15,7 +15,9 @@ override tau2's defaults like its CLI flags do.
 
 Scoring recomputes from the stored transcript where tau2 would have ended the
 episode; a run that did not end with the user's stop scores 0 (tau2's rule),
-otherwise tau2's reward (evaluation.py). ``Score.progress`` is the share of
+otherwise tau2's reward (evaluation.py). The first scoring after an episode takes
+the predicted database from the episode's live environment (live_state.py);
+``harness score`` replays the stored transcript as tau2 does. ``Score.progress`` is the share of
 satisfied checks: the database match (DB basis), each environment assertion
 (ENV_ASSERTION), each communicate string (COMMUNICATE), and each gold action
 matched by a call (always counted, once). With no checks it is the reward.
@@ -47,6 +49,7 @@ from . import domains, prompts
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, parse_subset, subset_names
 from .environment import Tau2Environment
 from .evaluation import Evaluation, evaluate
+from .live_state import take as take_live_state
 from .metrics import ESTIMATORS, aggregate
 from .oracle import Tau2Oracle
 from .transcript import SCORED_TERMINATIONS, TOO_MANY_ERRORS, parse_transcript, tau2_ending
@@ -212,8 +215,10 @@ class Tau2Adapter(Adapter):
         termination = ending.reason or EPISODE_TO_TAU2.get(
             trajectory.termination, trajectory.termination
         )
-        # Only what tau2 would have seen: the transcript up to where it ends.
-        evaluation = evaluate(domain, task, prompts.greeting(), turns[: ending.turns])
+        # Only what tau2 would have seen: the transcript up to where it ends. The
+        # episode's live state serves the first scoring after it (else: replay).
+        live = take_live_state(trajectory.final_state)
+        evaluation = evaluate(domain, task, prompts.greeting(), turns[: ending.turns], live)
         reward = evaluation.reward if termination in SCORED_TERMINATIONS else 0.0
         details = {
             **evaluation.to_dict(),

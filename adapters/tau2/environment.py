@@ -15,6 +15,10 @@ leaves it out of the replay the same way.
 
 Calls run in harness.tool_budget's worker thread, off the event loop, within a
 time budget.
+
+At the end of the episode ``final_state`` hashes the databases and runs the
+task's assertions on this live environment, once, for the first scoring
+(live_state.py), which then needs no replay.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import ToolCall, ToolResult
 
 from .domains import initialized_environment
+from .live_state import CallDigest, LiveState, register
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -112,12 +117,16 @@ class Tau2Environment(Environment):
 
     def __init__(self, domain: str, task: Task):
         self.domain = domain
+        self.task = task
         self.env = initialized_environment(domain, task)
+        self.calls = CallDigest()  # every call that reached tau2, in order
+        self.abandoned_call = False  # a call ran over budget and may still be running
 
     async def execute(self, call: ToolCall) -> ToolResult:
         try:
             return await run_tool_call(self.run, call, "assistant")
         except ToolBudgetExceeded as exc:
+            self.abandoned_call = True
             return ToolResult(f"Error: {exc}", True)
 
     def execute_user_call(self, call: ToolCall) -> ToolResult:
@@ -135,6 +144,7 @@ class Tau2Environment(Environment):
         request = Tau2ToolCall(
             id=call.id, name=call.name, arguments=call.arguments, requestor=requestor
         )
+        self.calls.add(requestor, call.name, call.arguments)
         try:
             message = self.env.get_response(request)
         except Exception as exc:  # e.g. a result tau2 cannot serialise
@@ -151,5 +161,23 @@ class Tau2Environment(Environment):
         except Exception:  # a broken sync must not end the episode; scoring replays
             pass
 
-    # No final_state: scoring replays the transcript, as tau2's evaluator does, and
-    # hashing a database after every episode would only cost time.
+    def final_state(self) -> dict[str, Any] | None:
+        """The databases' hashes (when the reward compares them) and the task's
+        assertions on this environment, as tau2's evaluator would get them by replay."""
+        from tau2.data_model.tasks import RewardType
+
+        criteria = self.task.evaluation_criteria
+        if criteria is None or (criteria.actions is None and criteria.env_assertions is None):
+            return None  # the evaluator compares nothing
+        if self.abandoned_call:
+            return None  # its state is not the calls' final state: scoring replays
+        self.env.sync_tools()  # as tau2's replay (set_state) ends
+        hashes = None
+        if RewardType.DB in criteria.reward_basis:
+            hashes = (self.env.get_db_hash(), self.env.get_user_db_hash())
+        assertions = [
+            self.env.run_env_assertion(assertion, raise_assertion_error=False)
+            for assertion in criteria.env_assertions or []
+        ]
+        state = LiveState(self.calls.hexdigest(), self.calls.count, hashes, assertions)
+        return register(state)

