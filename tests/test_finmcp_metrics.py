@@ -200,3 +200,30 @@ def test_transcript_turns_cut_at_user_messages():
     ]
     turns = transcript_turns(messages)
     assert [len(t) for t in turns] == [3, 1]
+
+
+def test_drop_rule_per_call_kind():
+    from harness.adapters.finmcp.dropping import CountedReply, call_problem, drop_reason
+    from harness.types import ToolCall
+
+    def fc(name: str, raw: str) -> ToolCall:
+        return ToolCall.from_openai({"id": "c", "function": {"name": name, "arguments": raw}})
+
+    # Native tool calls: what the official loop fails on.
+    assert call_problem(fc("T", '{"a": 1}'), executed=True) is None
+    assert call_problem(fc("T", "[1]"), executed=True) is None  # JSON, not an object: kept
+    assert call_problem(fc("T", "NaN"), executed=True) is None  # json.loads accepts it
+    assert "not JSON" in call_problem(fc("T", "{"), executed=True)
+    assert "not JSON" in call_problem(fc("T", " "), executed=True)
+    assert call_problem(fc("T", "{"), executed=False) is None  # never decoded
+    assert "empty arguments" in call_problem(fc("T", ""), executed=False)
+    assert "without a name" in call_problem(fc("", "{}"), executed=False)
+    # Prompt mode: only calls the harness could not decode, in executed replies.
+    parsed = ToolCall(id="c", name="T", arguments={"a": 1})  # no raw JSON text
+    assert call_problem(parsed, executed=True, prompt_mode=True) is None
+    broken = ToolCall(id="c", name="T", arguments=None, raw_arguments="{", parse_error="bad")
+    assert call_problem(broken, executed=True, prompt_mode=True) is not None
+    assert call_problem(broken, executed=False, prompt_mode=True) is None
+    # The first problem among the kept replies is the reason.
+    replies = [CountedReply([fc("A", "{}")], True), CountedReply([fc("B", "")], False)]
+    assert drop_reason(replies) == "empty arguments of 'B'"
