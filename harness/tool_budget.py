@@ -15,9 +15,8 @@ a worker whose call ran over budget is abandoned (it finishes or dies with the
 process) and the next call gets a fresh worker.
 
 A thread bounds time, not memory, and cannot interrupt a single long C call (a
-huge integer power holds the interpreter lock): adapters bound those by their
-arguments before the call (see the adapters' simulators and environments),
-which also bounds the memory a call can take.
+huge integer power holds the interpreter lock): each adapter bounds those by
+their arguments before the call, which also bounds the memory a call can take.
 """
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ def test_turn_from_response_survives_garbage():
             usage={"prompt_tokens": "many", "completion_tokens": -3},
         )
     )
-    assert turn.content == "part two\ufffd"
+    assert turn.content == "part two\ufffd"  # the lone surrogate, replaced and counted
+    assert turn.text_repairs == 1
     assert [c.parse_error is None for c in turn.tool_calls] == [False, True, True, False]
     assert turn.tool_calls[1].arguments == {"a": 1}
     assert (turn.usage.prompt_tokens, turn.usage.completion_tokens) == (0, 0)

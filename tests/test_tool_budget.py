@@ -4,6 +4,7 @@ expensive simulator calls refused by their arguments before they run."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -50,15 +51,22 @@ def test_a_call_over_budget_is_an_error_and_the_loop_keeps_running():
 
 
 def test_calls_queued_behind_a_stuck_call_still_run_and_time_only_counts_running():
+    release = threading.Event()
+
     async def go():
-        stuck = asyncio.create_task(run_tool_call(spin, 2.0, timeout_s=0.3))
+        # The stuck call blocks (without using the CPU) until released; the calls
+        # queued behind it wait longer than their own budget, which must not count.
+        stuck = asyncio.create_task(run_tool_call(release.wait, 30, timeout_s=0.5))
         await asyncio.sleep(0.05)
-        queued = [asyncio.create_task(run_tool_call(spin, 0.01, timeout_s=0.3)) for _ in range(3)]
+        queued = [asyncio.create_task(run_tool_call(str, i, timeout_s=0.3)) for i in range(3)]
         return await asyncio.gather(stuck, *queued, return_exceptions=True)
 
-    stuck, *queued = asyncio.run(go())
+    try:
+        stuck, *queued = asyncio.run(go())
+    finally:
+        release.set()
     assert isinstance(stuck, ToolBudgetExceeded)
-    assert queued == ["spun", "spun", "spun"]
+    assert queued == ["0", "1", "2"]
 
 
 def test_cancelling_the_caller_returns_at_once():
