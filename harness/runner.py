@@ -9,6 +9,7 @@ every table, never scored as a model failure, and run again on the next resume.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 import traceback
@@ -310,8 +311,9 @@ class Runner:
 
     async def _run_item(self, item: WorkItem, started_at: str, start: float) -> dict[str, Any]:
         seed = self.trial_seed(item.trial)
-        params = SamplingParams(**{**self.params.to_dict(), "seed": seed})
-        services = Services(**{**self.services.__dict__, "seed": seed})
+        # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
+        params = dataclasses.replace(self.params, seed=seed, extra=dict(self.params.extra))
+        services = dataclasses.replace(self.services, seed=seed)
         options = self.load_options.get(item.sample.key, {})
         adapter = get_adapter(item.sample.benchmark)
         trajectory: Trajectory | None = None
