@@ -1,0 +1,192 @@
+"""What the real-model tier runs, and the figures it reads off the run folders.
+
+The tier evaluates a real small model (SmolLM2-135M-Instruct, GGUF, on CPU)
+served by llama-cpp-python through the harness's own ``--serve llamacpp``. Its
+environment comes from ``scripts/real_model_env.sh``, which names the server's
+Python (``HARNESS_LLAMACPP_PYTHON``) and the model file (``HARNESS_REAL_MODEL_GGUF``).
+
+The limits keep the whole tier within 15 minutes on 2 CPU cores: a few samples
+per subset, short replies (``MAX_TOKENS``), short episodes, and one request at a
+time (one server slot, so each episode's next request reuses the prompt prefix
+llama.cpp already holds).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+PYTHON_VARIABLE = "HARNESS_LLAMACPP_PYTHON"
+GGUF_VARIABLE = "HARNESS_REAL_MODEL_GGUF"
+REPORT = REPO_ROOT / "test-artifacts" / "real-model-tier.md"
+
+MAX_TOKENS = 48
+# A reply cut this short cannot hold a whole call: the tier's malformed-output case.
+TRUNCATING_MAX_TOKENS = 6
+# tau2 and VitaBench count every message of the episode (agent and user).
+EPISODE_STEPS = 6
+BFCL_SINGLE_TURN = ["simple_python", "multiple", "parallel", "irrelevance", "live_simple"]
+BFCL_MULTI_STEP = ["multi_turn_base", "memory_kv"]
+
+
+def suite_yaml(shared_data: Path) -> str:
+    """Every adapter on the shared data, in one suite (one server for the run)."""
+    vitabench = shared_data / "vitabench"
+    finmcp = shared_data / "finmcp"
+    return f"""name: real-model-tier
+description: every adapter against a real small model, a few samples each
+trials: 1
+user_model: scripted
+judge_model: stub
+entries:
+  - benchmark: bfcl
+    subsets: [{", ".join(BFCL_SINGLE_TURN)}]
+    limit: 1
+  - benchmark: bfcl
+    subsets: [{", ".join(BFCL_MULTI_STEP)}]
+    limit: 1
+  - benchmark: tau2
+    subsets: [airline, retail, telecom]
+    limit: 1
+    options: {{max_steps: {EPISODE_STEPS}}}
+  - benchmark: vitabench
+    subsets: [delivery, instore]
+    limit: 1
+    options: {{language: en, data_dir: "{vitabench}", max_steps: {EPISODE_STEPS}}}
+  - benchmark: finmcp
+    subsets: [single_tool, multi_tool, multi_turn]
+    limit: 1
+    options: {{data_dir: "{finmcp}"}}
+"""
+
+
+def bfcl_suite_yaml(name: str, subset: str, limit: int) -> str:
+    """A few BFCL samples (the strategies' runs, the truncated-output run)."""
+    return f"""name: {name}
+trials: 1
+entries:
+  - benchmark: bfcl
+    subsets: [{subset}]
+    limit: {limit}
+"""
+
+
+@dataclass
+class CallCounts:
+    """The model's tool calls in a set of records."""
+
+    calls: int = 0
+    well_formed: int = 0
+    executed: int = 0  # well-formed and answered by the environment (a tool message)
+
+    @property
+    def well_formed_share(self) -> float:
+        return self.well_formed / self.calls if self.calls else 0.0
+
+
+@dataclass
+class BenchmarkFigures:
+    benchmark: str
+    samples: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    calls: CallCounts = field(default_factory=CallCounts)
+    rewards: list[float] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_calls: int = 0
+
+    @property
+    def score(self) -> float:
+        return sum(self.rewards) / len(self.rewards) if self.rewards else 0.0
+
+
+def is_well_formed(call: dict[str, Any]) -> bool:
+    return (
+        bool(call.get("name"))
+        and call.get("parse_error") is None
+        and isinstance(call.get("arguments"), dict)
+    )
+
+
+def call_counts(trajectory: dict[str, Any]) -> CallCounts:
+    """Calls of the model under test (the transcript's assistant turns) and which
+    of them the environment answered."""
+    answered = {
+        message.get("tool_call_id")
+        for message in trajectory.get("messages") or []
+        if message.get("role") == "tool"
+    }
+    counts = CallCounts()
+    for turn in trajectory.get("turns") or []:
+        for call in turn.get("tool_calls") or []:
+            counts.calls += 1
+            if is_well_formed(call):
+                counts.well_formed += 1
+                if call.get("id") in answered:
+                    counts.executed += 1
+    return counts
+
+
+def parse_errors(trajectory: dict[str, Any]) -> list[str]:
+    return [
+        call["parse_error"]
+        for turn in trajectory.get("turns") or []
+        for call in turn.get("tool_calls") or []
+        if call.get("parse_error")
+    ]
+
+
+def figures_by_benchmark(records: list[dict[str, Any]]) -> dict[str, BenchmarkFigures]:
+    figures: dict[str, BenchmarkFigures] = {}
+    for record in records:
+        name = record["benchmark"]
+        entry = figures.setdefault(name, BenchmarkFigures(name))
+        entry.samples += 1
+        entry.statuses[record["status"]] += 1
+        if record.get("score") is not None:
+            entry.rewards.append(float(record["score"]["reward"]))
+        trajectory = record.get("trajectory") or {}
+        counts = call_counts(trajectory)
+        entry.calls.calls += counts.calls
+        entry.calls.well_formed += counts.well_formed
+        entry.calls.executed += counts.executed
+        for turn in trajectory.get("turns") or []:
+            usage = turn.get("usage") or {}
+            entry.model_calls += 1
+            entry.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            entry.completion_tokens += int(usage.get("completion_tokens") or 0)
+    return figures
+
+
+def report_table(
+    figures: dict[str, dict[str, BenchmarkFigures]],
+    wall_s: dict[str, float],
+    server_cpu_s: dict[str, float],
+) -> str:
+    lines = [
+        "| run | benchmark | samples | tool calls | well-formed | executed | score | "
+        "model calls | prompt tok | completion tok |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for run, by_benchmark in figures.items():
+        for entry in by_benchmark.values():
+            lines.append(
+                f"| {run} | {entry.benchmark} | {entry.samples} | {entry.calls.calls} | "
+                f"{entry.calls.well_formed_share:.0%} | {entry.calls.executed} | "
+                f"{entry.score:.3f} | {entry.model_calls} | {entry.prompt_tokens} | "
+                f"{entry.completion_tokens} |"
+            )
+    lines.append("")
+    lines += [
+        f"- {run}: {seconds:.0f} s wall, server {server_cpu_s[run]:.0f} CPU s"
+        for run, seconds in wall_s.items()
+    ]
+    lines.append(
+        f"- tier: {sum(wall_s.values()):.0f} s wall, server {sum(server_cpu_s.values()):.0f} CPU s"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,254 @@
+"""The real-model tier: every adapter against a real llama.cpp server.
+
+Run with ``pytest -m real_model tests/real_model`` after
+``eval "$(bash scripts/real_model_env.sh)"`` (``.ci/run`` does both). The runs
+happen once per session (the ``tier`` fixture); each test reads its own
+assertion off their records and the server's token counts. The figures per
+benchmark go to ``test-artifacts/real-model-tier.md`` and pytest's summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main as harness_main
+from harness.serve import HOST, LlamaCppSpec, ManagedServer, free_port
+from harness.store import read_records
+
+from real_model_tier import (
+    GGUF_VARIABLE,
+    MAX_TOKENS,
+    PYTHON_VARIABLE,
+    REPORT,
+    SHARED_DATA,
+    TRUNCATING_MAX_TOKENS,
+    BenchmarkFigures,
+    bfcl_suite_yaml,
+    figures_by_benchmark,
+    parse_errors,
+    report_table,
+    suite_yaml,
+)
+
+# The whole tier runs in the first test's setup (about 15 minutes on 2 idle cores).
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(3600)]
+
+SERVER_ARGS = ["--serve-arg=--n_threads", "--serve-arg=2"]
+
+
+@dataclass
+class TierRun:
+    name: str
+    folder: Path
+    exit_code: int
+    wall_s: float
+    records: list[dict[str, Any]]
+    planned: int
+    server_cpu_s: float
+
+    @property
+    def figures(self) -> dict[str, BenchmarkFigures]:
+        return figures_by_benchmark(self.records)
+
+
+@dataclass
+class Tier:
+    runs: dict[str, TierRun]
+    gguf: Path
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [record for run in self.runs.values() for record in run.records]
+
+
+def _gguf() -> Path:
+    python, gguf = os.environ.get(PYTHON_VARIABLE), os.environ.get(GGUF_VARIABLE)
+    if not python or not gguf or not Path(gguf).is_file():
+        pytest.fail(
+            f"the real-model tier needs {PYTHON_VARIABLE} and {GGUF_VARIABLE}: "
+            'run eval "$(bash scripts/real_model_env.sh)" first'
+        )
+    return Path(gguf)
+
+
+def _run(name: str, folder: Path, gguf: Path, suite: str, *extra: str) -> TierRun:
+    suite_file = folder / f"{name}.yaml"
+    suite_file.write_text(suite, encoding="utf-8")
+    out = folder / name
+    start = time.monotonic()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    code = harness_main(
+        [
+            "run",
+            "--suite",
+            str(suite_file),
+            "--serve",
+            "llamacpp",
+            "--checkpoint",
+            str(gguf),
+            "--out",
+            str(out),
+            "--concurrency",
+            "1",
+            "--max-tokens",
+            str(MAX_TOKENS),
+            "--timeout",
+            "600",
+            "--no-cache",
+            "--quiet",
+            *SERVER_ARGS,
+            *extra,
+        ]
+    )
+    wall = time.monotonic() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The server is this process's child: its CPU seconds are known once it ends.
+    server_cpu = (children.ru_utime + children.ru_stime) - (
+        children_before.ru_utime + children_before.ru_stime
+    )
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    planned = sum(manifest["planned"].values()) * int(manifest["trials"])
+    records = list(read_records(out / "samples.jsonl").latest.values())
+    return TierRun(name, out, code, wall, records, planned, server_cpu)
+
+
+@pytest.fixture(scope="session")
+def tier(tmp_path_factory: pytest.TempPathFactory) -> Tier:
+    gguf = _gguf()
+    REPORT.unlink(missing_ok=True)  # the summary shows this session's figures only
+    folder = tmp_path_factory.mktemp("real-model-tier")
+    strategy_suite = bfcl_suite_yaml("real-model-strategies", "simple_python", 2)
+    runs = [
+        _run("benchmarks", folder, gguf, suite_yaml(SHARED_DATA)),
+        _run(
+            "rehearsal-parallel-2",
+            folder,
+            gguf,
+            strategy_suite,
+            "--strategy",
+            "rehearsal-parallel:2",
+        ),
+        _run(
+            "self-consistency-3",
+            folder,
+            gguf,
+            strategy_suite,
+            "--strategy",
+            "self-consistency:3",
+            "--strategy-opt",
+            "temperature=0.7",
+        ),
+        # Replies cut off inside the call's arguments: malformed output, for sure.
+        _run(
+            "truncated-replies",
+            folder,
+            gguf,
+            bfcl_suite_yaml("real-model-truncated", "simple_python", 2),
+            f"--max-tokens={TRUNCATING_MAX_TOKENS}",
+        ),
+    ]
+    result = Tier({run.name: run for run in runs}, gguf)
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(
+        report_table(
+            {run.name: run.figures for run in runs},
+            {run.name: run.wall_s for run in runs},
+            {run.name: run.server_cpu_s for run in runs},
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    return result
+
+
+def test_every_sample_and_trial_is_scored_without_infrastructure_errors(tier):
+    for run in tier.runs.values():
+        statuses = {r["key"]: r["status"] for r in run.records}
+        assert len(statuses) == run.planned, run.name
+        bad = {key: s for key, s in statuses.items() if s != "ok"}
+        assert not bad, f"{run.name}: {bad}"
+        assert all(r["score"] is not None for r in run.records), run.name
+        assert run.exit_code == 0, run.name
+
+
+def test_every_benchmark_ran(tier):
+    figures = tier.runs["benchmarks"].figures
+    assert set(figures) == {"bfcl", "tau2", "vitabench", "finmcp"}
+    subsets = {(r["benchmark"], r["subset"]) for r in tier.runs["benchmarks"].records}
+    assert {s for b, s in subsets if b == "tau2"} == {"airline", "retail", "telecom"}
+    assert {s for b, s in subsets if b == "vitabench"} == {"delivery", "instore"}
+    assert {s for b, s in subsets if b == "finmcp"} == {"single_tool", "multi_tool", "multi_turn"}
+
+
+def test_a_well_formed_call_ran_against_each_benchmarks_environment(tier):
+    figures = tier.runs["benchmarks"].figures
+    executed = {name: entry.calls.executed for name, entry in figures.items()}
+    assert all(count >= 1 for count in executed.values()), executed
+
+
+def test_the_strategies_ran_their_extra_model_calls(tier):
+    for name, factor in (("rehearsal-parallel-2", 2), ("self-consistency-3", 3)):
+        run = tier.runs[name]
+        assert len(run.records) == 2
+        for record in run.records:
+            usage = record["trajectory"]["usage"]
+            calls = sum(role["calls"] for role in usage.values())
+            # N rehearsals or K samples per step: several times one episode's calls.
+            assert calls >= factor, (name, usage)
+
+
+def test_malformed_model_output_is_a_scored_failure_with_its_parse_error(tier):
+    malformed = [r for r in tier.records if parse_errors(r.get("trajectory") or {})]
+    assert malformed, "the model wrote no malformed call in the whole tier"
+    for record in malformed:
+        assert record["status"] == "ok"
+        assert record["score"] is not None
+        assert all(isinstance(e, str) and e for e in parse_errors(record["trajectory"]))
+
+
+def _chat(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/chat/completions",
+        data=json.dumps(body).encode("utf-8"),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        return json.loads(reply.read())
+
+
+def test_the_tools_reached_the_model(tier, tmp_path):
+    """The server's own prompt-token count for a BFCL request with its tools is far
+    above the same messages sent without them."""
+    record = next(
+        r
+        for r in tier.runs["benchmarks"].records
+        if r["subset"] == "simple_python" and r["trajectory"]["turns"]
+    )
+    with_tools = record["trajectory"]["turns"][0]["usage"]["prompt_tokens"]
+    from harness.registry import get_adapter
+
+    (sample,) = get_adapter("bfcl").load("simple_python", ids=[record["sample_id"]])
+    spec = LlamaCppSpec(str(tier.gguf), "probe", tool_parser="chatml-function-calling")
+    port = free_port()
+    with ManagedServer(
+        command=spec.command(HOST, port),
+        port=port,
+        model="probe",
+        log_path=tmp_path / "server.log",
+        label="llamacpp",
+    ) as server:
+        plain = _chat(
+            server.url,
+            {"model": "probe", "messages": sample.initial_messages, "max_tokens": 1},
+        )
+    without_tools = plain["usage"]["prompt_tokens"]
+    assert with_tools >= 2 * without_tools + 50, (with_tools, without_tools)
