@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness import validate
 from harness.errors import ConfigError
 
 DEFAULT_USER_MODEL = "gpt-4.1-2025-04-14"
@@ -144,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
+    run.add_argument(
+        "--adopt",
+        action="store_true",
+        help="resume a run folder that holds records but no manifest.json (its records are kept)",
+    )
     # Local servers: replicas in a YAML file, or a server started for the run (harness/serve.py).
     run.add_argument("--model-config", type=Path, help="YAML naming the model and its replicas")
     from harness.serve import add_serve_arguments
@@ -235,12 +241,9 @@ def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
     """Strategy settings: the YAML file, then --strategy-opt pairs, then flags."""
     options: dict[str, Any] = {}
     if args.strategy_config is not None:
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(args.strategy_config.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"--strategy-config {args.strategy_config}: {exc}") from None
+        loaded = validate.read_yaml(
+            args.strategy_config, f"--strategy-config {args.strategy_config}"
+        )
         if not isinstance(loaded, dict):
             raise ConfigError(f"--strategy-config {args.strategy_config}: not a mapping")
         from harness.models.redact import add_config_secrets
@@ -323,6 +326,48 @@ def _model_factory(base: Any) -> Any:
     return build
 
 
+# (sample, trial) pairs one run may hold: more is a typo (and its work list would
+# not fit in memory).
+MAX_WORK_ITEMS = 10_000_000
+
+
+def check_run_values(args: argparse.Namespace) -> None:
+    """The numeric flags of ``harness run``, before anything is loaded."""
+    if args.trials is not None:
+        validate.positive("--trials", args.trials)
+        validate.at_most("--trials", args.trials, validate.MAX_TRIALS)
+    validate.positive("--concurrency", args.concurrency)
+    validate.at_most("--concurrency", args.concurrency, validate.MAX_CONCURRENCY)
+    validate.positive("--limit", args.limit)
+    validate.positive("--timeout", args.timeout)
+    validate.positive("--episode-timeout", args.episode_timeout)
+    validate.positive("--max-attempts", args.max_attempts)
+    validate.not_negative("--retry-delay", args.retry_delay)
+    validate.not_negative("--temperature", args.temperature)
+    validate.in_unit_interval("--top-p", args.top_p)
+    validate.positive("--max-tokens", args.max_tokens)
+    if args.model is not None and not args.model.strip():
+        raise ConfigError("--model is empty")
+    if args.ids is not None and not [i for i in args.ids.split(",") if i.strip()]:
+        raise ConfigError("--ids names no sample")
+
+
+def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
+    """The run folder can be written, and holds a run we may resume (or nothing)."""
+    from harness.store import RunStore
+
+    validate.writable_folder(run_dir, flag)
+    store = RunStore(run_dir)
+    if store.exists():
+        store.read_manifest()  # one line if it is not a manifest
+        store.records()  # one line if samples.jsonl holds something that is not a record
+    elif store.records() and not adopt:
+        raise ConfigError(
+            f"{run_dir} holds records but no manifest.json, so it cannot be checked to be "
+            "this run; add --adopt to resume it anyway, or use another --out folder"
+        )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
@@ -346,11 +391,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.suites import load_suite
     from harness.task import Services
 
+    check_run_values(args)
     suite = load_suite(args.suite)
-    trials = args.trials or suite.trials
-    if trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
-        raise ConfigError("--trials, --concurrency and --limit must be positive")
+    trials = args.trials if args.trials is not None else suite.trials
     endpoint = plan_endpoint(args)  # --serve / --model-config: sets args.model and args.api_base
+    if args.api_base and not endpoint.spec:
+        for url in args.api_base.split(","):
+            validate.check_url(url.strip())
     shard = Shard.parse(args.shard) if args.shard else Shard()
     strategy_options = _strategy_options(args)
     run_dir = args.out or default_run_dir(
@@ -358,7 +405,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if args.out is None and shard.count > 1:
         run_dir = run_dir.with_name(f"{run_dir.name}__shard-{shard.index + 1}of{shard.count}")
+    check_run_folder(run_dir, args.adopt, "--out" if args.out else "the run folder (in results/)")
     cache_dir, cache_scope = _cache_place(args, run_dir)
+    if cache_dir is not None:
+        validate.writable_folder(cache_dir, "--cache-dir")
     settings = ModelSettings(
         name=args.model,
         api_base=args.api_base,
@@ -390,10 +440,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.registry import benchmark_names
 
     data_dirs = DataDirs.parse(args.data_dir, known=benchmark_names())
+    for folder in [data_dirs.root, *data_dirs.per_benchmark.values()]:
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ConfigError(f"--data-dir {folder} is a file, not a folder")
     plan = plan_suite(suite, limit=args.limit, data_dir=data_dirs, ids=ids)
     if not plan.samples:
         reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
         raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
+    if len(plan.samples) * trials > MAX_WORK_ITEMS:
+        raise ConfigError(
+            f"{len(plan.samples)} samples x {trials} trials is more than "
+            f"{MAX_WORK_ITEMS:,} (sample, trial) pairs in one run; use --shard or fewer trials"
+        )
     provider = ModelProvider(settings)
     benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
     # Only benchmarks with a simulated user or a judge need (and record) those models.
@@ -561,6 +619,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from harness.leaderboard import render
 
+    validate.n_boot(args.n_boot)
     print(
         render(
             args.run_dirs,
@@ -629,10 +688,13 @@ def register_secrets(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from harness import interrupts
+    from harness.errors import one_line
     from harness.models.redact import scrub_secrets, secret_scope
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    with secret_scope():
+    interrupts.forget()
+    with secret_scope(), interrupts.sigterm_as_interrupt():
         try:
             args = build_parser().parse_args(argv)
             register_secrets(args)
@@ -641,11 +703,32 @@ def main(argv: list[str] | None = None) -> int:
             modules = {**adapter_commands(), **dict(EXTRA_COMMANDS)}
             return _command_module(modules[args.command]).run(args)
         except ConfigError as exc:
-            print(f"harness: error: {scrub_secrets(str(exc))}", file=sys.stderr)
+            from harness.serve import ServerError
+
+            # A server's error carries the end of its log on purpose; others are one line.
+            text = str(exc) if isinstance(exc, ServerError) else one_line(str(exc))
+            print(f"harness: error: {scrub_secrets(text)}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
+            if interrupts.was_terminated():
+                print("harness: terminated; rerun the same command to resume", file=sys.stderr)
+                return 143
             print("harness: interrupted; rerun the same command to resume", file=sys.stderr)
             return 130
+        except OSError as exc:
+            # The machine failed the command (disk full, a folder removed): what was
+            # written stays written, and a rerun resumes.
+            where = f" ({exc.filename})" if exc.filename else ""
+            reason = exc.strerror or type(exc).__name__
+            print(
+                f"harness: error: {scrub_secrets(one_line(reason + where))}; "
+                "rerun the same command to resume",
+                file=sys.stderr,
+            )
+            return 1
+        except MemoryError:
+            print("harness: error: out of memory", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

@@ -152,7 +152,7 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
     """scores.json of a run, computed from stored scores when absent."""
     store = RunStore(run_dir)
     if store.scores_path.is_file():
-        return json.loads(store.scores_path.read_text(encoding="utf-8"))
+        return store.read_scores()
     if not store.exists():
         raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
     from harness.scoring import score_run

@@ -113,13 +113,10 @@ def _row(data: dict[str, Any], where: str) -> ReferenceRow:
 
 def load_reference(name: str) -> ReferenceTable:
     """A reference table by name (a file under ``results/reference/``) or by path."""
-    import yaml
+    from harness.validate import read_yaml
 
     path = _find(name)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: unreadable reference file ({exc})") from None
+    data = read_yaml(path, f"reference file {path}")
     if not isinstance(data, dict) or not data.get("rows") or not data.get("source"):
         raise ConfigError(f"{path}: a reference file needs 'source' and 'rows'")
     return ReferenceTable(

@@ -77,12 +77,9 @@ class ModelConfig:
 
 def load_model_config(path: Path) -> ModelConfig:
     """Read a model config YAML (see the module docstring); ConfigError if malformed."""
-    import yaml
+    from harness.validate import read_yaml
 
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--model-config {path}: {exc}") from None
+    raw = read_yaml(path, f"--model-config {path}")
     add_config_secrets(raw)  # replica URLs may carry user:password or a key
     if (
         not isinstance(raw, dict)

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import ConfigError
+from harness.interrupts import sigterm_as_interrupt
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
 from harness.steps import names_step, step_in
@@ -432,32 +433,6 @@ def _die_with_parent() -> Any:
             os._exit(1)
 
     return hook
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """Handle SIGTERM like Ctrl-C while the block runs, so that every ``finally``
-    and ``with`` on the way out runs (the default action ends the process on
-    the spot and would leave the server running). Only the main thread can
-    handle signals; elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        # The SIGINT handler in force: asyncio.run's cancels the run gracefully
-        # (which then ends in KeyboardInterrupt); Python's default raises at once.
-        handler = signal.getsignal(signal.SIGINT)
-        if callable(handler):
-            handler(signal.SIGINT, frame)
-            return
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class _LogPump:

@@ -9,6 +9,8 @@ reading skips and the next append closes off.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -41,6 +43,90 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+# The fields every reader relies on, and their types (None allowed where listed).
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "benchmark": (str,),
+    "subset": (str,),
+    "sample_id": (str, int),
+    "trial": (int,),
+    "status": (str,),
+}
+_RECORD_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "score": (dict,),
+    "error": (dict, str),
+    "trajectory": (dict,),
+    "metadata": (dict,),
+}
+# Manifest entries readers use, and their types when present (None is allowed).
+_MANIFEST_FIELDS: dict[str, tuple[type, ...]] = {
+    "model": (dict,),
+    "model_client": (dict,),
+    "sampling": (dict,),
+    "strategy": (dict,),
+    "env_feedback": (str,),
+    "suite_name": (str,),
+    "suite": (dict,),
+    "trials": (int,),
+    "user_model": (str,),
+    "judge_model": (str,),
+    "versions": (dict,),
+    "planned": (dict,),
+    "planned_full": (dict,),
+    "not_run": (list,),
+    "shard": (str,),
+    "server": (dict,),
+    "fingerprint": (dict,),
+    "active_spans": (list,),
+    "last_summary": (dict,),
+}
+
+
+# scores.json entries readers use (it is derived: `harness score` rebuilds it).
+_SCORES_FIELDS: dict[str, tuple[type, ...]] = {
+    "benchmarks": (dict,),
+    "records": (dict,),
+    "settings": (dict,),
+    "usage": (dict,),
+    "missing_samples": (dict,),
+    "regrade": (dict,),
+    "versions": (dict,),
+}
+
+
+def _has_type(value: Any, types: tuple[type, ...]) -> bool:
+    # bool is an int to Python, never to a reader of a count or a trial.
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a parsed samples.jsonl line is not a record, or None."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not a record"
+    for name, types in _RECORD_FIELDS.items():
+        if not _has_type(record.get(name), types):
+            return f"'{name}' missing or not {' or '.join(t.__name__ for t in types)}"
+    for name, types in _RECORD_OPTIONAL.items():
+        if record.get(name) is not None and not _has_type(record[name], types):
+            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
+    return None
+
+
+def _shape_problem(data: Any, fields: dict[str, tuple[type, ...]]) -> str | None:
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    for name, types in fields.items():
+        value = data.get(name)
+        if value is not None and not _has_type(value, types):
+            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
+    return None
+
+
+def manifest_problem(manifest: Any) -> str | None:
+    """Why a parsed manifest.json is not a manifest, or None."""
+    return _shape_problem(manifest, _MANIFEST_FIELDS)
+
+
 @dataclass
 class LoadedRecords:
     latest: dict[str, dict[str, Any]]  # key -> last record
@@ -48,24 +134,29 @@ class LoadedRecords:
 
 
 def read_records(path: Path) -> LoadedRecords:
-    """Every record of a samples.jsonl, the last one per key, skipping torn lines."""
+    """Every record of a samples.jsonl, the last one per key, skipping torn lines.
+
+    A line that is not JSON is torn (a kill mid-write) and skipped. A line that
+    is JSON but not a record means the file was damaged or written by something
+    else: ConfigError, naming the line, rather than a crash in whatever reads it.
+    """
     latest: dict[str, dict[str, Any]] = {}
     torn = 0
     if not path.exists():
         return LoadedRecords(latest, 0)
     with path.open("r", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 torn += 1
                 continue
-            if isinstance(record, dict) and "key" in record:
-                latest[record["key"]] = record
-            else:
-                torn += 1
+            problem = record_problem(record)
+            if problem is not None:
+                raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
+            latest[record["key"]] = record
     return LoadedRecords(latest, torn)
 
 
@@ -96,9 +187,30 @@ class RunStore:
         if not self.exists():
             raise ConfigError(f"{self.root} is not a run folder (no {MANIFEST})")
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{self.manifest_path}: unreadable manifest ({exc})") from None
+            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:  # not JSON, or not UTF-8
+            reason = str(exc).splitlines()[0][:200]
+            raise ConfigError(f"{self.manifest_path}: unreadable manifest ({reason})") from None
+        problem = manifest_problem(manifest)
+        if problem is not None:
+            raise ConfigError(f"{self.manifest_path}: not a run manifest ({problem})")
+        return manifest
+
+    def read_scores(self) -> dict[str, Any]:
+        """scores.json; ConfigError (rebuild it with `harness score`) if damaged."""
+        rebuild = f"rebuild it with: harness score {self.root}"
+        try:
+            scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError):
+            raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
+        problem = _shape_problem(scores, _SCORES_FIELDS)
+        if problem is None:
+            benchmarks = scores["benchmarks"] or {}
+            if not all(isinstance(entry, dict) for entry in benchmarks.values()):
+                problem = "a benchmark entry is not an object"
+        if problem is not None:
+            raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
+        return scores
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -145,13 +257,29 @@ class RunStore:
         line = dumps_safe(mask(record), default=str)
         self._samples_handle.write(line + "\n")
         self._samples_handle.flush()
+        if os.fstat(self._samples_handle.fileno()).st_nlink == 0:
+            # The file (or its folder) was removed under the run: writing on would
+            # lose every record without a word.
+            raise FileNotFoundError(
+                errno.ENOENT, "the run's records were removed", str(self.samples_path)
+            )
 
     def close(self) -> None:
-        if self._samples_handle is not None:
-            self._samples_handle.flush()
-            os.fsync(self._samples_handle.fileno())
-            self._samples_handle.close()
-            self._samples_handle = None
+        """Flush, sync and release the lock; the lock is released even when the
+        disk refuses the flush (the error still propagates)."""
+        try:
+            if self._samples_handle is not None:
+                handle, self._samples_handle = self._samples_handle, None
+                try:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                finally:
+                    with contextlib.suppress(OSError):  # the flush error is the one to report
+                        handle.close()
+        finally:
+            self._release_lock()
+
+    def _release_lock(self) -> None:
         if self._lock_handle is not None:
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()

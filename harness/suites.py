@@ -70,24 +70,40 @@ def _resolve(name_or_path: str) -> Path:
     raise ConfigError(f"unknown suite '{name_or_path}' (known: {known})")
 
 
+SUITE_KEYS = {"name", "description", "trials", "user_model", "judge_model", "entries"}
+# More trials than this in a suite file is a typo (the command line has the same bound).
+MAX_SUITE_TRIALS = 10_000
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _entry(raw: Any, where: str) -> SuiteEntry:
     if not isinstance(raw, dict) or "benchmark" not in raw:
         raise ConfigError(f"{where}: each entry needs a 'benchmark'")
+    if not isinstance(raw["benchmark"], str) or not raw["benchmark"].strip():
+        raise ConfigError(f"{where}: 'benchmark' must be a benchmark name")
     unknown = set(raw) - {"benchmark", "subsets", "limit", "ids", "options"}
     if unknown:
         raise ConfigError(f"{where}: unknown entry keys {sorted(unknown)}")
     subsets = raw.get("subsets", "all")
     if not (
-        subsets == "all" or (isinstance(subsets, list) and all(isinstance(s, str) for s in subsets))
+        subsets == "all"
+        or (isinstance(subsets, list) and subsets and all(isinstance(s, str) for s in subsets))
     ):
         raise ConfigError(f"{where}: 'subsets' must be 'all' or a list of names")
     limit = raw.get("limit")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
+    if limit is not None and (not _is_int(limit) or limit < 1):
         raise ConfigError(f"{where}: 'limit' must be a positive integer")
     options = raw.get("options") or {}
     if not isinstance(options, dict):
         raise ConfigError(f"{where}: 'options' must be a mapping")
     ids = raw.get("ids")
+    if ids is not None and not (
+        isinstance(ids, list) and all(isinstance(i, (str, int)) for i in ids)
+    ):
+        raise ConfigError(f"{where}: 'ids' must be a list of sample ids")
     return SuiteEntry(
         benchmark=str(raw["benchmark"]),
         subsets=subsets,
@@ -99,19 +115,22 @@ def _entry(raw: Any, where: str) -> SuiteEntry:
 
 def load_suite(name_or_path: str) -> Suite:
     """Read and validate a suite by name (tasks/<name>.yaml) or path."""
-    import yaml
+    from harness.validate import read_yaml
 
     path = _resolve(name_or_path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+    raw = read_yaml(path, str(path))
+    text = path.read_text(encoding="utf-8")  # read_yaml has checked it is text
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list) or not raw["entries"]:
         raise ConfigError(f"{path}: a suite needs a non-empty 'entries' list")
+    unknown = sorted(str(key) for key in set(raw) - SUITE_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown suite keys {unknown} (known: {sorted(SUITE_KEYS)})")
     trials = raw.get("trials", 1)
-    if not isinstance(trials, int) or trials < 1:
-        raise ConfigError(f"{path}: 'trials' must be a positive integer")
+    if not _is_int(trials) or not 1 <= trials <= MAX_SUITE_TRIALS:
+        raise ConfigError(f"{path}: 'trials' must be an integer from 1 to {MAX_SUITE_TRIALS}")
+    for key in ("name", "user_model", "judge_model"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ConfigError(f"{path}: '{key}' must be text")
     entries = [_entry(item, f"{path} entry {i + 1}") for i, item in enumerate(raw["entries"])]
     return Suite(
         name=str(raw.get("name") or path.stem),

@@ -113,7 +113,14 @@ def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path):
     assert summary.ran == 0
     store.open_for_append()
     store.append(
-        {"key": "extra", "benchmark": "toy", "subset": "easy", "sample_id": "x", "trial": 0}
+        {
+            "key": "extra",
+            "benchmark": "toy",
+            "subset": "easy",
+            "sample_id": "x",
+            "trial": 0,
+            "status": "ok",
+        }
     )
     store.close()
     assert "extra" in read_records(store.samples_path).latest

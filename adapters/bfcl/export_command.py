@@ -27,14 +27,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.store import RunStore
+    from harness.validate import writable_folder
 
     from .export import export_bfcl
 
+    if args.trial < 0:
+        raise ConfigError("--trial must be >= 0")
+    writable_folder(args.out_dir, "out_dir")
     store = RunStore(args.run_dir)
     store.read_manifest()  # a clear error when this is not a run folder
     records = [r for r in store.records().values() if r["benchmark"] == "bfcl"]
     if not records:
         raise ConfigError(f"{args.run_dir} has no BFCL records")
+    if not any(int(record["trial"]) == args.trial for record in records):
+        trials = sorted({int(record["trial"]) for record in records})
+        raise ConfigError(f"{args.run_dir} has no BFCL records of --trial {args.trial} ({trials})")
     from harness.models.redact import mask
 
     # Records of older runs may hold an echoed credential; exports are masked too.

@@ -147,9 +147,11 @@ def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.leaderboard import load_run
     from harness.stats import compare_runs
+    from harness.validate import n_boot
 
-    if args.n_boot < 2:
-        raise ConfigError("--n-boot must be at least 2")
+    n_boot(args.n_boot)
+    if args.max_flips < 0:
+        raise ConfigError("--max-flips must be >= 0 (0: list all)")
     a = load_run(args.run_a, n_boot=args.n_boot, seed=args.seed)
     b = load_run(args.run_b, n_boot=args.n_boot, seed=args.seed)
     comparisons = compare_runs(a.tasks, b.tasks, n_boot=args.n_boot, seed=args.seed)

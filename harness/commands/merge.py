@@ -243,7 +243,9 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
 
 def run(args: argparse.Namespace) -> int:
     from harness.store import OK, read_records
+    from harness.validate import writable_folder
 
+    writable_folder(args.out, "--out")
     gaps = merge_runs(args.shard_dirs, args.out, allow_gaps=args.allow_gaps)
     records = read_records(args.out / "samples.jsonl").latest
     failed = sum(1 for r in records.values() if r.get("status") != OK)

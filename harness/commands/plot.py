@@ -49,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.leaderboard import load_run
     from harness.plots import FORMATS, build_plots, save_plots
+    from harness.validate import n_boot, writable_folder
 
+    n_boot(args.n_boot)
+    writable_folder(args.out, "--out")
     kinds = _kinds(args)
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     if not formats or any(f not in FORMATS for f in formats):

@@ -33,9 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.report import ReportOptions, build_report
+    from harness.validate import n_boot, writable_file
 
-    if args.max_chars < 0 or args.n_boot < 2:
-        raise ConfigError("--max-chars must be >= 0 and --n-boot >= 2")
+    if args.max_chars < 0:
+        raise ConfigError("--max-chars must be >= 0")
+    n_boot(args.n_boot)
+    writable_file(args.out, "--out")
     options = ReportOptions(
         reference=args.with_reference,
         n_boot=args.n_boot,

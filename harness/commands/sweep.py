@@ -187,6 +187,9 @@ def check_command(args: argparse.Namespace, jobs: list[Any]) -> None:
         )
     if args.parts < 1:
         raise ConfigError("--parts must be positive")
+    from harness.cli import check_run_values
+
+    check_run_values(args)
     if args.parts > 1 and args.shard:
         raise ConfigError("--parts splits each checkpoint into shards itself; drop --shard")
     load_suite(args.suite)
@@ -240,10 +243,12 @@ def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
+    from harness.validate import writable_folder
 
     args.serve = args.serve or "vllm"
     checkpoints = find_checkpoints(args.checkpoints)
     sweep_dir = args.out or default_sweep_dir(args, checkpoints)
+    writable_folder(sweep_dir, "--out")
     folders = checkpoint_folders(checkpoints, sweep_dir)
     jobs = plan_jobs(args, folders)
     check_command(args, jobs)
