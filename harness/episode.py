@@ -179,7 +179,7 @@ class _Episode:
                 limits.max_steps_per_turn is not None
                 and steps_this_turn >= limits.max_steps_per_turn
             ):
-                return "max_steps_per_turn"
+                return "max_steps_per_turn" if limits.step_cap_ends_episode else None
 
     async def run(self) -> Trajectory:
         user = self.spec.user

@@ -108,7 +108,9 @@ class EpisodeLimits:
 
     ``single_step``: each user turn gets exactly one model reply whose tool calls are
     recorded but not executed (single-turn function calling).
-    ``max_steps_per_turn``: model replies allowed per user turn.
+    ``max_steps_per_turn``: model replies allowed per user turn; reaching it ends
+    the episode, or only the turn when ``step_cap_ends_episode`` is False (the user
+    source then sees the capped turn in the transcript and decides what follows).
     ``max_tool_calls_per_turn``: once a turn has executed more than this many calls,
     the next reply's calls are recorded but not executed and the turn (not the
     episode) ends.
@@ -119,6 +121,7 @@ class EpisodeLimits:
 
     single_step: bool = False
     max_steps_per_turn: int | None = None
+    step_cap_ends_episode: bool = True
     max_tool_calls_per_turn: int | None = None
     max_steps: int | None = 100
     max_messages: int | None = None

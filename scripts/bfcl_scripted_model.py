@@ -13,7 +13,8 @@ or text, with one mistake per turn chosen by a hash of the view. The mistakes
 cover how replies are decoded and when turns end:
 FC: arguments "" / malformed JSON / a JSON array / NaN, a wrong or missing
 argument, a dotted name, an unknown extra call, no call, text that repeats the
-calls, calls spread over steps, a repeated step, running into the step cap.
+calls, calls spread over steps, a repeated step, running into the step cap (also
+inside a memory conversation, which then ends while the next one starts).
 Prompt: fenced code, wrapping quotes, bare names, arithmetic, unary plus,
 positional and non-literal positional arguments, nested calls, ``**{...}``,
 ``...``, tuples, sets, lambdas, empty dict arguments, prose around the calls,
@@ -404,11 +405,16 @@ class ScriptedModel:
     # -- memory
 
     def _memory_note(self, view: View) -> Reply:
-        if view.step > 0:
-            return Reply(text="Noted.")
         rec_sum = ("memory_append" in view.tools) or (
             not view.native_tools and "memory_append" in view.system
         )
+        first_turn = View(view.first_user, 0, 0, [], view.native_tools)
+        if view.turn == 0 and first_turn.seed("loop") % 5 == 0:
+            # Calls on every step: BFCL's step cap ends this conversation only.
+            name = "memory_retrieve" if rec_sum else "core_memory_list_keys"
+            return Reply(calls=[(name, "{}")]) if view.native_tools else Reply(text=f"[{name}()]")
+        if view.step > 0:
+            return Reply(text="Noted.")
         note = view.last_user[:80]
         if rec_sum:
             calls: list[Call] = [("memory_append", {"text": note})]

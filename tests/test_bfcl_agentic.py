@@ -9,8 +9,10 @@ import importlib.util
 import pytest
 
 from harness.adapters.bfcl import BFCLAdapter
+from harness.adapters.bfcl.adapter import MAX_STEPS_PER_TURN
 from harness.adapters.bfcl.agentic import question_turn_count
-from harness.models.base import ModelClient, ScriptedClient
+from harness.adapters.bfcl.oracle import answer_text
+from harness.models.base import ModelClient
 from harness.strategies.base import PlainStrategy
 from harness.task import Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
@@ -76,17 +78,38 @@ def test_memory_answers_are_checked_in_the_last_text_reply():
     assert not score(sample, run(sample, NoteTaker("{'answer': 'I do not know'}"))).passed
 
 
-def test_memory_question_not_reached_fails():
+class CallsThenAnswers(ModelClient):
+    """Calls a tool on the first ``calls`` replies, then answers with the gold."""
+
+    name = "calls-then-answers"
+
+    def __init__(self, entry, calls: int):
+        self.entry, self.left = entry, calls
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        if self.left > 0:
+            self.left -= 1
+            return AssistantTurn(tool_calls=[ToolCall("", "memory_retrieve", {}, "{}")])
+        return AssistantTurn(content=answer_text(self.entry))
+
+
+def test_step_cap_ends_only_the_conversation_as_in_bfcl():
+    """BFCL's 20-step cap in a memory conversation ends that conversation; the next
+    one starts and the question is still asked (officially each is its own entry)."""
     sample = ADAPTER.load("memory_rec_sum", ids=["memory_rec_sum_0-customer-0"])[0]
-    # A model that keeps calling is stopped in the first conversation.
-    looping = ScriptedClient(
-        [AssistantTurn(tool_calls=[ToolCall("", "memory_retrieve", {}, "{}")])] * 30
-    )
-    trajectory = run(sample, looping)
-    assert trajectory.termination == "max_steps_per_turn"
-    result = score(sample, trajectory)
-    assert not result.passed
-    assert result.details["error_type"] == "agentic:inference_error"
+    entry = sample.gold
+    assert len(entry.prerequisites[0].turns) > 1
+    trajectory = run(sample, CallsThenAnswers(entry, MAX_STEPS_PER_TURN))
+    assert trajectory.termination == "completed"
+    users = [m for m in trajectory.messages if m["role"] == "user"]
+    # The first conversation's later turns were skipped; every other turn came.
+    assert len(users) == question_turn_count(entry) - (len(entry.prerequisites[0].turns) - 1)
+    assert score(sample, trajectory).passed
+    # A model that never stops calling reaches the question but gives no answer.
+    looping = run(sample, CallsThenAnswers(entry, 10_000))
+    assert looping.termination == "completed"
+    result = score(sample, looping)
+    assert not result.passed and result.details["error_type"] == "agentic:no_last_message"
 
 
 @pytest.mark.parametrize("category", ["memory_rec_sum", "web_search_base", "web_search_no_snippet"])

@@ -98,7 +98,7 @@ def _scripted_user(entry: Any, env: Environment, services: Services) -> UserSour
 def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource:
     from .agentic import memory_user
 
-    return memory_user(entry, env)
+    return memory_user(entry, env, MAX_STEPS_PER_TURN)
 
 
 def _register_benchmark_data(entries: list[Any]) -> None:
@@ -194,11 +194,14 @@ class BFCLAdapter(Adapter):
                 **common,
             )
         make_user = _memory_user if kind is Kind.MEMORY else _scripted_user
+        limits = _multi_step_limits()
+        # Memory: the step cap ends only the conversation (MemoryConversations).
+        limits.step_cap_ends_episode = kind is not Kind.MEMORY
         return Sample(
             initial_messages=[],
             make_environment=functools.partial(_environment, entry),
             make_user=functools.partial(make_user, entry),
-            limits=_multi_step_limits(),
+            limits=limits,
             **common,
         )
 

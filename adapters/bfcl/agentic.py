@@ -1,6 +1,7 @@
 """Agentic categories: memory (kv, vector, rec_sum) and web search.
 
-Memory, as one episode per question. Officially each backend first runs the
+Memory, as one episode per question. As in BFCL, the 20-step cap ends only the
+conversation it happens in (the memory is kept and the next conversation starts). Officially each backend first runs the
 scenario's prerequisite conversations with the model under test (the model
 stores what it learns through the memory tools; each conversation starts a
 fresh chat whose system prompt shows the current core memory, and the memory is
@@ -56,8 +57,9 @@ class MemoryConversations(UserSource):
     fresh context. The system prompt of each conversation is built when it
     starts, from the memory as the previous conversations left it."""
 
-    def __init__(self, entry: Entry, env: BFCLEnvironment):
+    def __init__(self, entry: Entry, env: BFCLEnvironment, step_cap: int | None = None):
         self._env = env
+        self._step_cap = step_cap
         self._entry = entry
         self._conversations = [*entry.prerequisites, entry]
         self._conversation = 0
@@ -65,6 +67,10 @@ class MemoryConversations(UserSource):
         self._turns: list[list[Message]] = []
 
     async def next_turn(self, transcript: list[Message]) -> UserTurn | None:
+        if self._turn > 0 and self._step_cap is not None and capped(transcript, self._step_cap):
+            # BFCL's step cap ends the conversation (its memory is kept); the next starts.
+            self._conversation += 1
+            self._turn = 0
         if self._conversation >= len(self._conversations):
             return None
         current = self._conversations[self._conversation]
@@ -79,10 +85,22 @@ class MemoryConversations(UserSource):
         return UserTurn(messages=messages, history=[] if fresh_context else None)
 
 
-def memory_user(entry: Entry, env: Environment) -> MemoryConversations:
+def capped(transcript: list[Message], step_cap: int) -> bool:
+    """Whether the last user turn ran into the step cap: ``step_cap`` replies, the
+    last of which had its calls executed (a last reply in text ended the turn)."""
+    replies = 0
+    for message in reversed(transcript):
+        role = message.get("role")
+        if role == "user" and not message.get("hidden"):
+            break
+        replies += role == "assistant"
+    return replies >= step_cap and bool(transcript) and transcript[-1].get("role") == "tool"
+
+
+def memory_user(entry: Entry, env: Environment, step_cap: int | None = None) -> MemoryConversations:
     if not isinstance(env, BFCLEnvironment):
         raise TypeError("memory episodes need the BFCL environment")
-    return MemoryConversations(entry, env)
+    return MemoryConversations(entry, env, step_cap)
 
 
 def question_turn_count(entry: Entry) -> int:
@@ -102,7 +120,14 @@ def final_answer(step_results: list[Result], prompt_mode: bool) -> Result:
 def score_agentic(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
     turns = turn_replies(trajectory)
     details: dict[str, Any] = {"turns_reached": len(turns), "termination": trajectory.termination}
-    if len(turns) != question_turn_count(entry) or len(entry.turns) != 1:
+    # Memory: each conversation starts from a fresh context, the question is the
+    # last one (the step cap may cut a prerequisite conversation short).
+    if entry.prerequisites:
+        reached = len(trajectory.context_resets) == len(entry.prerequisites) + 1
+    else:
+        reached = len(turns) == len(entry.turns)
+    reached = reached and trajectory.termination == "completed"
+    if not reached or len(entry.turns) != 1:
         details["error_type"] = "agentic:inference_error"
         return Score(passed=False, reward=0.0, details=details)
     answer = final_answer([reply.result(prompt_mode) for reply in turns[-1]], prompt_mode)
