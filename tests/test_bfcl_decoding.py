@@ -198,3 +198,22 @@ def test_scenario_passwords_survive_the_record_store(tmp_path):
     args = '{"username": "dr_smith", "password": "securePass123"}'
     assert mask({"content": call, "arguments": args}) == {"content": call, "arguments": args}
     assert mask("password='invented-by-model-42'") == "password='***'"
+
+
+def test_run_regrade_and_export_keep_scenario_passwords(tmp_path, monkeypatch):
+    from harness.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nentries:\n  - benchmark: bfcl\n    subsets: [multi_turn_base]\n"
+        "    ids: [multi_turn_base_5]\n"
+    )
+    assert main(["run", "--suite", str(suite), "--model", "oracle", "--quiet", "--out", "run"]) == 0
+    assert "securePass123" in (tmp_path / "run" / "samples.jsonl").read_text()
+    assert main(["score", "run"]) == 0
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert scores["benchmarks"]["bfcl"]["subsets"]["multi_turn_base"]["metrics"]["accuracy"] == 1.0
+    assert main(["export-bfcl", "run", "export"]) == 0
+    exported = next((tmp_path / "export").rglob("*multi_turn_base_result.json")).read_text()
+    assert "securePass123" in exported

@@ -101,7 +101,7 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
     return memory_user(entry, env, MAX_STEPS_PER_TURN)
 
 
-def _register_benchmark_data(entries: list[Any]) -> None:
+def register_benchmark_data(entries: list[Any]) -> None:
     """The entries' own text (scenario configs, questions, gold answers) is data:
     a password or access token that BFCL puts in a scenario ("securePass123",
     "abc123xyz"), and that the model copies into a call, must stay in the stored
@@ -172,7 +172,7 @@ class BFCLAdapter(Adapter):
         if mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
         entries = load_entries(subset, ids, limit)
-        _register_benchmark_data(entries)
+        register_benchmark_data(entries)
         return [self._sample(entry, mode) for entry in entries]
 
     def _sample(self, entry: Any, mode: str) -> Sample:
