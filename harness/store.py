@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.boundary import dumps_safe
 from harness.errors import ConfigError
-from harness.models.redact import mask
+from harness.models.redact import mask, may_need_masking
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -254,7 +254,9 @@ class RunStore:
         """
         if self._samples_handle is None:
             raise RuntimeError("RunStore.open_for_append() first")
-        line = dumps_safe(mask(record), default=str)
+        line = dumps_safe(record, default=str)
+        if may_need_masking(line):  # one search over the line; rarely true
+            line = dumps_safe(mask(record), default=str)
         self._samples_handle.write(line + "\n")
         self._samples_handle.flush()
         if os.fstat(self._samples_handle.fileno()).st_nlink == 0:

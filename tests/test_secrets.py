@@ -18,6 +18,7 @@ from harness.models.redact import (
     add_url_secrets,
     argument_secrets,
     mask,
+    may_need_masking,
     scrub_secrets,
     secret_scope,
 )
@@ -200,3 +201,34 @@ def test_boolean_flags_named_like_keys_do_not_hide_their_neighbour():
 def test_ordinary_words_are_not_masked():
     for text in ("Basic arithmetic", "the token count", "max_tokens=10", "a tokenizer"):
         assert scrub_secrets(text) == text
+
+
+def test_the_one_search_shortcut_masks_exactly_what_the_full_walk_masks():
+    from harness.models.redact import _Masker
+
+    secret = "s3cret-value-42"
+    values = [
+        {"content": "nothing here", "list": ["a", 1, None, 2.5, ("t", "u")]},
+        {"content": f"key {secret} inside", "n": 3},
+        {"nested": [{"deep": ["Bearer abcdefgh123"]}], "k": "v"},
+        {"api_key": "abc", "text": "api_key=zz9yy8xx7"},  # a key named like one stays
+        {"url": "https://user:pw12345@host/v1", "b": "Basic " + b64("u:pw12345")},
+        {"sk": "sk-abcdef123456", "end": "api_key="},
+        {"edge": "Bearer", "next": "abcdefgh123"},  # a match only across two strings
+        {"obj": Path("/tmp/x"), "tuple": ("a", "b")},
+        {"escaped": f'say "{secret}"\nBearer\tabcdefgh123 \u0007', "q": 'a\\"b'},
+        {"escaped": 'x\napi_key=\\"zz9yy8xx7\\"'},
+    ]
+    with secret_scope():
+        add_argument_secrets(["--api-key", secret])
+        for value in values:
+            # As the writers serialise it (a non-JSON leaf as its text).
+            written = json.dumps(mask(value), default=str)
+            assert written == json.dumps(_Masker().value(value), default=str)
+        plain = values[0]
+        assert mask(plain) is plain  # nothing to mask: no copy
+        for value in values:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+            if json.dumps(_Masker().value(value), default=str) != json.dumps(value, default=str):
+                assert may_need_masking(text), value
+        assert not may_need_masking(json.dumps(plain))

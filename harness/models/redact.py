@@ -153,13 +153,21 @@ def add_config_secrets(data: Any) -> None:
         add_url_secrets(data)
 
 
+# Whether an environment variable's name says it holds a credential, by name:
+# the environment is read afresh on every call (it may change), the names rarely.
+_secret_name: dict[str, bool] = {}
+
+
 def environment_secrets() -> list[str]:
     """Values of environment variables that hold credentials (``*_API_KEY``...)."""
-    return [
-        value
-        for name, value in os.environ.items()
-        if _SECRET_ENV.search(name) and len(value) >= MIN_SECRET_CHARS
-    ]
+    values = []
+    for name, value in os.environ.items():
+        secret = _secret_name.get(name)
+        if secret is None:
+            secret = _secret_name[name] = bool(_SECRET_ENV.search(name))
+        if secret and len(value) >= MIN_SECRET_CHARS:
+            values.append(value)
+    return values
 
 
 def known_secrets(extra: Iterable[str | None] = ()) -> set[str]:
@@ -216,6 +224,26 @@ class _Masker:
             text = pattern.sub(_mask_shape, text)
         return _BASIC.sub(_mask_basic, text)
 
+    def finds_any(self, value: Any) -> bool:
+        """Whether any text in ``value`` may need masking (False: nothing to mask)."""
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError):  # keys JSON cannot write, cycles
+            return True
+        return self.finds_any_in_json(text)
+
+    def finds_any_in_json(self, text: str) -> bool:
+        """Whether the JSON text of a value holds anything to mask, by one search
+        per pattern over the whole text with its escapes undone. Every string of
+        the value is in there whole, between quotes, and every pattern's edges
+        are word boundaries or character classes a quote satisfies: a match
+        inside one string is a match here. (Matches across strings only cost a
+        full walk.)"""
+        if "\\" in text:
+            text = _JSON_ESCAPE.sub(_unescape, text)
+        patterns = [self._known, *_SECRET_TEXT, _BASIC]
+        return any(pattern is not None and pattern.search(text) for pattern in patterns)
+
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
@@ -230,6 +258,23 @@ class _Masker:
         return self.text(str(value))  # what json.dumps(default=str) would write
 
 
+_JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))")
+_SIMPLE_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return chr(int(match.group(1), 16))
+    return _SIMPLE_ESCAPES.get(match.group(2), match.group(2))
+
+
+def may_need_masking(json_text: str) -> bool:
+    """Whether a value written as this JSON text may hold a secret (False: the
+    text can be written as it is). A writer that has the text already checks it
+    instead of walking the value."""
+    return _Masker().finds_any_in_json(json_text)
+
+
 def _mask_basic(match: re.Match[str]) -> str:
     try:
         decoded = base64.b64decode(match.group(2), validate=True).decode("utf-8")
@@ -239,10 +284,15 @@ def _mask_basic(match: re.Match[str]) -> str:
 
 
 def mask(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """A copy of ``value`` (JSON-like data) with every known secret and every
-    credential-looking string masked. Non-JSON leaves become masked strings."""
+    """``value`` (JSON-like data) with every known secret and every
+    credential-looking string masked: a masked copy (non-JSON leaves become
+    masked strings), or ``value`` itself when nothing in it needs masking, the
+    common case, found by one search over all its text (masking every string of
+    every record on its own was the store's largest cost)."""
     masker = _Masker(secrets)
     try:
+        if not masker.finds_any(value):
+            return value
         return masker.value(value)
     except RecursionError:  # nested too deep (or circular): bounded first, then masked
         from harness.boundary import json_ready
