@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
     )
     run.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one small request with tools sent to an --api-base/--serve server first",
+    )
+    run.add_argument(
         "--client",
         default="auto",
         help="auto (direct HTTP with --api-base, else litellm), litellm, or direct",
@@ -295,6 +300,22 @@ def add_active_span(manifest: dict[str, Any], started_at: str, seconds: float) -
     the sum of these spans (a resume with nothing to do adds none)."""
     spans = manifest.setdefault("active_spans", [])
     spans.append({"started_at": started_at, "seconds": round(seconds, 3)})
+
+
+def _preflight(settings: Any) -> None:
+    """Stop before the run, in one line, when the server refuses what the run
+    sends (tools, parallel calls in the history): models/preflight.py. Only for
+    OpenAI-compatible servers (--api-base, --serve) in native tool-calling mode."""
+    if not settings.api_base or settings.prompt_mode:
+        return
+    from harness.models.factory import is_builtin
+    from harness.models.openai_http import served_name
+    from harness.models.preflight import preflight
+
+    if is_builtin(settings.name):
+        return
+    for url in settings.api_base.split(","):
+        preflight(url.strip(), served_name(settings.name), settings.tool_choice, settings.timeout_s)
 
 
 def _cache_line(settings: Any) -> str:
@@ -539,6 +560,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             # The server (with --serve) runs for this block only, if there is work left.
             with endpoint.serving(run_dir, needed=bool(todo)):
+                if todo and not args.no_preflight:
+                    _preflight(settings)
                 summary = _run_with_progress(
                     runner,
                     todo,
@@ -569,6 +592,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"{_cache_line(settings)} in {time.monotonic() - started:.1f}s",
         file=sys.stderr,
     )
+    for line in settings.fit_report.lines(args.timeout):
+        print(line, file=sys.stderr)
     for item in plan.not_run:
         print(f"not run: {item.benchmark}/{item.subset}: {item.reason}", file=sys.stderr)
     if not args.quiet:

@@ -352,19 +352,18 @@ def build_replica_client(settings: Any) -> ModelClient:
     urls = replica_urls(settings.api_base)
     configured = getattr(settings, "replica_concurrency", None) or {}
     limits = {url: int(configured.get(url, settings.concurrency)) for url in urls}
+    from harness.models.factory import transport_timeout
+
     tool_choice = getattr(settings, "tool_choice", "auto")
+    timeout = transport_timeout(settings)
     if not uses_direct_client(settings):
-        return LiteLLMRouterClient(
-            settings.name, limits, timeout=settings.timeout_s, tool_choice=tool_choice
-        )
+        return LiteLLMRouterClient(settings.name, limits, timeout=timeout, tool_choice=tool_choice)
     from harness.models.openai_http import OpenAIHTTPClient
 
     replicas = [
         Replica(
             url,
-            OpenAIHTTPClient(
-                settings.name, url, timeout=settings.timeout_s, tool_choice=tool_choice
-            ),
+            OpenAIHTTPClient(settings.name, url, timeout=timeout, tool_choice=tool_choice),
             limit,
         )
         for url, limit in limits.items()

@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
 from harness.models.cache import CacheStats
+from harness.models.local_server import (
+    LOCAL_MAX_WAIT_S,
+    FitReport,
+    LocalPatience,
+    is_loopback_url,
+)
 from harness.registry import get_adapter
 from harness.task import Sample
 
@@ -46,6 +52,8 @@ class ModelSettings:
     fingerprint: str | None = None
     # Hits and misses of the response cache, shared by every client of the run.
     cache_stats: CacheStats = field(default_factory=CacheStats)
+    # Calls to a local server that outlasted timeout_s (shared, like cache_stats).
+    fit_report: FitReport = field(default_factory=FitReport)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
     tool_choice: str = "auto"
     # --- local servers (harness/replicas.py, harness/serve.py) ---
@@ -85,6 +93,22 @@ def uses_direct_client(settings: ModelSettings) -> bool:
     return settings.client == "direct" or (settings.client == "auto" and bool(settings.api_base))
 
 
+def is_local(settings: ModelSettings) -> bool:
+    """A server on this machine: one the run started, or an api_base on loopback
+    (every replica). Its slow calls are waited for, not re-sent (local_server.py)."""
+    if not settings.api_base:
+        return False
+    if settings.served is not None and settings.served.url == settings.api_base:
+        return True
+    return all(is_loopback_url(url) for url in settings.api_base.split(","))
+
+
+def transport_timeout(settings: ModelSettings) -> float:
+    """The HTTP client's own timeout: the per-call timeout, or for a local server
+    the longest wait (RetryingClient decides when to give up on it)."""
+    return LOCAL_MAX_WAIT_S if is_local(settings) else settings.timeout_s
+
+
 def build_remote_client(settings: ModelSettings) -> ModelClient:
     """The litellm client with retries, endpoint concurrency and cache around it."""
     from harness.models.cache import CachingClient
@@ -106,14 +130,14 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         client = OpenAIHTTPClient(
             settings.name,
             settings.api_base,
-            timeout=settings.timeout_s,
+            timeout=transport_timeout(settings),
             tool_choice=settings.tool_choice,
         )
     else:
         client = LiteLLMClient(
             settings.name,
             api_base=settings.api_base,
-            timeout=settings.timeout_s,
+            timeout=transport_timeout(settings),
             tool_choice=settings.tool_choice,
         )
     if settings.served is not None and settings.served.url == settings.api_base:
@@ -128,6 +152,12 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         max_attempts=settings.max_attempts,
         base_delay=settings.retry_base_delay,
         timeout=settings.timeout_s,
+        patience=(
+            LocalPatience(str(settings.api_base), settings.fit_report)
+            if is_local(settings)
+            else None
+        ),
+        fit_report=settings.fit_report,
     )
     if settings.cache_dir is not None:
         client = CachingClient(
@@ -158,6 +188,7 @@ def aux_client(
         concurrency=base.concurrency,
         cache_dir=base.cache_dir,
         cache_stats=base.cache_stats,
+        fit_report=base.fit_report,
     )
     check_model(settings)
     return build_remote_client(settings)

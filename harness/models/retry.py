@@ -12,6 +12,9 @@ on one server share its limit).
 
 Order them as Retrying(ConcurrencyLimited(client)): a call waiting out its
 backoff does not hold an endpoint slot.
+
+With ``patience`` (a local server, local_server.py) a call past its timeout is
+not abandoned and sent again while the server is alive: it is waited for.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from harness.models.base import ModelClient, ModelError
+from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
+from harness.models.local_server import FitReport, LocalPatience
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 
@@ -66,6 +70,8 @@ class RetryingClient(ModelClient):
         max_retry_after: float = 120.0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         rng: random.Random | None = None,
+        patience: LocalPatience | None = None,
+        fit_report: FitReport | None = None,
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -76,6 +82,12 @@ class RetryingClient(ModelClient):
         self.max_delay = max_delay
         self.timeout = timeout
         self.max_retry_after = max_retry_after
+        self.patience = patience
+        self.fit_report = (
+            fit_report
+            if fit_report is not None
+            else (patience.waits if patience is not None else None)
+        )
         self.stats = RetryStats()
         self._sleep = sleep or asyncio.sleep
         self._rng = rng or random.Random()
@@ -100,6 +112,8 @@ class RetryingClient(ModelClient):
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         self.stats.attempts += 1
+        if self.patience is not None and self.timeout is not None:
+            return await self._patient_attempt(messages, tools, params, self.patience)
         try:
             if self.timeout is None:
                 return await self.inner.complete(messages, tools, params)
@@ -113,6 +127,47 @@ class RetryingClient(ModelClient):
         except ModelError as exc:
             self.stats.transient_errors += int(exc.transient)
             raise
+
+    async def _patient_attempt(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        params: SamplingParams,
+        patience: LocalPatience,
+    ) -> AssistantTurn:
+        """One attempt on a local server: past the timeout, keep waiting for the
+        same request while the server is alive (never re-send it to a server
+        still computing it), up to ``patience.max_wait_s``."""
+        assert self.timeout is not None
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        call = asyncio.ensure_future(self.inner.complete(messages, tools, params))
+        wait = self.timeout
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=wait)
+                if done:
+                    patience.waits.note(loop.time() - started, self.timeout)
+                    try:
+                        return call.result()
+                    except ModelError as exc:
+                        self.stats.transient_errors += int(exc.transient)
+                        raise
+                waited = loop.time() - started
+                if waited >= patience.max_wait_s:
+                    patience.waits.gave_up += 1
+                    break
+                if not await patience.alive():
+                    break
+                wait = min(patience.check_every_s, patience.max_wait_s - waited)
+        finally:
+            if not call.done():
+                call.cancel()
+                await asyncio.gather(call, return_exceptions=True)
+        self.stats.timeouts += 1
+        self.stats.transient_errors += 1
+        waited = loop.time() - started
+        raise ModelError(f"no reply within {waited:.0f} s from the local server", transient=True)
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
@@ -131,6 +186,8 @@ class RetryingClient(ModelClient):
                 with attempt:
                     return await self._attempt(messages, tools, params)
         except ModelError as exc:
+            if exc.kind == CONTEXT_OVERFLOW and self.fit_report is not None:
+                self.fit_report.context_overflows += 1
             if not exc.transient:
                 raise
             self.stats.gave_up += 1
@@ -154,6 +211,7 @@ class RetryingClient(ModelClient):
                 "max_delay_s": self.max_delay,
                 "timeout_s": self.timeout,
                 "max_retry_after_s": self.max_retry_after,
+                "local_server_wait_s": self.patience.max_wait_s if self.patience else None,
             },
         }
 

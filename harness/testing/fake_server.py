@@ -7,6 +7,9 @@ or an API provider on 127.0.0.1:
 - ``POST /v1/chat/completions`` (and ``/chat/completions``): answers with a
   ``chat.completion`` object, an HTTP error, a slow reply or a dropped connection,
   as scripted;
+- a run's preflight request (header ``X-Harness-Preflight``) gets
+  ``preflight_reply`` (default: a text reply) and is kept apart from
+  ``chat_requests``;
 - ``GET /v1/models`` (one entry: ``model_name`` and the ``model_card`` fields)
   and ``GET /health``.
 
@@ -47,6 +50,8 @@ from typing import Any
 # A request head (request line + headers) larger than this is refused.
 MAX_HEAD_BYTES = 64 * 1024
 FAIL_KINDS = ("429", "500", "timeout")
+# The header of a run's preflight request (lower case, as headers are recorded).
+PREFLIGHT_HEADER = "x-harness-preflight"
 
 _REASONS = {
     200: "OK",
@@ -207,6 +212,7 @@ class FakeServer:
         handler: Handler | None = None,
         model_name: str = "fake-model",
         model_card: dict[str, Any] | None = None,
+        preflight_reply: Reply | Handler | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         record_bodies: bool = True,
@@ -223,6 +229,9 @@ class FakeServer:
         self.model_name = model_name
         # Extra fields of the model's /v1/models entry (e.g. root, created).
         self.model_card = dict(model_card or {})
+        # What a run's preflight request gets (models/preflight.py); it never
+        # takes a scripted reply, a failure draw or the handler's answer.
+        self.preflight_reply = preflight_reply
         self.host = host
         self.port = port
         self.record_bodies = record_bodies
@@ -250,7 +259,16 @@ class FakeServer:
 
     @property
     def chat_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        """The chat requests of the run itself (a run's preflight request is apart)."""
+        return [
+            r
+            for r in self.requests
+            if r.path.endswith("/chat/completions") and PREFLIGHT_HEADER not in r.headers
+        ]
+
+    @property
+    def preflight_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if PREFLIGHT_HEADER in r.headers]
 
     def enqueue(self, *replies: Reply) -> None:
         """Replies for the next chat requests, in order (before any other rule)."""
@@ -418,7 +436,11 @@ class FakeServer:
         if parsed.get("stream"):
             message = "streaming is not supported by the fake server"
             return 400, {}, json.dumps(_error_body(400, message)).encode()
-        reply = self._choose_reply(parsed)
+        if PREFLIGHT_HEADER in headers:
+            chosen = self.preflight_reply or Reply.text("ok")
+            reply = chosen if isinstance(chosen, Reply) else chosen(parsed)
+        else:
+            reply = self._choose_reply(parsed)
         wait = self.latency + reply.delay
         if wait > 0:
             await asyncio.sleep(wait)

@@ -1,0 +1,109 @@
+"""One small request before a run, so that a server that refuses what the run
+needs says so in one line instead of as an infrastructure error per sample.
+
+The request is in the run's own wire format (openai_wire.chat_request): the
+tools offered with the run's ``tool_choice``, and a history holding what every
+benchmark sends back: an assistant turn with two parallel tool calls (content
+"") and their two tool results. A server without a tool-call parser, a chat
+template that cannot express parallel calls, or a server that rejects the
+message shapes refuses it with a 4xx (or llama-cpp-python's 500 on request
+validation); the run then stops before it starts, naming what was refused.
+Only one token is asked for, so the request costs a short prompt's prefill.
+
+A preflight that times out or cannot connect says nothing about refusals and
+lets the run go on (the run's own retries deal with a slow or absent server).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from harness.errors import ConfigError
+from harness.models.openai_wire import chat_request
+from harness.models.redact import redact_url
+from harness.types import SamplingParams
+
+PING_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "The current time in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+_CALLS = [
+    {"id": "call_1", "type": "function", "function": {"name": "get_time", "arguments": '{"city": "Paris"}'}},
+    {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}},
+]  # fmt: skip
+TOOLS_ONLY = [{"role": "user", "content": "What time is it in Paris?"}]
+PARALLEL_HISTORY = [
+    {"role": "user", "content": "What time is it in Paris and in Oslo?"},
+    {"role": "assistant", "content": "", "tool_calls": _CALLS},
+    {"role": "tool", "tool_call_id": "call_1", "content": "10:00"},
+    {"role": "tool", "tool_call_id": "call_2", "content": "10:00"},
+    {"role": "user", "content": "And in Rome?"},
+]
+
+
+@dataclass
+class Refusal:
+    status: int
+    message: str
+
+
+def _post(url: str, body: dict, timeout: float) -> Refusal | None:
+    """None when the server accepted (or did not answer in time); a Refusal otherwise."""
+    request = urllib.request.Request(
+        f"{url.rstrip('/')}/chat/completions",
+        data=json.dumps(body).encode("utf-8"),
+        # Says what the request is (in server logs; the fake test server keeps it apart).
+        headers={"Content-Type": "application/json", "X-Harness-Preflight": "1"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read(1 << 20)
+        return None
+    except urllib.error.HTTPError as exc:
+        text = exc.read(4000).decode("utf-8", errors="replace")
+        try:
+            error = json.loads(text).get("error")
+            text = str(error.get("message") if isinstance(error, dict) else error or text)
+        except (ValueError, AttributeError):
+            pass
+        if exc.code in (400, 404, 405, 415, 422, 500, 501):
+            return Refusal(exc.code, " ".join(text.split())[:300])
+        return None  # rate limits, overload: not a refusal
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def preflight(url: str, model: str, tool_choice: str, timeout: float) -> None:
+    """ConfigError (one line) when the server at ``url`` refuses a request with
+    tools and parallel tool calls in its history."""
+    params = SamplingParams(temperature=0.0, max_tokens=1)
+    body = chat_request(model, PARALLEL_HISTORY, [PING_TOOL], params, tool_choice)
+    refusal = _post(url, body, timeout)
+    if refusal is None:
+        return
+    # Which part: tools at all, or the parallel calls in the history?
+    plain = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
+    where = redact_url(url)
+    if plain is None:
+        raise ConfigError(
+            f"the server at {where} accepts tools but refuses a history with parallel tool "
+            f"calls (HTTP {refusal.status}: {refusal.message}); its chat format cannot "
+            "express them: use another tool-call parser or chat template, or --prompt-mode"
+        )
+    raise ConfigError(
+        f"the server at {where} refuses requests with tools (HTTP {plain.status}: "
+        f"{plain.message}); start it with a tool-call parser (vLLM: --enable-auto-tool-choice "
+        "--tool-call-parser hermes), or use --prompt-mode, or --tool-choice omit"
+    )

@@ -1,0 +1,203 @@
+"""Local servers are not API endpoints: slow calls are waited for, not re-sent;
+what does not fit is said in one line; a server that refuses what the run needs
+stops it before it starts (preflight)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
+from harness.models.factory import ModelSettings, is_local, transport_timeout
+from harness.models.local_server import LOCAL_MAX_WAIT_S, FitReport, LocalPatience, is_loopback_url
+from harness.models.openai_http import OpenAIHTTPClient
+from harness.models.retry import RetryingClient
+from harness.serve import ServedEndpoint
+from harness.testing.fake_server import FakeServer, Reply
+from harness.types import AssistantTurn, SamplingParams
+
+TESTS = Path(__file__).resolve().parent
+HI = [{"role": "user", "content": "hi"}]
+
+
+def test_which_servers_are_local():
+    assert is_loopback_url("http://127.0.0.1:8000/v1") and is_loopback_url("http://localhost:1")
+    assert is_loopback_url("http://[::1]:8000/v1") and is_loopback_url("http://127.3.0.1/v1")
+    assert not is_loopback_url("http://10.0.0.5:8000/v1") and not is_loopback_url(None)
+    assert not is_loopback_url("https://api.example.com/v1")
+    assert is_local(ModelSettings("openai/m", api_base="http://127.0.0.1:1/v1,http://localhost:2"))
+    assert not is_local(ModelSettings("openai/m", api_base="http://127.0.0.1:1/v1,http://n2:2"))
+    assert not is_local(ModelSettings("gpt-4.1"))
+    served = ModelSettings("openai/m", api_base="http://h:5/v1")
+    served.served = ServedEndpoint("http://h:5/v1", {}, "vllm:x")
+    assert is_local(served)
+    # The HTTP client of a local server waits long; the retry wrapper decides.
+    assert transport_timeout(served) == LOCAL_MAX_WAIT_S
+    assert transport_timeout(ModelSettings("gpt-4.1", timeout_s=7)) == 7
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+def test_a_slow_local_call_is_waited_for_and_sent_once():
+    waits = FitReport()
+    with FakeServer() as server:
+        server.enqueue(Reply.slow(1.2, Reply.text("late but fine")))
+        inner = OpenAIHTTPClient("openai/fake-model", server.url, timeout=LOCAL_MAX_WAIT_S)
+        patience = LocalPatience(server.url, waits, check_every_s=0.2)
+        client = RetryingClient(
+            inner, max_attempts=3, base_delay=0.01, timeout=0.3, patience=patience
+        )
+
+        async def call():
+            try:
+                return await client.complete(HI, [], SamplingParams())
+            finally:
+                await inner.aclose()
+
+        turn = _run(call())
+        assert turn.content == "late but fine"
+        assert len(server.chat_requests) == 1  # never re-sent while it was computing
+    assert (waits.slow_calls, client.stats.retries) == (1, 0) and waits.longest_s >= 1.2
+    (line,) = waits.lines(0.3)
+    assert "1 model call(s)" in line and "not sent again" in line
+
+
+class Hanging(ModelClient):
+    """A call that never returns (a server that died mid-request without closing)."""
+
+    name = "hanging"
+
+    def __init__(self):
+        self.calls = 0
+
+    async def complete(self, messages, tools, params) -> AssistantTurn:
+        self.calls += 1
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_a_gone_local_server_is_given_up_on_and_retried():
+    with FakeServer() as server:
+        url = server.url
+    # Nothing listens there now: the wait ends at the first liveness check.
+    inner = Hanging()
+    patience = LocalPatience(url, FitReport(), check_every_s=0.1)
+    client = RetryingClient(inner, max_attempts=2, base_delay=0.01, timeout=0.2, patience=patience)
+    with pytest.raises(ModelError, match="local server") as caught:
+        _run(client.complete(HI, [], SamplingParams()))
+    assert caught.value.transient and inner.calls == 2
+
+
+def test_a_local_call_stops_at_the_longest_wait():
+    with FakeServer() as server:
+        inner = Hanging()
+        waits = FitReport()
+        patience = LocalPatience(server.url, waits, max_wait_s=0.5, check_every_s=0.1)
+        client = RetryingClient(inner, max_attempts=1, timeout=0.1, patience=patience)
+        with pytest.raises(ModelError):
+            _run(client.complete(HI, [], SamplingParams()))
+    assert waits.gave_up == 1 and "did not finish" in waits.lines(0.1)[0]
+
+
+@pytest.fixture
+def toy_suite(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+    return suite
+
+
+def toy_reply(request: dict) -> Reply:
+    messages = request["messages"]
+    if messages[-1]["role"] == "tool":
+        return Reply.text("done")
+    target = int(re.search(r"Reach (\d+)", messages[-1]["content"]).group(1))
+    return Reply.calls(("add", {"n": target}))
+
+
+def run(suite, server, out, *extra) -> int:
+    argv = ["run", "--suite", str(suite), "--model", "openai/fake-model", "--api-base"]
+    argv += [server.url, "--quiet", "--no-cache", "--retry-delay", "0.01", "--out", str(out)]
+    return main([*argv, *extra])
+
+
+def test_requests_longer_than_the_context_are_one_line(toy_suite, tmp_path, capsys):
+    overflow = Reply.http_error(400, "This model's maximum context length is 8192 tokens")
+    with FakeServer(handler=lambda request: overflow) as server:
+        assert run(toy_suite, server, tmp_path / "r") == 0  # scored failures, not errors
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "context window" in line]
+    assert len(lines) == 1 and lines[0].startswith("8 request(s)")
+
+
+def test_context_overflow_is_counted_by_the_retry_wrapper():
+    class Overflowing(ModelClient):
+        async def complete(self, messages, tools, params):
+            raise ModelError("too long", kind=CONTEXT_OVERFLOW)
+
+    report = FitReport()
+    client = RetryingClient(Overflowing(), max_attempts=3, fit_report=report)
+    with pytest.raises(ModelError):
+        _run(client.complete(HI, [], SamplingParams()))
+    assert report.context_overflows == 1
+
+
+# -- preflight ---------------------------------------------------------------------
+
+
+def test_the_preflight_request_is_the_runs_wire_format(toy_suite, tmp_path):
+    with FakeServer(handler=toy_reply) as server:
+        assert run(toy_suite, server, tmp_path / "r", "--tool-choice", "required") == 0
+        (first,) = server.preflight_requests
+        assert server.chat_requests  # the run itself went on
+    body = first.body
+    assert body["tool_choice"] == "required" and body["tools"][0]["type"] == "function"
+    assert body["max_tokens"] == 1
+    assistant = next(m for m in body["messages"] if m["role"] == "assistant")
+    assert assistant["content"] == "" and len(assistant["tool_calls"]) == 2
+
+
+def test_a_server_without_a_tool_parser_stops_the_run_in_one_line(toy_suite, tmp_path, capsys):
+    refusal = Reply.http_error(
+        400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser'
+    )
+    with FakeServer(handler=toy_reply, preflight_reply=refusal) as server:
+        code = run(toy_suite, server, tmp_path / "r")
+        assert server.chat_requests == []  # not one sample was sent
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert "refuses requests with tools" in err[0] and "--enable-auto-tool-choice" in err[0]
+
+
+def test_a_chat_format_without_parallel_calls_is_named(toy_suite, tmp_path, capsys):
+    def refuse_parallel(request: dict) -> Reply:
+        if any(len(m.get("tool_calls") or []) > 1 for m in request["messages"]):
+            return Reply.http_error(500, "template cannot render several tool calls")
+        return Reply.text("ok")
+
+    with FakeServer(handler=toy_reply, preflight_reply=refuse_parallel) as server:
+        code = run(toy_suite, server, tmp_path / "r")
+        assert len(server.preflight_requests) == 2
+    err = capsys.readouterr().err
+    assert code == 2 and "refuses a history with parallel tool calls" in err
+
+
+def test_no_preflight_in_prompt_mode_or_when_asked(toy_suite, tmp_path):
+    refusal = Reply.http_error(400, "no tools here")
+    with FakeServer(handler=toy_reply, preflight_reply=refusal) as server:
+        assert run(toy_suite, server, tmp_path / "a", "--no-preflight") == 0
+        assert run(toy_suite, server, tmp_path / "b", "--prompt-mode") in (0, 1)
+        assert server.preflight_requests == []
+
+
+def test_a_slow_or_busy_server_does_not_fail_the_preflight(toy_suite, tmp_path):
+    with FakeServer(handler=toy_reply, preflight_reply=Reply.rate_limited(0)) as server:
+        assert run(toy_suite, server, tmp_path / "r") == 0
