@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
     )
     run.add_argument(
+        "--local-server",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="wait for slow calls instead of re-sending them (auto: with --serve or a "
+        "loopback --api-base)",
+    )
+    run.add_argument(
         "--no-preflight",
         action="store_true",
         help="skip the one small request with tools sent to an --api-base/--serve server first",
@@ -441,6 +448,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         client=args.client,
         retry_base_delay=args.retry_delay,
         tool_choice=args.tool_choice,
+        local={"auto": None, "yes": True, "no": False}[args.local_server],
     )
     endpoint.configure(settings)
     check_model(settings)

@@ -32,6 +32,10 @@ def test_which_servers_are_local():
     assert is_local(ModelSettings("openai/m", api_base="http://127.0.0.1:1/v1,http://localhost:2"))
     assert not is_local(ModelSettings("openai/m", api_base="http://127.0.0.1:1/v1,http://n2:2"))
     assert not is_local(ModelSettings("gpt-4.1"))
+    # --local-server yes|no decides (an SSH tunnel to a remote API is on loopback).
+    loopback = "http://127.0.0.1:1/v1"
+    assert not is_local(ModelSettings("openai/m", api_base=loopback, local=False))
+    assert is_local(ModelSettings("openai/m", api_base="http://n2:2/v1", local=True))
     served = ModelSettings("openai/m", api_base="http://h:5/v1")
     served.served = ServedEndpoint("http://h:5/v1", {}, "vllm:x")
     assert is_local(served)

@@ -70,6 +70,8 @@ def test_twenty_percent_failing_calls_lose_no_sample(toy_suite, tmp_path):
                 "--retry-delay",
                 "0.01",
                 "--no-cache",
+                "--local-server",
+                "no",  # an API that hangs: abandon and re-send
                 "--quiet",
                 "--out",
                 str(tmp_path / "run"),

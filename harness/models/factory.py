@@ -52,6 +52,8 @@ class ModelSettings:
     fingerprint: str | None = None
     # Hits and misses of the response cache, shared by every client of the run.
     cache_stats: CacheStats = field(default_factory=CacheStats)
+    # Whether the server is on this machine (None: decide from served / api_base).
+    local: bool | None = None
     # Calls to a local server that outlasted timeout_s (shared, like cache_stats).
     fit_report: FitReport = field(default_factory=FitReport)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
@@ -98,6 +100,8 @@ def is_local(settings: ModelSettings) -> bool:
     (every replica). Its slow calls are waited for, not re-sent (local_server.py)."""
     if not settings.api_base:
         return False
+    if settings.local is not None:
+        return settings.local
     if settings.served is not None and settings.served.url == settings.api_base:
         return True
     return all(is_loopback_url(url) for url in settings.api_base.split(","))
