@@ -173,6 +173,13 @@ def test_compare_warns_when_both_runs_have_the_same_weights(toy_suite, tmp_path,
     captured = capsys.readouterr()
     fingerprint = manifest(tmp_path / "r1")["fingerprint"]["id"]
     assert "same weights" in captured.err and fingerprint in captured.out
+    # The report and the markdown leaderboard show it too.
+    assert main(["report", str(tmp_path / "r1"), "--out", str(tmp_path / "r.html")]) == 0
+    assert f"weights {fingerprint}" in (tmp_path / "r.html").read_text()
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "r1")]) == 0
+    board = capsys.readouterr().out
+    assert fingerprint in board
 
 
 def test_checkpoint_files_fingerprint(tmp_path):

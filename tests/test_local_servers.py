@@ -205,3 +205,15 @@ def test_no_preflight_in_prompt_mode_or_when_asked(toy_suite, tmp_path):
 def test_a_slow_or_busy_server_does_not_fail_the_preflight(toy_suite, tmp_path):
     with FakeServer(handler=toy_reply, preflight_reply=Reply.rate_limited(0)) as server:
         assert run(toy_suite, server, tmp_path / "r") == 0
+
+
+def test_a_refused_tool_choice_is_named(toy_suite, tmp_path, capsys):
+    def refuse_required(request: dict) -> Reply:
+        if request.get("tool_choice") == "required":
+            return Reply.http_error(500, "")
+        return Reply.text("ok")
+
+    with FakeServer(handler=toy_reply, preflight_reply=refuse_required) as server:
+        code = run(toy_suite, server, tmp_path / "r", "--tool-choice", "required")
+    err = capsys.readouterr().err
+    assert code == 2 and "refuses --tool-choice required" in err

@@ -95,6 +95,9 @@ def check_same_run(shards: list[Shard]) -> None:
                 f"{other.root} is not a shard of the same run as {first.root} "
                 f"(different {', '.join(differ)})"
             )
+        from harness.models.fingerprint import check_same_weights
+
+        check_same_weights(first.manifest, other.manifest, other.root)
 
 
 def check_ownership(shards: list[Shard]) -> None:
@@ -161,7 +164,9 @@ def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> dict[str, Any
     manifest = {
         key: value
         for key, value in first.items()
-        if key not in ("resumed_at", "last_summary", "finished_at")
+        # Shards run side by side: the merged run's wall time is first start to
+        # last finish, not the sum of the shards' active spans.
+        if key not in ("resumed_at", "last_summary", "finished_at", "active_spans")
     }
     labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
     manifest["run_id"] = out.name

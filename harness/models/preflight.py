@@ -96,14 +96,23 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> None:
     # Which part: tools at all, or the parallel calls in the history?
     plain = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
     where = redact_url(url)
+    if plain is not None and tool_choice not in ("auto", "omit"):
+        # The server may take tools but not this tool_choice (llama-cpp-python: "required").
+        auto = chat_request(model, TOOLS_ONLY, [PING_TOOL], params, "auto")
+        if _post(url, auto, timeout) is None:
+            raise ConfigError(
+                f"the server at {where} refuses --tool-choice {tool_choice} (HTTP "
+                f"{plain.status}: {plain.message or 'no message'}); use --tool-choice auto"
+            )
     if plain is None:
         raise ConfigError(
             f"the server at {where} accepts tools but refuses a history with parallel tool "
-            f"calls (HTTP {refusal.status}: {refusal.message}); its chat format cannot "
+            f"calls (HTTP {refusal.status}: {refusal.message or 'no message'}); its chat "
+            "format cannot "
             "express them: use another tool-call parser or chat template, or --prompt-mode"
         )
     raise ConfigError(
         f"the server at {where} refuses requests with tools (HTTP {plain.status}: "
-        f"{plain.message}); start it with a tool-call parser (vLLM: --enable-auto-tool-choice "
+        f"{plain.message or 'no message'}); start it with a tool-call parser (vLLM: --enable-auto-tool-choice "
         "--tool-call-parser hermes), or use --prompt-mode, or --tool-choice omit"
     )
