@@ -101,8 +101,16 @@ def bare_seconds(url: str, run_dir: Path, max_tokens: int) -> float:
     return time.perf_counter() - start
 
 
-def first_request_seconds() -> float:
-    """``harness run --suite smoke`` against a fake server: start to first request."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a live process has used so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_request_seconds() -> tuple[float, float]:
+    """``harness run --suite smoke`` against a fake server: wall and CPU seconds
+    from start to the first model request (CPU time does not depend on how busy
+    the machine is)."""
     with FakeServer() as server, tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "harness.cli", "run", "--suite", "smoke"]
         command += ["--model", "openai/fake-model", "--api-base", server.url]
@@ -116,7 +124,8 @@ def first_request_seconds() -> float:
                 time.sleep(0.01)
             if not server.chat_requests:
                 sys.exit("the smoke run ended without a model request")
-            return server.chat_requests[0].received_at - start
+            cpu = cpu_seconds(process.pid)
+            return server.chat_requests[0].received_at - start, cpu
         finally:
             process.kill()
             process.wait()
@@ -129,10 +138,11 @@ def main() -> None:
     parser.add_argument("--gguf", help="the model file (default: $HARNESS_REAL_MODEL_GGUF)")
     args = parser.parse_args()
 
-    first = first_request_seconds()
+    first, first_cpu = first_request_seconds()
     print(
-        f"make demo (smoke suite), start to first model request: {first:.2f} s "
-        f"(target <= {FIRST_REQUEST_TARGET_S:g} s, ratio {first / FIRST_REQUEST_TARGET_S:.2f})"
+        f"make demo (smoke suite), start to first model request: {first:.2f} s, "
+        f"{first_cpu:.2f} CPU s (target <= {FIRST_REQUEST_TARGET_S:g} s, "
+        f"ratio {first / FIRST_REQUEST_TARGET_S:.2f})"
     )
 
     gguf = gguf_path(args.gguf)

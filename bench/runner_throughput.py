@@ -48,6 +48,7 @@ def main() -> None:
             )
             run_dir = Path(folder) / "run"
             start = time.perf_counter()
+            cpu_start = time.process_time()
             harness_main(
                 [
                     "run",
@@ -66,6 +67,7 @@ def main() -> None:
                 ]
             )
             elapsed = time.perf_counter() - start
+            cpu = time.process_time() - cpu_start
             records = read_records(run_dir / "samples.jsonl").latest
             manifest = json.loads((run_dir / "manifest.json").read_text())
             run_seconds = manifest["last_summary"]["elapsed_s"]
@@ -81,7 +83,9 @@ def main() -> None:
         f"  episodes + scoring + records: {run_seconds:.2f} s = {run_rate:.1f}/s, "
         f"ratio {run_rate / ideal:.2f}\n"
         f"  whole command (imports, data loading, planning too): {elapsed:.2f} s = "
-        f"{rate:.1f}/s, ratio {rate / ideal:.2f}"
+        f"{rate:.1f}/s, ratio {rate / ideal:.2f}\n"
+        f"  harness CPU for the whole command: {cpu * 1000 / len(records):.2f} ms per sample "
+        f"(the ideal rate leaves {1000 / ideal:.2f} ms per sample on one core)"
     )
 
 

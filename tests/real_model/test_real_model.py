@@ -42,8 +42,6 @@ from real_model_tier import (
 # The whole tier runs in the first test's setup (about 15 minutes on 2 idle cores).
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(3600)]
 
-SERVER_ARGS = ["--serve-arg=--n_threads", "--serve-arg=2"]
-
 
 @dataclass
 class TierRun:
@@ -105,7 +103,6 @@ def _run(name: str, folder: Path, gguf: Path, suite: str, *extra: str) -> TierRu
             "600",
             "--no-cache",
             "--quiet",
-            *SERVER_ARGS,
             *extra,
         ]
     )
