@@ -720,6 +720,24 @@ def register_secrets(args: argparse.Namespace) -> None:
             raise ConfigError(f"--serve-command cannot be split into arguments: {exc}") from None
 
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE, what a shell reports for a reader that left
+
+
+def _closed_pipe() -> int:
+    """The reader of our output left (``harness leaderboard | head``): end quietly.
+
+    Whatever is still buffered for stdout cannot be delivered; pointing stdout at
+    the null device keeps the interpreter's final flush from printing a traceback.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # stdout is not a real file (a test's capture): nothing will flush to a pipe
+    return SIGPIPE_EXIT
+
+
 def main(argv: list[str] | None = None) -> int:
     from harness import interrupts
     from harness.errors import one_line
@@ -732,9 +750,22 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             register_secrets(args)
             if args.command in COMMANDS:
-                return COMMANDS[args.command](args)
-            modules = {**adapter_commands(), **dict(EXTRA_COMMANDS)}
-            return _command_module(modules[args.command]).run(args)
+                code = COMMANDS[args.command](args)
+            else:
+                modules = {**adapter_commands(), **dict(EXTRA_COMMANDS)}
+                code = _command_module(modules[args.command]).run(args)
+            # Flush here, not at interpreter exit, so a closed pipe is caught below.
+            sys.stdout.flush()
+            return code
+        except BrokenPipeError:
+            return _closed_pipe()
+        except SystemExit:
+            # --help exits from inside the parser, before the flush above.
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                return _closed_pipe()
+            raise
         except ConfigError as exc:
             from harness.serve import ServerError
 
