@@ -22,15 +22,14 @@ from harness.testing.fake_server import FakeServer
 from harness.testing.hostile import KINDS, HostileHandler
 
 EPISODE_TIMEOUT_S = 10.0
-TRIALS = 3
 
 
-def hostile_suite(data: Path) -> str:
+def hostile_suite(data: Path, trials: int) -> str:
     math_ids = ["multi_turn_base_15", "multi_turn_base_28", "multi_turn_base_31"]
     return json.dumps(
         {
             "name": "hostile",
-            "trials": TRIALS,
+            "trials": trials,
             "user_model": "scripted",
             "entries": [
                 {"benchmark": "bfcl", "subsets": ["multi_turn_base"], "ids": math_ids},
@@ -87,12 +86,20 @@ def run_cli(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def hostile_run(shared_data, tmp_path_factory):
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param((3, 8), id="trials3-concurrency8"),
+        # The bigger sweep: more of every kind, many bombs in flight at once.
+        pytest.param((10, 32), id="trials10-concurrency32", marks=pytest.mark.full),
+    ],
+)
+def hostile_run(request, shared_data, tmp_path_factory):
+    trials, concurrency = request.param
     root = tmp_path_factory.mktemp("hostile")
     canary = root / "CANARY"
     suite = root / "hostile.yaml"
-    suite.write_text(hostile_suite(shared_data))  # JSON is YAML
+    suite.write_text(hostile_suite(shared_data, trials))  # JSON is YAML
     handler = HostileHandler(str(canary))
     with FakeServer(handler=handler, record_bodies=False) as server:
         code, stdout, stderr, rss_mb, seconds = run_cli(
@@ -107,7 +114,7 @@ def hostile_run(shared_data, tmp_path_factory):
                 "--judge-model",
                 "stub",
                 "--concurrency",
-                "8",
+                str(concurrency),
                 "--timeout",
                 "30",
                 "--max-attempts",
@@ -127,6 +134,7 @@ def hostile_run(shared_data, tmp_path_factory):
         f"hostile run: exit {code}, {seconds:.1f} s, peak RSS {rss_mb:.0f} MB, served {dict(handler.served)}"
     )
     return {
+        "trials": trials,
         "root": root,
         "run": root / "run",
         "canary": canary,
@@ -150,7 +158,7 @@ def test_no_crash_and_every_sample_and_trial_is_recorded(hostile_run):
     planned = sum(n for subsets in manifest["planned"].values() for n in subsets.values())
     assert planned >= 17
     records = read_records(hostile_run["run"] / "samples.jsonl").latest
-    assert len(records) == planned * TRIALS
+    assert len(records) == planned * hostile_run["trials"]
     benchmarks = {r["benchmark"] for r in records.values()}
     assert benchmarks == {"bfcl", "tau2", "finmcp", "vitabench"}
     # Hostile model output is the model's failure, scored: not every record an infra error.
