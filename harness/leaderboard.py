@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness import stats
+from harness import stats, unscored
 from harness.composite import CompositeDefinition, default_composite
 from harness.errors import ConfigError
 from harness.headlines import (
@@ -58,7 +58,7 @@ class BenchmarkEntry:
     """One benchmark of one run (or of one published row)."""
 
     benchmark: str
-    headline: dict[str, float]
+    headline: dict[str, float | None]
     primary: str | None
     interval: Interval | None = None
     ci_note: str = ""
@@ -68,10 +68,21 @@ class BenchmarkEntry:
     not_run: dict[str, str] = field(default_factory=dict)  # subset -> reason
     notes: list[str] = field(default_factory=list)
     subsets: dict[str, Any] = field(default_factory=dict)
+    unscored: str = ""  # why the benchmark has no number (harness.unscored), if it has none
+    unscored_subsets: dict[str, str] = field(default_factory=dict)  # subset -> why
 
     @property
     def primary_value(self) -> float | None:
         return None if self.primary is None else self.headline.get(self.primary)
+
+    def why_none(self, metric: str) -> str:
+        """Why ``metric`` has no value because nothing behind it was scored ('' otherwise)."""
+        if self.unscored:
+            return self.unscored
+        for subset, why in self.unscored_subsets.items():
+            if subset in metric.split("/"):
+                return why
+        return ""
 
     @property
     def errors(self) -> int:
@@ -242,6 +253,24 @@ def _primary_interval(
     entry.replicates = result.replicates
 
 
+def _drop_unscored(entry: BenchmarkEntry, tasks: list[TaskOutcome]) -> None:
+    """No number where nothing was scored: an aggregate over error records only is
+    a formula applied to nothing. Clears the benchmark's fractional headline values,
+    or those of a subset (headline keys name their subset as a '/'-separated part)."""
+    why = unscored.tasks_reason(tasks)
+    if why:
+        entry.unscored = why
+    else:
+        for subset, group in stats.by_subset(tasks).items():
+            why = unscored.tasks_reason(group)
+            if why:
+                entry.unscored_subsets[subset] = why
+    entry.headline = {
+        key: None if entry.why_none(key) and not is_count_metric(key) else value
+        for key, value in entry.headline.items()
+    }
+
+
 def composite_of(
     entries: dict[str, BenchmarkEntry], definition: CompositeDefinition | None = None
 ) -> Composite:
@@ -321,6 +350,7 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
             notes=list(result.get("notes") or []),
             subsets=result.get("subsets") or {},
         )
+        _drop_unscored(entry, tasks_by_benchmark.get(benchmark, []))
         _primary_interval(entry, tasks_by_benchmark.get(benchmark, []), n_boot, seed)
         entries[benchmark] = entry
     name = str(scores.get("run_id") or manifest.get("run_id") or run_dir.name)
@@ -488,11 +518,14 @@ def summary_table(results: list[RunResult]) -> Table:
         entries = list(result.benchmarks.values())
         for bench in benchmarks:
             entry = result.benchmarks.get(bench)
-            cells[f"bench:{bench}"] = (
-                MetricValue(None)
-                if entry is None
-                else MetricValue(entry.primary_value, entry.interval, "" if entry.primary else "-")
-            )
+            if entry is None:
+                cells[f"bench:{bench}"] = MetricValue(None)
+            elif entry.unscored:
+                cells[f"bench:{bench}"] = MetricValue(None, note=entry.unscored)
+            else:
+                cells[f"bench:{bench}"] = MetricValue(
+                    entry.primary_value, entry.interval, "" if entry.primary else "-"
+                )
         if composite is not None:
             cells["composite"] = result.composite.metric()
             for caveat in result.composite.caveats:
@@ -590,7 +623,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
                 cells[f"metric:{column}"] = None if value is None else int(value)
             else:
                 interval = entry.interval if column == primary_id else None
-                cells[f"metric:{column}"] = MetricValue(value, interval)
+                cells[f"metric:{column}"] = MetricValue(value, interval, entry.why_none(column))
         if not result.is_reference:
             cells["records"] = entry.counts.get("records", 0)
             cells["infra_errors"] = entry.counts.get("infra_errors", 0)
@@ -788,6 +821,7 @@ CSV_HEADER = [
     "ci_high",
     "unit",
     "source",
+    "note",
 ]
 
 
@@ -804,16 +838,21 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
     source = f"published:{result.reference}" if result.is_reference else "run"
     rows: list[list[Any]] = []
 
-    def add(bench: str, metric: str, value: Any, unit: str, interval: Any = None) -> None:
+    def add(
+        bench: str, metric: str, value: Any, unit: str, interval: Any = None, note: str = ""
+    ) -> None:
         low = "" if interval is None else interval.low
         high = "" if interval is None else interval.high
-        rows.append([bench, *ident, metric, value, low, high, unit, source])
+        value = "" if value is None else value
+        rows.append([bench, *ident, metric, value, low, high, unit, source, note])
 
     for bench in sort_benchmarks(set(result.benchmarks)):
         entry = result.benchmarks[bench]
         for name, value in entry.headline.items():
             interval = entry.interval if name == entry.primary else None
-            add(bench, name, value, "count" if is_count_metric(name) else "fraction", interval)
+            unit = "count" if is_count_metric(name) else "fraction"
+            note = "" if value is not None else entry.why_none(name)
+            add(bench, name, value, unit, interval, note)
         if not result.is_reference:
             for name in ("records", "ok", "infra_errors", "score_errors"):
                 add(bench, name, entry.counts.get(name, 0), "count")
@@ -869,6 +908,8 @@ def result_json(result: RunResult) -> dict[str, Any]:
                 "primary": entry.primary,
                 "primary_ci": _interval_json(entry.interval),
                 "ci_note": entry.ci_note,
+                "unscored": entry.unscored or None,
+                "unscored_subsets": entry.unscored_subsets,
                 "counts": entry.counts,
                 "missing": entry.missing,
                 "not_run": entry.not_run,

@@ -34,6 +34,7 @@ from typing import Any
 
 from harness import stats
 from harness.boundary import dumps_safe
+from harness.commands.compare import row_cells
 from harness.leaderboard import (
     RunResult,
     Table,
@@ -235,14 +236,6 @@ def table_html(table: Table) -> str:
     )
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.2f}"
-
-
-def _pts(value: float) -> str:
-    return f"{100 * value:+.2f}"
-
-
 def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
     comparisons = stats.compare_runs(a.tasks, b.tasks, n_boot=n_boot, seed=seed)
     parts = [f"<h3>B = {_esc(b.name)} against A = {_esc(a.name)}</h3>"]
@@ -259,20 +252,7 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
             rows.append(
                 "<tr>"
                 + "".join(
-                    f"<td>{_esc(v)}</td>"
-                    for v in (
-                        item.label,
-                        item.metric,
-                        item.n_tasks,
-                        _pct(item.value_a),
-                        _pct(item.value_b),
-                        _pts(item.diff),
-                        f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}]",
-                        f"{100 * item.mde:.2f}",
-                        len(item.a_only),
-                        len(item.b_only),
-                        f"{item.p_value:.4g}",
-                    )
+                    f"<td>{_esc(v)}</td>" for v in (item.label, item.metric, *row_cells(item))
                 )
                 + "</tr>"
             )

@@ -64,6 +64,7 @@ class TaskOutcome:
     sample_id: str
     trials: dict[int, dict[str, float]] = field(default_factory=dict)
     errors: int = 0  # trials that ended in an infrastructure or scoring error
+    infra_errors: int = 0  # of those, the infrastructure errors
 
     @property
     def key(self) -> str:
@@ -146,6 +147,7 @@ def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOut
         ok, values = trial_values(record)
         task.trials[trial] = values
         task.errors += 0 if ok else 1
+        task.infra_errors += record.get("status") == "infra_error"
     return tasks
 
 
@@ -333,19 +335,34 @@ class PairedComparison:
     label: str
     metric: str
     n_tasks: int
-    value_a: float
-    value_b: float
-    interval: Interval
-    mde: float
+    # None, with ``unscored`` saying why, when a run has no scored record here.
+    value_a: float | None
+    value_b: float | None
+    interval: Interval | None
+    mde: float | None
     a_only: list[str]  # tasks A passed and B failed (one pass/fail per task)
     b_only: list[str]  # tasks B passed and A failed
-    p_value: float
+    p_value: float | None
     errored_tasks: int  # shared tasks with an infrastructure/scoring error in either run
     warnings: list[str] = field(default_factory=list)
+    unscored: str = ""
 
     @property
-    def diff(self) -> float:
+    def diff(self) -> float | None:
+        if self.value_a is None or self.value_b is None:
+            return None
         return self.value_b - self.value_a
+
+
+def _unscored_side(pairs: list[tuple[TaskOutcome, TaskOutcome]]) -> str:
+    """'' when both runs scored some record of ``pairs``, else which run did not and why."""
+    from harness.unscored import tasks_reason
+
+    sides = [
+        (name, tasks_reason(tasks))
+        for name, tasks in (("A", [a for a, _ in pairs]), ("B", [b for _, b in pairs]))
+    ]
+    return "; ".join(f"{name}: {why}" for name, why in sides if why)
 
 
 def compare_paired(
@@ -359,10 +376,26 @@ def compare_paired(
     """Paired bootstrap CI, McNemar test, flipped tasks and power warnings."""
     import numpy as np
 
+    all_pairs = [pair for items in pairs.values() for pair in items]
+    unscored = _unscored_side(all_pairs)
+    if unscored:  # a difference from a formula over nothing is no difference
+        return PairedComparison(
+            label=label,
+            metric=estimator.name,
+            n_tasks=len(all_pairs),
+            value_a=None,
+            value_b=None,
+            interval=None,
+            mde=None,
+            a_only=[],
+            b_only=[],
+            p_value=None,
+            errored_tasks=sum(1 for a, b in all_pairs if a.errors or b.errors),
+            unscored=unscored,
+        )
     value_a, value_b, replicates = paired_replicates(pairs, estimator, n_boot, seed)
     interval = percentile_interval(replicates, level)
     mde = minimum_detectable_effect(float(np.std(replicates, ddof=1)) if n_boot > 1 else 0.0)
-    all_pairs = [pair for items in pairs.values() for pair in items]
     a_only = sorted(a.key for a, b in all_pairs if a.majority_passed and not b.majority_passed)
     b_only = sorted(b.key for a, b in all_pairs if b.majority_passed and not a.majority_passed)
     comparison = PairedComparison(

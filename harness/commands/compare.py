@@ -45,6 +45,24 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
+def row_cells(item: Any) -> list[str]:
+    """The cells after scope and metric of one comparison row (``PairedComparison``);
+    a scope where a run scored nothing shows no number, only why."""
+    if item.unscored:
+        return [str(item.n_tasks), "-", "-", "-", item.unscored, "-", "-", "-", "-"]
+    return [
+        str(item.n_tasks),
+        _pct(item.value_a),
+        _pct(item.value_b),
+        _pts(item.diff),
+        f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}]",
+        f"{100 * item.mde:.2f}",
+        str(len(item.a_only)),
+        str(len(item.b_only)),
+        f"{item.p_value:.4g}",
+    ]
+
+
 def _flip_list(keys: list[str], limit: int) -> str:
     shown = keys if limit <= 0 else keys[:limit]
     more = len(keys) - len(shown)
@@ -109,13 +127,7 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
         lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
         rows = [comparison.headline, *comparison.subsets]
         for item in rows:
-            lines.append(
-                f"| {item.label} | {item.metric} | {item.n_tasks} | {_pct(item.value_a)} | "
-                f"{_pct(item.value_b)} | {_pts(item.diff)} | "
-                f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}] | "
-                f"{100 * item.mde:.2f} | {len(item.a_only)} | {len(item.b_only)} | "
-                f"{item.p_value:.4g} |"
-            )
+            lines.append("| " + " | ".join([item.label, item.metric, *row_cells(item)]) + " |")
         warnings = [(item.label, w) for item in rows for w in item.warnings]
         if warnings:
             lines.append("")
