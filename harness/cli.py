@@ -315,9 +315,9 @@ def _preflight(settings: Any) -> None:
     OpenAI-compatible servers (--api-base, --serve) in native tool-calling mode."""
     if not settings.api_base or settings.prompt_mode:
         return
-    from harness.models.factory import is_builtin
     from harness.models.openai_http import served_name
     from harness.models.preflight import preflight
+    from harness.models.settings import is_builtin
 
     if is_builtin(settings.name):
         return
@@ -336,7 +336,8 @@ def _model_factory(base: Any) -> Any:
     """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
     from dataclasses import replace
 
-    from harness.models.factory import build_remote_client, check_model
+    from harness.clients import build_remote_client
+    from harness.models.settings import check_model
 
     def build(name: str, api_base: str | None) -> Any:
         same_endpoint = name == base.name and api_base == base.api_base
@@ -400,16 +401,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     import time
 
     started, started_at = time.monotonic(), _now_iso()
+    from harness.clients import ModelProvider, aux_client
     from harness.leaderboard import render
     from harness.manifest import base_versions, check_resumable
-    from harness.models.factory import (
-        ModelProvider,
-        ModelSettings,
-        aux_client,
-        check_model,
-        is_builtin,
-    )
     from harness.models.fingerprint import check_same_weights, run_fingerprint
+    from harness.models.settings import ModelSettings, check_model, is_builtin
     from harness.registry import get_adapter
     from harness.runner import Runner, Shard, now_iso, plan_suite
     from harness.scoring import score_run
@@ -666,7 +662,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from harness.models.factory import BUILTIN_MODELS
+    from harness.models.settings import BUILTIN_MODELS
     from harness.registry import benchmark_names, get_adapter
     from harness.suites import available_suites
 

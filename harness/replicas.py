@@ -347,12 +347,12 @@ class LiteLLMRouterClient(LiteLLMClient):
 
 def build_replica_client(settings: Any) -> ModelClient:
     """The client over the replicas in ``settings.api_base`` (a ModelSettings)."""
-    from harness.models.factory import uses_direct_client
+    from harness.models.settings import uses_direct_client
 
     urls = replica_urls(settings.api_base)
     configured = getattr(settings, "replica_concurrency", None) or {}
     limits = {url: int(configured.get(url, settings.concurrency)) for url in urls}
-    from harness.models.factory import transport_timeout
+    from harness.models.settings import transport_timeout
 
     tool_choice = getattr(settings, "tool_choice", "auto")
     timeout = transport_timeout(settings)

@@ -137,7 +137,8 @@ def usage_totals(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]) -> Services:
     """The judge (and user model name) the run was made with; the user simulator
     itself is not needed to score a stored trajectory."""
-    from harness.models.factory import ModelSettings, aux_client
+    from harness.clients import aux_client
+    from harness.models.settings import ModelSettings
 
     benchmarks = sorted({r["benchmark"] for r in records})
     judge_model = manifest.get("judge_model")

@@ -48,6 +48,7 @@ from harness.errors import ConfigError
 from harness.interrupts import sigterm_as_interrupt
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
+from harness.models.settings import ServedEndpoint
 from harness.steps import names_step, step_in
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -661,16 +662,6 @@ def with_system_message(messages: list[Message], tools: list[ToolSchema]) -> lis
     if not tools or any(message.get("role") == "system" for message in messages):
         return messages
     return [{"role": "system", "content": ""}, *messages]
-
-
-@dataclass
-class ServedEndpoint:
-    """A managed server's URL, the identity of its replies (the cache key) and
-    its label in the manifest (ModelSettings.served)."""
-
-    url: str
-    identity: dict[str, Any]
-    label: str
 
 
 # -- wiring into `harness run` ------------------------------------------------------

@@ -50,11 +50,8 @@ class ModelClient(ABC):
         that talk to a model name it and its endpoint; the default is name and kind."""
         return {"name": self.name, "kind": type(self).__name__}
 
-    async def aclose(self) -> None:
-        """Release connections; a client holding another one passes this on."""
-        inner = getattr(self, "inner", None)
-        if isinstance(inner, ModelClient):
-            await inner.aclose()
+    async def aclose(self) -> None:  # noqa: B027 - optional: most clients hold nothing
+        """Release connections (wrappers pass this on to the client they wrap)."""
 
 
 class WrappedClient(ModelClient):

@@ -28,7 +28,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
+from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
 from harness.models.local_server import FitReport, LocalPatience
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -52,7 +52,7 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, ModelError) and exc.transient
 
 
-class RetryingClient(ModelClient):
+class RetryingClient(WrappedClient):
     """Retries transient failures of ``inner``; bounds each attempt by ``timeout``.
 
     Backoff before retry n (n = 1, 2, ...) is drawn from
@@ -75,8 +75,7 @@ class RetryingClient(ModelClient):
     ):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.max_attempts = max_attempts
         self.base_delay = base_delay
         self.max_delay = max_delay
@@ -199,9 +198,6 @@ class RetryingClient(ModelClient):
             ) from None
         raise AssertionError("unreachable: tenacity either returns or raises")
 
-    def cache_identity(self) -> dict[str, Any] | None:
-        return _identity_of(self.inner)
-
     def describe(self) -> dict[str, Any]:
         return {
             **self.inner.describe(),
@@ -214,11 +210,6 @@ class RetryingClient(ModelClient):
                 "local_server_wait_s": self.patience.max_wait_s if self.patience else None,
             },
         }
-
-
-def _identity_of(client: ModelClient) -> dict[str, Any] | None:
-    method = getattr(client, "cache_identity", None)
-    return method() if callable(method) else None
 
 
 def endpoint_key(client: ModelClient) -> str:
@@ -248,7 +239,7 @@ def endpoint_semaphore(key: str, limit: int) -> asyncio.Semaphore:
     return semaphore
 
 
-class ConcurrencyLimitedClient(ModelClient):
+class ConcurrencyLimitedClient(WrappedClient):
     """At most ``max_concurrency`` calls in flight per endpoint.
 
     ``key`` names the endpoint; by default the api_base (or model) of the
@@ -258,8 +249,7 @@ class ConcurrencyLimitedClient(ModelClient):
     def __init__(self, inner: ModelClient, max_concurrency: int, key: str | None = None):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.max_concurrency = max_concurrency
         self.key = key or endpoint_key(inner)
         self.in_flight = 0
@@ -275,9 +265,6 @@ class ConcurrencyLimitedClient(ModelClient):
                 return await self.inner.complete(messages, tools, params)
             finally:
                 self.in_flight -= 1
-
-    def cache_identity(self) -> dict[str, Any] | None:
-        return _identity_of(self.inner)
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "max_concurrency": self.max_concurrency}
