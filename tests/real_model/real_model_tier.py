@@ -26,12 +26,19 @@ GGUF_VARIABLE = "HARNESS_REAL_MODEL_GGUF"
 REPORT = REPO_ROOT / "test-artifacts" / "real-model-tier.md"
 
 MAX_TOKENS = 48
-# A reply cut this short cannot hold a whole call: the tier's malformed-output case.
+# In prompt mode (calls written as text) a reply cut this short cannot hold a
+# whole call: the tier's malformed-output case. (With tools, llama.cpp's
+# chatml-function-calling writes arguments under a JSON grammar and no token cap,
+# so function-calling replies are always well-formed.)
 TRUNCATING_MAX_TOKENS = 6
 # tau2 and VitaBench count every message of the episode (agent and user).
 EPISODE_STEPS = 6
 BFCL_SINGLE_TURN = ["simple_python", "multiple", "parallel", "irrelevance", "live_simple"]
-BFCL_MULTI_STEP = ["multi_turn_base", "memory_kv"]
+# Not memory_kv: chatml-function-calling never shows the model its tool results,
+# so a model that calls a tool calls it again until BFCL's 21-step turn cap, and
+# memory_kv's one question comes after 10 prerequisite conversations of ~11 turns
+# (up to ~2,300 requests: hours on 2 cores).
+BFCL_MULTI_STEP = ["multi_turn_base"]
 
 
 def suite_yaml(shared_data: Path) -> str:
@@ -132,13 +139,20 @@ def call_counts(trajectory: dict[str, Any]) -> CallCounts:
     return counts
 
 
-def parse_errors(trajectory: dict[str, Any]) -> list[str]:
-    return [
+def parse_errors(record: dict[str, Any]) -> list[str]:
+    """Why the model's output could not be read as calls: each call's parse error,
+    and the benchmark's decoder error (BFCL reads prompt-mode text itself)."""
+    trajectory = record.get("trajectory") or {}
+    errors = [
         call["parse_error"]
         for turn in trajectory.get("turns") or []
         for call in turn.get("tool_calls") or []
         if call.get("parse_error")
     ]
+    details = (record.get("score") or {}).get("details") or {}
+    if details.get("decode_error"):
+        errors.append(str(details["decode_error"]))
+    return errors
 
 
 def figures_by_benchmark(records: list[dict[str, Any]]) -> dict[str, BenchmarkFigures]:

@@ -144,12 +144,15 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Tier:
             "--strategy-opt",
             "temperature=0.7",
         ),
-        # Replies cut off inside the call's arguments: malformed output, for sure.
+        # Calls written as text and cut off: malformed output, for sure.
         _run(
-            "truncated-replies",
+            "truncated-prompt-mode",
             folder,
             gguf,
             bfcl_suite_yaml("real-model-truncated", "simple_python", 2),
+            "--prompt-mode",
+            "--tool-parser",
+            "none",
             f"--max-tokens={TRUNCATING_MAX_TOKENS}",
         ),
     ]
@@ -204,12 +207,13 @@ def test_the_strategies_ran_their_extra_model_calls(tier):
 
 
 def test_malformed_model_output_is_a_scored_failure_with_its_parse_error(tier):
-    malformed = [r for r in tier.records if parse_errors(r.get("trajectory") or {})]
-    assert malformed, "the model wrote no malformed call in the whole tier"
+    malformed = [r for r in tier.records if parse_errors(r)]
+    assert tier.runs["truncated-prompt-mode"].records
+    assert all(parse_errors(r) for r in tier.runs["truncated-prompt-mode"].records)
     for record in malformed:
         assert record["status"] == "ok"
         assert record["score"] is not None
-        assert all(isinstance(e, str) and e for e in parse_errors(record["trajectory"]))
+        assert all(isinstance(e, str) and e for e in parse_errors(record))
 
 
 def _chat(url: str, body: dict[str, Any]) -> dict[str, Any]:
