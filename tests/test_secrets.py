@@ -232,3 +232,22 @@ def test_the_one_search_shortcut_masks_exactly_what_the_full_walk_masks():
             if json.dumps(_Masker().value(value), default=str) != json.dumps(value, default=str):
                 assert may_need_masking(text), value
         assert not may_need_masking(json.dumps(plain))
+
+
+def test_every_credential_shape_has_the_literals_its_quick_test_needs():
+    from harness.models import redact
+
+    shapes = [pattern for pattern, _ in redact._SHAPE_LITERALS]
+    assert shapes == [*redact._SECRET_TEXT, redact._BASIC]
+    samples = [
+        "Authorization: Bearer abcdefgh123",
+        "key sk-abcdef123456",
+        'API-KEY = "zz9yy8xx7"',
+        "Client_Secret: s3cr3t-value",
+        "passwd=hunter22",
+        "https://user:pw@host/x",
+        "Basic " + b64("u:pw12345"),
+    ]
+    for text in samples:
+        assert may_need_masking(json.dumps({"t": text})), text
+    assert not may_need_masking(json.dumps({"t": "an ordinary reply about triangles"}))

@@ -241,8 +241,18 @@ class _Masker:
         full walk.)"""
         if "\\" in text:
             text = _JSON_ESCAPE.sub(_unescape, text)
-        patterns = [self._known, *_SECRET_TEXT, _BASIC]
-        return any(pattern is not None and pattern.search(text) for pattern in patterns)
+        if self._known is not None and self._known.search(text):
+            return True
+        # Each pattern needs its literal; in ASCII text a plain substring test
+        # (much faster than the pattern) says when it cannot match. Outside ASCII
+        # case-insensitive matching knows more equivalences than lower() does.
+        lowered = text.lower() if text.isascii() else None
+        for pattern, literals in _SHAPE_LITERALS:
+            if lowered is not None and not any(literal in lowered for literal in literals):
+                continue
+            if pattern.search(text):
+                return True
+        return False
 
     def value(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -257,6 +267,15 @@ class _Masker:
             return value
         return self.text(str(value))  # what json.dumps(default=str) would write
 
+
+# Every credential shape with the lowercase literals a match must contain.
+_SHAPE_LITERALS = [
+    (_SECRET_TEXT[0], ("bearer",)),
+    (_SECRET_TEXT[1], ("sk-", "rk-", "pk-")),
+    (_SECRET_TEXT[2], ("api", "access", "auth", "client", "passw")),
+    (_SECRET_TEXT[3], ("://",)),
+    (_BASIC, ("basic",)),
+]
 
 _JSON_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))")
 _SIMPLE_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
