@@ -113,7 +113,8 @@ def _run(name: str, folder: Path, gguf: Path, suite: str, *extra: str) -> TierRu
         children_before.ru_utime + children_before.ru_stime
     )
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    planned = sum(manifest["planned"].values()) * int(manifest["trials"])
+    per_subset = [count for subsets in manifest["planned"].values() for count in subsets.values()]
+    planned = sum(per_subset) * int(manifest["trials"])
     records = list(read_records(out / "samples.jsonl").latest.values())
     return TierRun(name, out, code, wall, records, planned, server_cpu)
 
