@@ -43,7 +43,7 @@ from harness.leaderboard import (
     load_board,
     reference_notes,
 )
-from harness.models.redact import mask
+from harness.models.redact import masker
 from harness.reference import ReferenceTable
 from harness.store import RunStore
 
@@ -183,6 +183,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
 
     rows: list[list[Any]] = []
     details: list[str] = []
+    masking = masker()  # the known secrets gathered once for every record
     for result in results:
         if result.run_dir is None:
             continue
@@ -209,7 +210,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
             )
             # A key echoed in output must not be shown: masked as data, before the
             # JSON text exists (a pattern over JSON text can break its escapes).
-            details.append(detail_json(mask(record), result.name, max_chars))
+            details.append(detail_json(masking.mask(record), result.name, max_chars))
     index = {"runs": runs, "benchmarks": benchmarks, "subsets": subsets, "rows": rows}
     return SampleData(index, details)
 
