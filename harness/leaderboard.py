@@ -7,7 +7,10 @@ is read without its conditions. Primary metrics carry a 95% bootstrap interval
 over tasks (see ``harness.stats``). Published numbers can be shown beside the runs
 (``reference=``, see ``harness.reference``).
 
-Metrics are stored as fractions; tables show percentages, CSV and JSON fractions.
+One unit per output: metrics are stored as fractions; the human tables (Markdown,
+LaTeX, the report) show percent and say so in every metric column's header; CSV
+and JSON keep fractions and name their unit (a ``unit`` column, ``unit`` fields).
+Notes under a table never state a unit, so they cannot contradict its cells.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from harness.steps import step_in
 from harness.store import RunStore
 
 FORMATS = ("md", "csv", "json", "latex")
+FRACTION = "fraction"  # the unit of metrics in CSV and JSON (0 to 1)
 # A recomputed metric must match the official one this closely before its CI is shown.
 CI_TOLERANCE = 5e-4
 STANDARD_FEEDBACK = "standard"
@@ -431,11 +435,19 @@ def load_board(
 # --- tables -----------------------------------------------------------------------------
 
 
+PERCENT_HEADER = " (%)"
+
+
 @dataclass
 class Column:
     key: str
     label: str
     kind: str = "text"  # text | metric | count | tokens | seconds
+
+    @property
+    def header(self) -> str:
+        """The label as a human table shows it: a metric column names its unit."""
+        return self.label + PERCENT_HEADER if self.kind == "metric" else self.label
 
 
 @dataclass
@@ -738,7 +750,7 @@ def render_markdown(tables: list[Table], footer: list[str]) -> str:
     out = io.StringIO()
     for table in tables:
         out.write(f"\n### {table.title}\n\n")
-        out.write("| " + " | ".join(_md_escape(c.label) for c in table.columns) + " |\n")
+        out.write("| " + " | ".join(_md_escape(c.header) for c in table.columns) + " |\n")
         out.write("|" + "---|" * len(table.columns) + "\n")
         for row in table.rows:
             cells = [_md_escape(format_cell(row.get(c.key), c.kind)) for c in table.columns]
@@ -792,7 +804,7 @@ def render_latex(tables: list[Table], footer: list[str]) -> str:
         spec = "".join("r" if c.kind != "text" else "l" for c in table.columns)
         out.write("\\begin{table}[t]\n\\centering\n\\small\n")
         out.write(f"\\begin{{tabular}}{{{spec}}}\n\\toprule\n")
-        out.write(" & ".join(latex_escape(c.label) for c in table.columns) + " \\\\\n\\midrule\n")
+        out.write(" & ".join(latex_escape(c.header) for c in table.columns) + " \\\\\n\\midrule\n")
         for row in table.rows:
             cells = [_latex_cell(row.get(c.key), c.kind) for c in table.columns]
             out.write(" & ".join(cells) + " \\\\\n")
@@ -850,7 +862,7 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
         entry = result.benchmarks[bench]
         for name, value in entry.headline.items():
             interval = entry.interval if name == entry.primary else None
-            unit = "count" if is_count_metric(name) else "fraction"
+            unit = "count" if is_count_metric(name) else FRACTION
             note = "" if value is not None else entry.why_none(name)
             add(bench, name, value, unit, interval, note)
         if not result.is_reference:
@@ -860,11 +872,11 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
             add(bench, "not_run", ";".join(sorted(entry.not_run)), "subsets")
     composite = result.composite
     if composite.value is not None:
-        add("composite", "overall", composite.value, "fraction", composite.interval)
+        add("composite", "overall", composite.value, FRACTION, composite.interval)
     elif composite.missing:
         add("composite", "overall", "", "partial: no " + ";".join(composite.missing))
     for name, value in result.extra.items():
-        add("extra", name, value, "fraction")
+        add("extra", name, value, FRACTION)
     if result.cost is not None:
         add("run", "calls", result.cost.calls, "count")
         add("run", "prompt_tokens", result.cost.prompt_tokens, "tokens")
@@ -907,6 +919,9 @@ def result_json(result: RunResult) -> dict[str, Any]:
                 "headline": entry.headline,
                 "primary": entry.primary,
                 "primary_ci": _interval_json(entry.interval),
+                "units": {
+                    name: "count" if is_count_metric(name) else FRACTION for name in entry.headline
+                },
                 "ci_note": entry.ci_note,
                 "unscored": entry.unscored or None,
                 "unscored_subsets": entry.unscored_subsets,
@@ -945,7 +960,7 @@ def render_json(
     results: list[RunResult], references: list[ReferenceTable], n_boot: int, seed: int
 ) -> str:
     data = {
-        "units": "metrics are fractions (0-1)",
+        "unit": FRACTION,  # of every metric value and interval below (counts say "count")
         "primary_metrics": primary_metrics(b for r in results for b in r.benchmarks),
         "composite": _composite_json(default_composite()),
         "intervals": {

@@ -34,6 +34,7 @@ from typing import Any
 
 from harness import stats
 from harness.boundary import dumps_safe
+from harness.commands.compare import COLUMNS as COMPARE_COLUMNS
 from harness.commands.compare import row_cells
 from harness.leaderboard import (
     RunResult,
@@ -219,7 +220,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
 
 
 def table_html(table: Table) -> str:
-    head = "".join(f"<th>{_esc(c.label)}</th>" for c in table.columns)
+    head = "".join(f"<th>{_esc(c.header)}</th>" for c in table.columns)
     body = []
     for row in table.rows:
         cells = []
@@ -242,11 +243,7 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
     parts = [f"<h3>B = {_esc(b.name)} against A = {_esc(a.name)}</h3>"]
     if not comparisons:
         return parts[0] + "<p>No shared tasks.</p>"
-    header = (
-        "<tr><th>scope</th><th>metric</th><th>tasks</th><th>A</th><th>B</th><th>Δ (pts)</th>"
-        "<th>95% CI of Δ</th><th>MDE</th><th>A only passed</th><th>B only passed</th>"
-        "<th>McNemar p</th></tr>"
-    )
+    header = "<tr>" + "".join(f"<th>{_esc(name)}</th>" for name in COMPARE_COLUMNS) + "</tr>"
     rows, warnings, flips = [], [], []
     for comparison in comparisons:
         for item in [comparison.headline, *comparison.subsets]:

@@ -103,10 +103,10 @@ def test_with_reference_envace_prints_the_papers_main_table_beside_a_run(tau2_ru
         line = next(line for line in lines if line.startswith(f"| ref:envace | {model} |"))
         cells = dict(zip(header, [c.strip() for c in line.strip("|").split("|")], strict=True))
         shown = [
-            cells["BFCL-v4 overall"],
-            cells["τ²-Bench tau2_mean"],
-            cells["VitaBench Avg"],
-            cells["Overall"],
+            cells["BFCL-v4 overall (%)"],
+            cells["τ²-Bench tau2_mean (%)"],
+            cells["VitaBench Avg (%)"],
+            cells["Overall (%)"],
         ]
         assert shown == values, model
     assert sum(1 for line in lines if line.startswith("| ref:envace |")) == 13
@@ -131,7 +131,7 @@ def test_rehearsal_reference_shows_its_extra_column(tau2_run):
     header = [c.strip() for c in bfcl.splitlines()[2].strip("|").split("|")]
     row = next(line for line in bfcl.splitlines() if "rehearsal-parallel:2, EnvACE" in line)
     cells = dict(zip(header, [c.strip() for c in row.strip("|").split("|")], strict=True))
-    assert cells["multi_turn"] == "43.90" and "overall" not in cells
+    assert cells["multi_turn (%)"] == "43.90" and "overall (%)" not in cells
     summary = out.split("### ")[1]
     row = next(line for line in summary.splitlines() if "rehearsal-parallel:2, EnvACE" in line)
     assert "| 43.90 |" not in row and "| 38.00 |" in row

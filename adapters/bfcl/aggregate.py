@@ -181,7 +181,7 @@ def aggregate_records(records: list[RecordView]) -> BenchmarkResult:
 
     unknown = sorted(set(by_category) - set(ALL_CATEGORIES))
     notes = [
-        "Accuracies are fractions in [0, 1]; per category: passed / entries run, errored records count as wrong.",
+        "Per category, accuracy = passed / entries run; errored records count as wrong.",
         "With several trials, each category's accuracy is the mean of its per-trial accuracies.",
         "overall and the group scores follow the official formula (a category not run counts as 0); "
         "overall_run applies it to the categories run only.",

@@ -269,7 +269,7 @@ class FinMCPAdapter(Adapter):
             headline["n_malformed_counted"] = float(counted_malformed)
         notes = [
             "Headline = micro precision/recall/F1 (the paper's TP/TR/TF1) and "
-            "exact_match_ordered (the published EMR), as fractions; the paper prints percent.",
+            "exact_match_ordered (the published EMR).",
             f"Headline over {len(groups.get(ALL, []))} scored record(s). Left out, as the "
             f"official script does: {flagged} record(s) of items flagged error=true "
             f"(breakdown '{ERROR_ITEMS}'), {dropped} record(s) with malformed tool-call "

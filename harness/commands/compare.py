@@ -26,6 +26,22 @@ DEFINITIONS = (
 )
 
 
+# A and B in percent, differences in percentage points (pts); JSON keeps fractions.
+COLUMNS = (
+    "scope",
+    "metric",
+    "tasks",
+    "A (%)",
+    "B (%)",
+    "Δ (pts)",
+    "95% CI of Δ (pts)",
+    "MDE (pts)",
+    "A only passed",
+    "B only passed",
+    "McNemar p",
+)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", type=Path, help="baseline run folder (A)")
     parser.add_argument("run_b", type=Path, help="candidate run folder (B)")
@@ -120,11 +136,8 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
                 f"{comparison.only_a} task(s) only in A and {comparison.only_b} only in B "
                 "are left out.\n"
             )
-        lines.append(
-            "| scope | metric | tasks | A | B | Δ (pts) | 95% CI of Δ | MDE | "
-            "A only passed | B only passed | McNemar p |"
-        )
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        lines.append("| " + " | ".join(COLUMNS) + " |")
+        lines.append("|" + "---|" * len(COLUMNS))
         rows = [comparison.headline, *comparison.subsets]
         for item in rows:
             lines.append("| " + " | ".join([item.label, item.metric, *row_cells(item)]) + " |")
@@ -150,6 +163,7 @@ def render_json(a: Any, b: Any, comparisons: list[Any]) -> str:
         "fingerprints": {"a": a.fingerprint, "b": b.fingerprint},
         "warnings": [w for w in [same_weights_warning(a, b)] if w],
         "definitions": DEFINITIONS,
+        "unit": "fraction",  # of values, differences, intervals and MDEs below
         "benchmarks": [asdict(c) for c in comparisons],
     }
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)

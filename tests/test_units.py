@@ -1,0 +1,131 @@
+"""One unit per output: human tables in percent with the unit in every metric header,
+CSV and JSON in fractions with their unit named, and notes that state no unit."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from fake_runs import make_run, pass_fail_records
+from test_leaderboard import all_benchmark_records, all_headlines
+
+from harness.commands.compare import render_json as compare_json
+from harness.commands.compare import render_markdown as compare_markdown
+from harness.leaderboard import PERCENT_HEADER, load_run, render
+from harness.registry import benchmark_names, get_adapter
+from harness.stats import compare_runs
+
+# A note that names a unit can contradict the cells above it.
+UNIT_WORDS = re.compile(r"fraction|\[0, ?1\]|percent|\bin %|\b0\s?[-–]\s?1\b", re.IGNORECASE)
+NUMBER = re.compile(r"^-?\d+\.\d+")
+
+
+def _adapter_notes() -> dict[str, list[str]]:
+    return {name: get_adapter(name).aggregate([]).notes for name in benchmark_names()}
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    # The adapters' own notes go under their tables, as scoring puts them there.
+    return make_run(
+        tmp_path, "full", all_benchmark_records(), all_headlines(), notes=_adapter_notes()
+    )
+
+
+def _fractions(run_dir) -> dict[str, dict[str, float]]:
+    """benchmark -> metric -> value, from the JSON output (fractions)."""
+    data = json.loads(render([run_dir], "json", n_boot=100))
+    assert data["unit"] == "fraction"
+    row = data["rows"][0]
+    out = {}
+    for bench, entry in row["benchmarks"].items():
+        out[bench] = {k: v for k, v in entry["headline"].items() if entry["units"][k] == "fraction"}
+        assert all(0.0 <= v <= 1.0 for v in out[bench].values())
+    return out
+
+
+def _md_tables(text: str) -> dict[str, tuple[list[str], list[list[str]], str]]:
+    """title -> (headers, rows, the text after the table: its notes)."""
+    tables = {}
+    for chunk in text.split("### ")[1:]:
+        title, _, body = chunk.partition("\n")
+        lines = [line for line in body.splitlines() if line.startswith("|")]
+        split = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+        notes = "\n".join(line for line in body.splitlines() if line.startswith("- "))
+        tables[title] = (split[0], split[2:], notes)
+    return tables
+
+
+def test_adapter_notes_state_no_unit():
+    for name, notes in _adapter_notes().items():
+        for note in notes:
+            assert not UNIT_WORDS.search(note), (name, note)
+
+
+def test_markdown_tables_are_in_percent_and_say_so_in_each_metric_header(run_dir):
+    fractions = _fractions(run_dir)
+    tables = _md_tables(render([run_dir], "md", n_boot=100))
+    checked = 0
+    for title, (headers, rows, notes) in tables.items():
+        assert not UNIT_WORDS.search(notes), title
+        bench = next((b for b in fractions if f"({b};" in title), None)
+        for column, header in enumerate(headers):
+            for row in rows:
+                number = NUMBER.match(row[column])
+                if number is None:
+                    continue
+                # A decimal number only ever stands in a column that says "(%)" ...
+                assert header.endswith(PERCENT_HEADER), (title, header, row[column])
+                if bench is None:
+                    continue
+                metric = header.removesuffix(PERCENT_HEADER)
+                # ... and it is the JSON fraction times 100 (never the fraction itself).
+                assert float(number.group()) == pytest.approx(
+                    100 * fractions[bench][metric], abs=0.006
+                ), (bench, metric)
+                checked += 1
+    assert checked >= 15  # every benchmark's metrics were compared
+
+
+def test_latex_tables_are_in_percent_and_say_so_in_each_metric_header(run_dir):
+    fractions = _fractions(run_dir)
+    latex = render([run_dir], "latex", n_boot=100)
+    fin = next(t for t in latex.split("\\begin{table}") if "\\caption{FinMCP" in t)
+    lines = [line for line in fin.splitlines() if line.endswith("\\\\")]
+    headers = [h.strip() for h in lines[0].removesuffix("\\\\").split(" & ")]
+    cells = [c.strip() for c in lines[1].removesuffix("\\\\").split(" & ")]
+    f1 = headers.index("micro\\_f1 (\\%)")
+    assert float(NUMBER.match(cells[f1]).group()) == pytest.approx(
+        100 * fractions["finmcp"]["micro_f1"], abs=0.006
+    )
+    comments = "\n".join(line for line in latex.splitlines() if line.startswith("%"))
+    assert not UNIT_WORDS.search(comments)
+
+
+def test_csv_names_the_unit_of_every_value_and_keeps_fractions(run_dir):
+    fractions = _fractions(run_dir)
+    rows = list(csv.DictReader(io.StringIO(render([run_dir], "csv", n_boot=100))))
+    assert all(r["unit"] for r in rows if r["value"] != "")
+    for bench, metrics in fractions.items():
+        for metric, value in metrics.items():
+            row = next(r for r in rows if r["benchmark"] == bench and r["metric"] == metric)
+            assert row["unit"] == "fraction" and float(row["value"]) == pytest.approx(value)
+
+
+def test_compare_shows_percent_and_points_and_its_json_fractions(tmp_path):
+    a_dir = make_run(tmp_path, "a", pass_fail_records("tau2", "airline", [True, False] * 3), {})
+    b_dir = make_run(tmp_path, "b", pass_fail_records("tau2", "airline", [True] * 6), {})
+    a, b = load_run(a_dir, n_boot=100), load_run(b_dir, n_boot=100)
+    comparisons = compare_runs(a.tasks, b.tasks, n_boot=100)
+    text = compare_markdown(a, b, comparisons, max_flips=5)
+    header = next(line for line in text.splitlines() if line.startswith("| scope"))
+    assert "| A (%) | B (%) | Δ (pts) | 95% CI of Δ (pts) | MDE (pts) |" in header
+    row = next(line for line in text.splitlines() if line.startswith("| tau2 |"))
+    assert "| 50.00 | 100.00 | +50.00 |" in row
+    data = json.loads(compare_json(a, b, comparisons))
+    assert data["unit"] == "fraction"
+    head = data["benchmarks"][0]["headline"]
+    assert head["value_a"] == pytest.approx(0.5) and head["value_b"] == pytest.approx(1.0)
