@@ -196,8 +196,8 @@ def build_record(
 
 # After its deadline an episode is cancelled and given this long to unwind. One
 # that swallows the cancellation (asyncio.wait_for can lose one on Python 3.11
-# when its inner call finishes at the same moment) is cancelled again and then
-# left behind, so that a record is never later than deadline + grace.
+# when its inner call finishes at the same moment) is left behind, so that a
+# record is never later than deadline + grace.
 CANCEL_GRACE_S = 1.0
 _ABANDONED: set[asyncio.Future[Any]] = set()
 
@@ -212,14 +212,15 @@ async def run_with_deadline(coroutine: Any, timeout_s: float) -> Any:
         raise
     if task.done():
         return task.result()
-    give_up = time.monotonic() + CANCEL_GRACE_S
-    while not task.done() and time.monotonic() < give_up:
-        task.cancel()
-        await asyncio.wait({task}, timeout=0.1)
+    # One cancellation, then the grace period: cancelling again while the episode
+    # unwinds would interrupt its own clean-up (a wait_for left unawaited).
+    task.cancel()
+    await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
     if task.done():
         if not task.cancelled():
             task.exception()  # retrieved: it ran past its deadline either way
-    else:
+    else:  # the cancellation was lost: ask once more, and do not wait for it
+        task.cancel()
         _ABANDONED.add(task)
         task.add_done_callback(_forget)
     raise asyncio.TimeoutError(f"the episode ran past its {timeout_s:g} s timeout")

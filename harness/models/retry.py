@@ -48,6 +48,11 @@ class RetryStats:
         return asdict(self)
 
 
+def _read_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, ModelError) and exc.transient
 
@@ -116,9 +121,11 @@ class RetryingClient(WrappedClient):
         try:
             if self.timeout is None:
                 return await self.inner.complete(messages, tools, params)
-            return await asyncio.wait_for(
-                self.inner.complete(messages, tools, params), self.timeout
-            )
+            call = asyncio.ensure_future(self.inner.complete(messages, tools, params))
+            # wait_for (Python 3.11) can be cancelled just as the call fails and then
+            # never reads its error, which asyncio reports as a traceback on stderr.
+            call.add_done_callback(_read_outcome)
+            return await asyncio.wait_for(call, self.timeout)
         except asyncio.TimeoutError:
             self.stats.timeouts += 1
             self.stats.transient_errors += 1
@@ -141,6 +148,7 @@ class RetryingClient(WrappedClient):
         loop = asyncio.get_running_loop()
         started = loop.time()
         call = asyncio.ensure_future(self.inner.complete(messages, tools, params))
+        call.add_done_callback(_read_outcome)  # also when cancelled as it finishes
         wait = self.timeout
         try:
             while True:
