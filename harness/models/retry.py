@@ -170,7 +170,9 @@ class RetryingClient(WrappedClient):
         finally:
             if not call.done():
                 call.cancel()
-                await asyncio.gather(call, return_exceptions=True)
+            # Also when the call ended while this attempt was being cancelled: its
+            # exception is retrieved here instead of logged as never retrieved.
+            await asyncio.gather(call, return_exceptions=True)
         self.stats.timeouts += 1
         self.stats.transient_errors += 1
         waited = loop.time() - started
