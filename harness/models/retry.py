@@ -170,9 +170,7 @@ class RetryingClient(WrappedClient):
         finally:
             if not call.done():
                 call.cancel()
-            # Also when the call ended while this attempt was being cancelled: its
-            # exception is retrieved here instead of logged as never retrieved.
-            await asyncio.gather(call, return_exceptions=True)
+                await asyncio.gather(call, return_exceptions=True)
         self.stats.timeouts += 1
         self.stats.transient_errors += 1
         waited = loop.time() - started
