@@ -217,3 +217,13 @@ def test_run_regrade_and_export_keep_scenario_passwords(tmp_path, monkeypatch):
     assert main(["export-bfcl", "run", "export"]) == 0
     exported = next((tmp_path / "export").rglob("*multi_turn_base_result.json")).read_text()
     assert "securePass123" in exported
+
+
+def test_executor_drops_whitespace_before_parentheses_like_bfcl():
+    """BFCL's executor rewrites "word (" to "word(" everywhere in the call string,
+    string arguments included; the stored text follows."""
+    sample = ADAPTER.load("memory_kv")[0]
+    entry = sample.gold
+    sims = SimulatorSet(entry.involved_classes, entry.initial_config)
+    execute_string("core_memory_add(key='k', value='itself (maybe) f  (x)')", sims)
+    assert sims.instances["MemoryAPI_kv"].core_memory["k"] == "itself(maybe) f(x)"

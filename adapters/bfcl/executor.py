@@ -16,6 +16,7 @@ NameError text; see DEVIATIONS.md.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from .python_decoder import PythonDecodeError, literal_value
@@ -110,8 +111,16 @@ class _Interpreter:
             raise ExecutionError(str(exc)) from None
 
 
+# The official executor's pattern for a called name: it rewrites every match in
+# the whole string, also inside string arguments, and drops the whitespace
+# between the name and "(" ("itself (maybe)" becomes "itself(maybe)").
+_CALLED_NAME = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
+
+
 def execute_string(text: str, sims: SimulatorSet) -> tuple[str, bool]:
     """One execution string as the official executor runs it: (result text, failed)."""
+    # As officially, minus the instance prefix it also writes before method names.
+    text = _CALLED_NAME.sub(lambda match: match.group(1), text)
     refused = _refused_name(text, sims)
     if refused is not None:
         return f"Error during execution: Function call {refused} is not allowed.", True
