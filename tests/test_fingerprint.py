@@ -277,6 +277,8 @@ def test_elapsed_is_the_whole_run_and_wall_time_sums_active_spans(
     line = capsys.readouterr().err
     assert "0 ran, 8 already done" in line
     assert float(re.search(r" in (\d+\.\d)s", line).group(1)) >= 0.6
+    last = manifest(tmp_path / "r")["last_summary"]
+    assert last["command_s"] >= 0.6 > last["elapsed_s"]  # the runner's own time stays apart
     spans = manifest(tmp_path / "r")["active_spans"]
     assert len(spans) == 1 and spans[0]["seconds"] >= 0.6  # the no-op resume added none
     assert load_run(tmp_path / "r").cost.wall_s == spans[0]["seconds"]
