@@ -164,13 +164,14 @@ class RetryingClient(WrappedClient):
                 if waited >= patience.max_wait_s:
                     patience.waits.gave_up += 1
                     break
-                if not await patience.alive():
-                    break
+                if not await patience.alive() and not call.done():
+                    break  # (a reply that landed during the check is kept)
                 wait = min(patience.check_every_s, patience.max_wait_s - waited)
         finally:
+            # Not awaited: a cancelled caller must not wait for the call to unwind
+            # (_read_outcome reads whatever it ends with).
             if not call.done():
                 call.cancel()
-                await asyncio.gather(call, return_exceptions=True)
         self.stats.timeouts += 1
         self.stats.transient_errors += 1
         waited = loop.time() - started
