@@ -240,7 +240,8 @@ def printed_overall(markdown: str) -> str:
             rows = [row for row in lines[index + 1 :] if row.startswith("|")]
             header = [cell.strip() for cell in rows[0].strip("|").split("|")]
             values = [cell.strip() for cell in rows[2].strip("|").split("|")]
-            return dict(zip(header, values, strict=False)).get("overall", "?")
+            cells = dict(zip(header, values, strict=False))
+            return cells.get("overall", cells.get("overall (%)", "?")).split(" ")[0]
     return "?"
 
 
