@@ -85,3 +85,19 @@ def test_composite_interval_on_adapter_aggregates(tmp_path):
     )
     assert run.composite.value == pytest.approx(expected)
     assert run.composite.interval.low <= expected <= run.composite.interval.high
+
+
+def test_tau2_table_shows_pass_k_for_every_k_up_to_the_trials(tmp_path):
+    from fake_runs import pass_fail_records
+
+    from harness.leaderboard import render
+
+    outcomes = [[True, False, True], [True, True, True], [False, False, True]]
+    records = pass_fail_records("tau2", "airline", outcomes)
+    headline = aggregate_records(records)["tau2"]["headline"]
+    run_dir = make_run(tmp_path, "tau2", records, {"tau2": headline})
+    table = next(t for t in render([run_dir], "md", n_boot=50).split("### ") if "(tau2;" in t)
+    header = table.splitlines()[2]
+    for k in (1, 2, 3):
+        assert f"| pass^{k}/airline (%) |" in header, k
+    assert "pass^4/" not in header

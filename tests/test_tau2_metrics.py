@@ -36,6 +36,16 @@ def test_subset_pass_k_averages_over_tasks():
     assert result.headline["pass^1/airline"] == pytest.approx(0.5)
 
 
+def test_headline_holds_pass_k_for_every_k_up_to_the_trials():
+    records = [record("airline", "a", t, r) for t, r in enumerate([1, 1, 1, 0])]
+    records += [record("airline", "b", t, r) for t, r in enumerate([1, 0, 0, 0])]
+    headline = aggregate(records).headline
+    keys = [k for k in headline if k.endswith("/airline")]
+    assert keys == ["pass^1/airline", "pass^2/airline", "pass^3/airline", "pass^4/airline"]
+    assert headline["pass^2/airline"] == pytest.approx(0.25)
+    assert headline["pass^3/airline"] == pytest.approx((0.25 + 0.0) / 2)
+
+
 def test_k_stops_at_the_fewest_trials_and_errors_are_apart():
     records = [record("retail", "a", t, 1.0) for t in range(3)]
     records += [record("retail", "b", 0, 1.0), record("retail", "b", 1, 0.0)]
