@@ -47,7 +47,7 @@ def test_headline_interval_and_column_without_a_core_edit(toy, tmp_path):
     assert entry.interval.low < official["overall"] < entry.interval.high
     board = render([run_dir], "md", n_boot=300)
     summary = board.split("### ")[1]
-    assert "| Toy overall |" in summary
+    assert "| Toy overall (%) |" in summary
     cell = f"{100 * official['overall']:.2f} ({100 * entry.interval.low:.1f}"
     assert cell in summary
     # No composite is defined over the toy benchmark, so none is shown.
