@@ -21,7 +21,7 @@ from harness.store import read_records
 from harness.testing.fake_server import FakeServer
 from harness.testing.hostile import KINDS, HostileHandler
 
-EPISODE_TIMEOUT_S = 10.0
+EPISODE_TIMEOUT_S = 15.0
 
 
 def hostile_suite(data: Path, trials: int) -> str:
