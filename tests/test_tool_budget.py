@@ -87,7 +87,7 @@ def test_cancelling_the_caller_returns_at_once():
 
 @pytest.fixture(scope="module")
 def math_api():
-    from adapters.bfcl.simulators import SimulatorSet
+    from harness.adapters.bfcl.simulators import SimulatorSet
 
     return SimulatorSet(["MathAPI"], {})
 
@@ -103,8 +103,8 @@ def math_api():
     ],
 )
 def test_expensive_math_calls_are_refused_before_they_run(math_api, name, kwargs):
-    from adapters.bfcl.executor import execute_string
-    from adapters.bfcl.simulators import Call
+    from harness.adapters.bfcl.executor import execute_string
+    from harness.adapters.bfcl.simulators import Call
 
     start = time.monotonic()
     text, failed = math_api.execute(Call(name, kwargs))
@@ -130,7 +130,7 @@ def test_expensive_math_calls_are_refused_before_they_run(math_api, name, kwargs
     ],
 )
 def test_legitimate_math_calls_give_the_official_results(math_api, name, kwargs):
-    from adapters.bfcl.simulators import Call, format_result, simulator_class
+    from harness.adapters.bfcl.simulators import Call, format_result, simulator_class
 
     official = simulator_class("MathAPI")()
     try:
@@ -154,7 +154,7 @@ def test_legitimate_math_calls_give_the_official_results(math_api, name, kwargs)
     ],
 )
 def test_expensive_calculate_expressions_are_refused(expression):
-    from adapters.tau2.environment import unsafe_call_reason
+    from harness.adapters.tau2.environment import unsafe_call_reason
 
     start = time.monotonic()
     assert unsafe_call_reason("calculate", {"expression": expression}) is not None
@@ -165,6 +165,6 @@ def test_expensive_calculate_expressions_are_refused(expression):
     "expression", ["(150.5 + 20) * 0.9", "2**10", "999999**100 * 3", "12 * 34 * 56 / 7", "1 - -2"]
 )
 def test_ordinary_calculate_expressions_pass(expression):
-    from adapters.tau2.environment import unsafe_call_reason
+    from harness.adapters.tau2.environment import unsafe_call_reason
 
     assert unsafe_call_reason("calculate", {"expression": expression}) is None
