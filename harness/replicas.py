@@ -36,6 +36,7 @@ from harness.errors import ConfigError
 from harness.models.base import ModelClient, ModelError
 from harness.models.litellm_client import PLACEHOLDER_KEY, LiteLLMClient
 from harness.models.redact import add_config_secrets, redact_url
+from harness.models.settings import ModelSettings, transport_timeout, uses_direct_client
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 DEFAULT_COOLDOWN_S = 10.0
@@ -237,15 +238,15 @@ class ReplicaPool(ModelClient):
 
     def cache_identity(self) -> dict[str, Any]:
         # Replicas serve the same model: which one answered does not change the reply.
-        identity = {
-            "model": self.model,
-            "replicas": sorted(redact_url(r.url) for r in self.replicas),
-        }
-        # Every replica sends the same request (openai_wire.chat_request).
-        first = self.replicas[0].client
-        if getattr(first, "tool_choice", None) is not None:
-            identity["tool_choice"] = first.tool_choice
+        # Every replica sends the same request (openai_wire.chat_request): the first
+        # one's identity, with the pool's endpoints for its own.
+        identity = dict(self.replicas[0].client.cache_identity())
+        identity.pop("api_base", None)
+        identity.update(model=self.model, replicas=sorted(redact_url(r.url) for r in self.replicas))
         return identity
+
+    def endpoint(self) -> str | None:
+        return self.api_base
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -329,6 +330,9 @@ class LiteLLMRouterClient(LiteLLMClient):
             "tool_choice": self.tool_choice,
         }
 
+    def endpoint(self) -> str | None:
+        return ",".join(self.replica_urls)
+
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
@@ -345,16 +349,12 @@ class LiteLLMRouterClient(LiteLLMClient):
 # -- from settings -------------------------------------------------------------------
 
 
-def build_replica_client(settings: Any) -> ModelClient:
-    """The client over the replicas in ``settings.api_base`` (a ModelSettings)."""
-    from harness.models.settings import uses_direct_client
-
-    urls = replica_urls(settings.api_base)
-    configured = getattr(settings, "replica_concurrency", None) or {}
+def build_replica_client(settings: ModelSettings) -> ModelClient:
+    """The client over the replicas in ``settings.api_base``."""
+    urls = replica_urls(str(settings.api_base))
+    configured = settings.replica_concurrency
     limits = {url: int(configured.get(url, settings.concurrency)) for url in urls}
-    from harness.models.settings import transport_timeout
-
-    tool_choice = getattr(settings, "tool_choice", "auto")
+    tool_choice = settings.tool_choice
     timeout = transport_timeout(settings)
     if not uses_direct_client(settings):
         return LiteLLMRouterClient(settings.name, limits, timeout=timeout, tool_choice=tool_choice)

@@ -52,6 +52,26 @@ class Environment(ABC):
         return None
 
 
+class WrappedEnvironment(Environment):
+    """An environment around another one (monitoring, feedback, predictions).
+
+    Forwards every call it does not override to ``inner``: the agent's tool calls,
+    the user's own calls and the end state.
+    """
+
+    def __init__(self, inner: Environment):
+        self.inner = inner
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        return await self.inner.execute(call)
+
+    def execute_user_call(self, call: ToolCall) -> ToolResult:
+        return self.inner.execute_user_call(call)
+
+    def final_state(self) -> Any:
+        return self.inner.final_state()
+
+
 class NoEnvironment(Environment):
     """For samples whose tool calls are scored but never executed."""
 

@@ -119,9 +119,11 @@ def test_describe_keeps_inner_and_adds_retry_settings():
 class GaugeClient(ModelClient):
     def __init__(self, name="gauge"):
         self.name = name
-        self.api_base = "http://127.0.0.1:1/v1"
         self.active = 0
         self.peak = 0
+
+    def endpoint(self):
+        return "http://127.0.0.1:1/v1"
 
     async def complete(self, messages, tools, params):
         self.active += 1

@@ -50,6 +50,12 @@ class ModelClient(ABC):
         that talk to a model name it and its endpoint; the default is name and kind."""
         return {"name": self.name, "kind": type(self).__name__}
 
+    def endpoint(self) -> str | None:
+        """The server this client calls (its api_base, else its model name), so that
+        separate client objects for one server share its concurrency limit. None
+        for clients that call no server."""
+        return None
+
     async def aclose(self) -> None:  # noqa: B027 - optional: most clients hold nothing
         """Release connections (wrappers pass this on to the client they wrap)."""
 
@@ -58,7 +64,7 @@ class WrappedClient(ModelClient):
     """A client around another one (retries, limits, cache, prompt mode, metering).
 
     Forwards everything it does not override to ``inner``: the reply, the name,
-    the manifest description, the cache identity and closing. A wrapper that
+    the manifest description, the cache identity, the endpoint and closing. A wrapper that
     changes what a request means (e.g. rewrites the prompt) must say so in its
     ``cache_identity``.
     """
@@ -77,6 +83,9 @@ class WrappedClient(ModelClient):
 
     def cache_identity(self) -> dict[str, Any]:
         return self.inner.cache_identity()
+
+    def endpoint(self) -> str | None:
+        return self.inner.endpoint()
 
     async def aclose(self) -> None:
         await self.inner.aclose()

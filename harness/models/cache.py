@@ -52,12 +52,6 @@ class CacheStats:
     misses: int = 0
 
 
-def client_identity(client: ModelClient) -> dict[str, Any]:
-    """What identifies a client's replies (``ModelClient.cache_identity``; wrappers
-    pass on their inner client's)."""
-    return client.cache_identity()
-
-
 def cache_key(
     identity: dict[str, Any],
     messages: list[Message],
@@ -90,7 +84,7 @@ class CachingClient(WrappedClient):
     ):
         super().__init__(inner)
         self.cache_dir = Path(cache_dir)
-        self.identity = dict(identity if identity is not None else client_identity(inner))
+        self.identity = dict(identity if identity is not None else inner.cache_identity())
         if fingerprint is not None:
             self.identity["fingerprint"] = fingerprint
         self.hits = 0

@@ -26,6 +26,7 @@ from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,
     chat_request,
     check_tool_choice,
+    endpoint_identity,
     http_error,
     turn_from_response,
 )
@@ -201,11 +202,10 @@ class LiteLLMClient(ModelClient):
 
     def cache_identity(self) -> dict[str, Any]:
         """What, besides the request, decides the reply (for the response cache)."""
-        return {
-            "model": self.model,
-            "api_base": redact_url(self.api_base),
-            "tool_choice": self.tool_choice,
-        }
+        return endpoint_identity(self.model, self.api_base, self.tool_choice)
+
+    def endpoint(self) -> str | None:
+        return self.api_base or self.model
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -31,6 +31,7 @@ from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,
     chat_request,
     check_tool_choice,
+    endpoint_identity,
     http_error,
     turn_from_response,
 )
@@ -182,11 +183,10 @@ class OpenAIHTTPClient(ModelClient):
         return parse_reply_body(body, [self._api_key])
 
     def cache_identity(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "api_base": redact_url(self.api_base),
-            "tool_choice": self.tool_choice,
-        }
+        return endpoint_identity(self.model, self.api_base, self.tool_choice)
+
+    def endpoint(self) -> str | None:
+        return self.api_base
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -30,7 +30,7 @@ from typing import Any
 from harness.boundary import clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import join_reasoning, split_reasoning
-from harness.models.redact import mask, scrub_secrets
+from harness.models.redact import mask, redact_url, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema, Usage
 
 # Reply text longer than this is cut (with a note) so that one runaway reply
@@ -127,6 +127,12 @@ def check_tool_choice(value: str) -> str:
     if value not in TOOL_CHOICES:
         raise ValueError(f"unknown tool_choice '{value}' (known: {', '.join(TOOL_CHOICES)})")
     return value
+
+
+def endpoint_identity(model: str, api_base: str | None, tool_choice: str) -> dict[str, Any]:
+    """The cache identity of a client sending ``chat_request``'s requests to one
+    endpoint: what, besides the request, decides the reply."""
+    return {"model": model, "api_base": redact_url(api_base), "tool_choice": tool_choice}
 
 
 def chat_request(

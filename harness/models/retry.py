@@ -222,15 +222,8 @@ class RetryingClient(WrappedClient):
 
 
 def endpoint_key(client: ModelClient) -> str:
-    """Which endpoint a client calls: its api_base (or model) through any wrappers."""
-    current: Any = client
-    while current is not None:
-        api_base = getattr(current, "api_base", None)
-        model = getattr(current, "model", None)
-        if api_base or model:
-            return str(api_base or model)
-        current = getattr(current, "inner", None)
-    return client.name
+    """Which endpoint a client calls (``ModelClient.endpoint``), else its name."""
+    return client.endpoint() or client.name
 
 
 # One semaphore per (endpoint, limit) and event loop: asyncio primitives belong to

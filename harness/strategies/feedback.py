@@ -30,7 +30,7 @@ from harness.strategies.rehearser import (
     schema_problem,
     tool_parameters,
 )
-from harness.task import Environment, Sample
+from harness.task import Environment, Sample, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 LOOKUP_VERBS = ("get", "find", "search", "list", "lookup", "fetch", "query", "check")
@@ -138,7 +138,7 @@ def rules_for(benchmark: str) -> FeedbackRules | None:
     return adapter.feedback_rules() if adapter is not None else None
 
 
-class AugmentedFeedbackEnvironment(Environment):
+class AugmentedFeedbackEnvironment(WrappedEnvironment):
     """``inner`` with error results rewritten (see the module docstring).
 
     ``probe``: an environment the benchmark's rules may ask about the current
@@ -153,7 +153,7 @@ class AugmentedFeedbackEnvironment(Environment):
         probe: Environment | None = None,
         rules: FeedbackRules | None = None,
     ):
-        self.inner = inner
+        super().__init__(inner)
         self.tools = list(sample.tools)
         self.rules = rules if rules is not None else rules_for(sample.benchmark)
         self.probe = probe
@@ -182,14 +182,8 @@ class AugmentedFeedbackEnvironment(Environment):
                 return advice
         return generic_advice(call, message, self.tools)
 
-    def execute_user_call(self, call: ToolCall) -> ToolResult:
-        return self.inner.execute_user_call(call)
-
     def _record(self, call: ToolCall, rule: str, before: str, after: str) -> None:
         self.rewrites.append({"tool": call.name, "rule": rule, "before": before, "after": after})
-
-    def final_state(self) -> Any:
-        return self.inner.final_state()
 
 
 def wrap_environment(

@@ -31,7 +31,7 @@ from harness.strategies.rehearser import (
     call_dict,
     reply_text,
 )
-from harness.task import Environment
+from harness.task import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult
 
 REHEARSAL = "rehearsal"
@@ -88,11 +88,11 @@ class RealEnvironmentMonitor:
             raise SandboxViolation(f"real environment reached during rehearsal: {what}")
 
 
-class MonitoredEnvironment(Environment):
+class MonitoredEnvironment(WrappedEnvironment):
     """A real environment whose calls are counted per phase and refused in rehearsal."""
 
     def __init__(self, inner: Environment, monitor: RealEnvironmentMonitor):
-        self.inner = inner
+        super().__init__(inner)
         self.monitor = monitor
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -102,9 +102,6 @@ class MonitoredEnvironment(Environment):
     def execute_user_call(self, call: ToolCall) -> ToolResult:
         self.monitor.check(f"user call {call.name}")
         return self.inner.execute_user_call(call)
-
-    def final_state(self) -> Any:
-        return self.inner.final_state()
 
 
 class EnvironmentGuard:

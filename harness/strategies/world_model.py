@@ -34,11 +34,11 @@ from harness.strategies.rehearser import (
     reply_text,
     result_status,
 )
-from harness.task import Environment
+from harness.task import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 
-class PredictingEnvironment(Environment):
+class PredictingEnvironment(WrappedEnvironment):
     """The real environment, with the rehearser's prediction recorded before each call."""
 
     def __init__(
@@ -48,7 +48,7 @@ class PredictingEnvironment(Environment):
         tap: ConversationTap,
         tools: list[ToolSchema],
     ):
-        self.inner = inner
+        super().__init__(inner)
         self.rehearser = rehearser
         self.tap = tap
         self.default_tools = tools
@@ -96,12 +96,6 @@ class PredictingEnvironment(Environment):
                 },
             }
         )
-
-    def execute_user_call(self, call: ToolCall) -> ToolResult:
-        return self.inner.execute_user_call(call)
-
-    def final_state(self) -> Any:
-        return self.inner.final_state()
 
 
 # ---------------------------------------------------------------- metrics
