@@ -1,7 +1,8 @@
 """One self-contained HTML report over runs: leaderboard, comparisons, plots, sample viewer.
 
-The file needs no network: CSS and JavaScript are inline, plots are base64 PNG, and
-a Content-Security-Policy forbids loading anything else.
+The file needs no network: CSS and JavaScript (package data files in ``report_assets/``)
+are inlined, plots are base64 PNG, and a Content-Security-Policy forbids loading
+anything else.
 
 Model output is untrusted text. Tables are built here with every cell escaped.
 Samples travel as JSON inside ``<script type="application/json">`` blocks (never
@@ -29,6 +30,7 @@ import html
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +214,13 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
             # A key echoed in output must not be shown: masked as data, before the
             # JSON text exists (a pattern over JSON text can break its escapes).
             details.append(detail_json(masking.mask(record), result.name, max_chars))
-    index = {"runs": runs, "benchmarks": benchmarks, "subsets": subsets, "rows": rows}
+    index = {
+        "runs": runs,
+        "benchmarks": benchmarks,
+        "subsets": subsets,
+        "rows": rows,
+        "page_size": PAGE_SIZE,
+    }
     return SampleData(index, details)
 
 
@@ -307,285 +315,12 @@ def runs_html(results: list[RunResult]) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2329;
-background:#fafbfc}
-header,section{padding:12px 24px}header{background:#24292f;color:#fff}
-h1{margin:0 0 4px;font-size:20px}h2{border-bottom:1px solid #d0d7de;padding-bottom:4px}
-nav a{color:#cfe3ff;margin-right:14px}
-.scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;margin:6px 0;background:#fff;font-size:13px}
-th,td{border:1px solid #d0d7de;padding:3px 7px;text-align:left;white-space:nowrap}
-th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.ref td{color:#57606a;background:#f6f8fa}
-ul.notes,ul.flips{font-size:12px;color:#57606a}ul.warnings{color:#9a3412}
-figure{display:inline-block;margin:8px;background:#fff;border:1px solid #d0d7de;padding:6px}
-figure img{max-width:900px;width:100%}
-.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin-bottom:8px}
-.viewer{display:grid;grid-template-columns:minmax(280px,30%) 1fr;gap:12px}
-#list{display:flex;flex-direction:column;gap:2px;max-height:75vh;overflow:auto}
-#list button{text-align:left;font:12px ui-monospace,monospace;border:1px solid #d0d7de;
-background:#fff;padding:3px 6px;cursor:pointer;overflow:hidden;text-overflow:ellipsis;
-white-space:nowrap}
-#list button.pass{border-left:4px solid #1a7f37}#list button.fail{border-left:4px solid #cf222e}
-#list button.error{border-left:4px solid #9a6700}#list button.current{background:#ddf4ff}
-#pager{margin:6px 0;display:flex;gap:6px;align-items:center}
-#detail{background:#fff;border:1px solid #d0d7de;padding:10px;min-height:200px;overflow:auto}
-.msg{border:1px solid #d0d7de;border-radius:4px;margin:6px 0;padding:6px}
-.msg .role{font-weight:600;font-size:12px;text-transform:uppercase;color:#57606a}
-.msg.user{background:#f6f8fa}.msg.assistant{background:#fff}.msg.tool{background:#fbf8ef}
-.msg.system{background:#f3f0ff}.msg.hidden{border-style:dashed;background:#fff5f5}
-.badge{display:inline-block;font-size:11px;padding:0 5px;border-radius:8px;margin-left:6px;
-background:#eaeef2;color:#24292f;text-transform:none}
-.badge.warn{background:#ffebe9;color:#82071e}
-pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;font:12px/1.4 ui-monospace,monospace}
-.call{background:#eef6ff;border-radius:3px;padding:2px 4px}
-.reset{border-top:3px double #9a6700;color:#9a6700;font-size:12px;margin:8px 0;padding-top:2px}
-details{margin:6px 0}summary{cursor:pointer;font-weight:600}
-.kv td:first-child{font-weight:600}
-"""
+ASSETS = "report_assets"  # package data beside this module: the page's CSS and script
 
 
-# The viewer. It reads data with JSON.parse and writes it with textContent only.
-SCRIPT = r"""
-(function () {
-  "use strict";
-  var index = JSON.parse(document.getElementById("sample-index").textContent);
-  var PAGE = __PAGE_SIZE__;
-  var OUTCOMES = ["fail", "pass", "error"];
-  var rows = index.rows, filtered = [], page = 0, current = -1;
-  var byKey = {};
-  rows.forEach(function (row, i) { byKey[index.runs[row[0]] + "\u0000" + row[7]] = i; });
-
-  function el(tag, cls, text) {
-    var node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-  function pretty(value) {
-    if (typeof value === "string") return value;
-    try { return JSON.stringify(value, null, 2); } catch (e) { return String(value); }
-  }
-  function textOf(content) {
-    if (content === null || content === undefined) return "";
-    if (typeof content === "string") return content;
-    if (Array.isArray(content)) {
-      return content.map(function (part) {
-        if (typeof part === "string") return part;
-        if (part && typeof part.text === "string") return part.text;
-        return pretty(part);
-      }).join("\n");
-    }
-    return pretty(content);
-  }
-  function fillSelect(id, values) {
-    var select = document.getElementById(id);
-    values.forEach(function (value, i) {
-      var option = el("option", null, value);
-      option.value = String(i);
-      select.appendChild(option);
-    });
-    select.addEventListener("change", function () { page = 0; applyFilters(); });
-  }
-  function selected(id) {
-    var value = document.getElementById(id).value;
-    return value === "" ? null : Number(value);
-  }
-  function applyFilters() {
-    var run = selected("f-run"), bench = selected("f-bench"), subset = selected("f-subset");
-    var outcome = document.getElementById("f-outcome").value;
-    var text = document.getElementById("f-text").value.toLowerCase();
-    filtered = [];
-    for (var i = 0; i < rows.length; i++) {
-      var r = rows[i];
-      if (run !== null && r[0] !== run) continue;
-      if (bench !== null && r[1] !== bench) continue;
-      if (subset !== null && r[2] !== subset) continue;
-      if (outcome !== "" && OUTCOMES[r[5]] !== outcome) continue;
-      if (text && r[7].toLowerCase().indexOf(text) < 0) continue;
-      filtered.push(i);
-    }
-    renderList();
-  }
-  function renderList() {
-    var list = document.getElementById("list");
-    var pages = Math.max(1, Math.ceil(filtered.length / PAGE));
-    page = Math.min(page, pages - 1);
-    list.replaceChildren();
-    filtered.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
-      var r = rows[i];
-      var label = (r[5] === 1 ? "PASS " : r[5] === 2 ? "ERR  " : "FAIL ") + index.runs[r[0]] +
-        " · " + r[7] + (r[6] === null ? "" : " · reward " + r[6]);
-      var button = el("button", OUTCOMES[r[5]] + (i === current ? " current" : ""), label);
-      button.title = label;
-      button.addEventListener("click", function () { show(i); });
-      list.appendChild(button);
-    });
-    document.getElementById("count").textContent =
-      filtered.length + " of " + rows.length + " samples";
-    document.getElementById("page").textContent = "page " + (page + 1) + " of " + pages;
-  }
-  function section(title, open) {
-    var details = el("details");
-    if (open) details.open = true;
-    details.appendChild(el("summary", null, title));
-    return details;
-  }
-  function keyValues(pairs) {
-    var table = el("table", "kv");
-    pairs.forEach(function (pair) {
-      if (pair[1] === undefined) return;
-      var tr = el("tr");
-      tr.appendChild(el("td", null, pair[0]));
-      tr.appendChild(el("td", null, typeof pair[1] === "object" && pair[1] !== null ?
-        pretty(pair[1]) : String(pair[1])));
-      table.appendChild(tr);
-    });
-    return table;
-  }
-  function renderToolCall(call) {
-    var fn = call && call["function"] ? call["function"] : call || {};
-    var args = fn.arguments;
-    if (typeof args !== "string") args = pretty(args);
-    return el("pre", "call", "→ " + (fn.name || "?") + "(" + args + ")" +
-      (call && call.id ? "   [id " + call.id + "]" : ""));
-  }
-  function renderMessage(message, number) {
-    var role = String(message.role || "?");
-    var box = el("div", "msg " + role.replace(/[^a-z_]/gi, "") + (message.hidden ? " hidden" : ""));
-    var head = el("div", "role", "#" + number + " " + role);
-    if (message.name) head.appendChild(el("span", "badge", String(message.name)));
-    if (message.tool_call_id) {
-      head.appendChild(el("span", "badge", "result of " + message.tool_call_id));
-    }
-    if (message.hidden) head.appendChild(el("span", "badge warn", "hidden from the agent"));
-    box.appendChild(head);
-    var reasoning = message.reasoning_content || message.reasoning;
-    if (reasoning) {
-      var thought = section("reasoning", false);
-      thought.appendChild(el("pre", null, textOf(reasoning)));
-      box.appendChild(thought);
-    }
-    var text = textOf(message.content);
-    if (text) box.appendChild(el("pre", null, text));
-    (message.tool_calls || []).forEach(function (call) { box.appendChild(renderToolCall(call)); });
-    var known = {role: 1, content: 1, tool_calls: 1, name: 1, tool_call_id: 1, hidden: 1,
-                 reasoning: 1, reasoning_content: 1};
-    var rest = {};
-    Object.keys(message).forEach(function (k) { if (!known[k]) rest[k] = message[k]; });
-    if (Object.keys(rest).length) box.appendChild(el("pre", null, pretty(rest)));
-    return box;
-  }
-  function without(object, keys) {
-    var rest = {};
-    Object.keys(object).forEach(function (k) { if (keys.indexOf(k) < 0) rest[k] = object[k]; });
-    return rest;
-  }
-  function renderRehearsal(value) {
-    var title = "rehearsal memory (" + (value.mode || "?") + ", N = " + value.n + ")";
-    var part = section(title, true);
-    part.appendChild(el("pre", null, value.memory ? textOf(value.memory) : "(no memory)"));
-    (value.rehearsals || []).forEach(function (one, i) {
-      var box = section("rehearsal " + (i + 1) + ": imagined episode (the real environment " +
-        "was not touched)", false);
-      (one.messages || []).forEach(function (m, n) { box.appendChild(renderMessage(m || {}, n)); });
-      if (one.critique) {
-        box.appendChild(el("div", "role", "self-critique"));
-        box.appendChild(el("pre", null, textOf(one.critique)));
-      }
-      box.appendChild(el("pre", null, pretty(without(one, ["messages", "critique"]))));
-      part.appendChild(box);
-    });
-    part.appendChild(el("pre", null, pretty(without(value, ["memory", "rehearsals"]))));
-    return part;
-  }
-  function show(i) {
-    current = i;
-    var data = JSON.parse(document.getElementById("d" + i).textContent);
-    var detail = document.getElementById("detail");
-    detail.replaceChildren();
-    var traj = data.trajectory || {};
-    detail.appendChild(el("h3", null, data.key + "  (" + data.run + ")"));
-    var score = data.score || {};
-    detail.appendChild(keyValues([
-      ["status", data.status], ["passed", score.passed], ["reward", score.reward],
-      ["progress", score.progress], ["tool TP/FP/FN", score.tool_tp === undefined ||
-        score.tool_tp === null ? undefined : score.tool_tp + " / " + score.tool_fp + " / " +
-        score.tool_fn],
-      ["termination", traj.termination], ["tool calls", traj.tool_calls],
-      ["tool errors", traj.tool_errors], ["latency (s)", data.latency_s],
-      ["score error", data.score_error || undefined]
-    ]));
-    if (data.error) {
-      var error = section(
-        "error: " + (data.error.type || "") + ": " + (data.error.message || ""), true);
-      error.appendChild(el("pre", null, data.error.traceback || ""));
-      detail.appendChild(error);
-    }
-    var extra = traj.extra || {};
-    Object.keys(extra).forEach(function (key) {
-      var value = extra[key];
-      if (key === "rehearsal" && value && typeof value === "object") {
-        detail.appendChild(renderRehearsal(value));
-        return;
-      }
-      var open = /rehears|memory|phase/i.test(key);
-      var part = section("extra — " + key, open);
-      part.appendChild(el("pre", null, pretty(value)));
-      detail.appendChild(part);
-    });
-    var transcript = section("transcript (" + (traj.messages || []).length + " messages)", true);
-    var resets = traj.context_resets || [];
-    (traj.messages || []).forEach(function (message, n) {
-      var r = resets.indexOf(n);
-      if (r >= 0) {
-        var mark = section(
-          "context reset before #" + n + ": the model saw the given history", false);
-        mark.className = "reset";
-        ((traj.reset_histories || [])[r] || []).forEach(function (m, h) {
-          mark.appendChild(renderMessage(m, "h" + h));
-        });
-        transcript.appendChild(mark);
-      }
-      transcript.appendChild(renderMessage(message || {}, n));
-    });
-    detail.appendChild(transcript);
-    var more = [["score details", score.details], ["usage by role", traj.usage],
-                ["parsed assistant turns", traj.turns], ["final state", traj.final_state],
-                ["metadata", data.metadata]];
-    more.forEach(function (pair) {
-      if (pair[1] === undefined || pair[1] === null) return;
-      var part = section(pair[0], pair[0] === "score details");
-      part.appendChild(el("pre", null, pretty(pair[1])));
-      detail.appendChild(part);
-    });
-    renderList();
-  }
-  fillSelect("f-run", index.runs);
-  fillSelect("f-bench", index.benchmarks);
-  fillSelect("f-subset", index.subsets);
-  document.getElementById("f-outcome").addEventListener("change", function () {
-    page = 0; applyFilters();
-  });
-  document.getElementById("f-text").addEventListener("input", function () {
-    page = 0; applyFilters();
-  });
-  document.getElementById("prev").addEventListener("click", function () {
-    if (page > 0) { page -= 1; renderList(); }
-  });
-  document.getElementById("next").addEventListener("click", function () {
-    page += 1; renderList();
-  });
-  applyFilters();
-  // #sample=<run>/<key> opens that sample; otherwise the first one in the list.
-  var wanted = decodeURIComponent(location.hash.replace(/^#sample=/, ""));
-  var slash = wanted.indexOf("/");
-  var found = slash > 0 ?
-    byKey[wanted.slice(0, slash) + "\u0000" + wanted.slice(slash + 1)] : undefined;
-  if (found !== undefined) show(found); else if (filtered.length) show(filtered[0]);
-})();
-"""
+def asset_text(name: str) -> str:
+    """One of the report's own files (``harness/report_assets/NAME``), shipped in the wheel."""
+    return resources.files("harness").joinpath(ASSETS, name).read_text(encoding="utf-8")
 
 
 def viewer_html(samples: SampleData) -> str:
@@ -652,20 +387,19 @@ def render_report(
         f'<script type="application/json" id="d{i}">{text}</script>'
         for i, text in enumerate(samples.details)
     ]
-    script = SCRIPT.replace("__PAGE_SIZE__", str(PAGE_SIZE))
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_esc(policy)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_esc(options.title)}</title><style>{STYLE}</style></head><body>"
+        f"<title>{_esc(options.title)}</title><style>{asset_text('report.css')}</style></head><body>"
         f"<header><h1>{_esc(options.title)}</h1>"
         f"<div>generated {_esc(generated)} · {len(runs)} run(s) · "
         f"{len(samples.details)} sample record(s)</div>"
         f"<nav>{nav}</nav></header>"
         + body
         + "\n".join(data_blocks)
-        + f'<script nonce="{nonce}">{script}</script></body></html>\n'
+        + f'<script nonce="{nonce}">{asset_text("viewer.js")}</script></body></html>\n'
     )
     return page, len(samples.details)
 

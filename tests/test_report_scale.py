@@ -59,7 +59,7 @@ def test_ten_thousand_samples(tmp_path):
     assert summary.size_bytes < MAX_BYTES, f"{summary.size_bytes} bytes"
     # One lazily parsed block per sample, and the list is paged.
     assert page.count('<script type="application/json" id="d') == SAMPLES
-    assert f"var PAGE = {PAGE_SIZE};" in page
+    assert f'"page_size":{PAGE_SIZE}' in page
     assert "task09999" in page
     # The browser shows the first page of the list and opens the first sample.
     dom = dump_dom(tmp_path, (tmp_path / "big.html").as_uri())

@@ -83,6 +83,9 @@ def test_wheel_carries_suites_and_reference_tables(installed):
     for table in (REPO / "results" / "reference").rglob("*.yaml"):
         relative = table.relative_to(REPO / "results" / "reference").as_posix()
         assert f"harness/reference_data/{relative}" in names
+    # The report's stylesheet and script are package data files.
+    for asset in (REPO / "harness" / "report_assets").iterdir():
+        assert f"harness/report_assets/{asset.name}" in names
 
 
 def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
@@ -98,5 +101,10 @@ def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
     assert len(runs) == 1
     board = _harness(installed, work, "leaderboard", str(runs[0]), "--with-reference", "envace")
     assert "ref:envace" in board and "EnvACE-8B" in board
+    # The report inlines its script and stylesheet from the installed package's data.
+    _harness(installed, work, "report", str(runs[0]), "--out", "r.html", "--no-plots")
+    page = (work / "r.html").read_text(encoding="utf-8")
+    script = (REPO / "harness" / "report_assets" / "viewer.js").read_text(encoding="utf-8")
+    assert script in page and "<style>/* The report's stylesheet" in page
     # The run itself was scored by the installed package, not by a checkout.
     assert str(REPO) not in (runs[0] / "manifest.json").read_text(encoding="utf-8")
