@@ -3,7 +3,7 @@
 Any remote model is wrapped for reliability (retries, timeouts), per-endpoint
 concurrency and the response cache; several replicas become one pool
 (harness/replicas.py) and a server this run started is known by what it serves
-(harness/serve.py). Prompt mode puts the tools into the prompt for servers
+(harness/serving/). Prompt mode puts the tools into the prompt for servers
 without a tool-call parser, using the benchmark's own prompt format where it has
 one. This wiring sits above the model layer (``harness/models/``), which knows
 nothing of adapters, replicas or served endpoints.
@@ -60,9 +60,9 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
             tool_choice=settings.tool_choice,
         )
     if settings.served is not None and settings.served.url == settings.api_base:
-        # A server this run started (harness/serve.py); other clients built from
+        # A server this run started (harness/serving/); other clients built from
         # these settings (a rehearser on another endpoint) are not affected.
-        from harness.serve import ServedModelClient
+        from harness.serving.client import ServedModelClient
 
         client = ServedModelClient(client, settings.served.identity, settings.served.label)
     client = ConcurrencyLimitedClient(client, settings.concurrency)

@@ -15,8 +15,7 @@ from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
 from harness.models.local_server import LOCAL_MAX_WAIT_S, FitReport, LocalPatience, is_loopback_url
 from harness.models.openai_http import OpenAIHTTPClient
 from harness.models.retry import RetryingClient
-from harness.models.settings import ModelSettings, is_local, transport_timeout
-from harness.serve import ServedEndpoint
+from harness.models.settings import ModelSettings, ServedEndpoint, is_local, transport_timeout
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams
 

@@ -22,7 +22,7 @@ from harness.models.redact import (
     scrub_secrets,
     secret_scope,
 )
-from harness.serve import mask_secret_args
+from harness.serving.specs import mask_secret_args
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 

@@ -19,18 +19,9 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.serve import (
-    LlamaCppSpec,
-    ManagedServer,
-    ServerError,
-    SGLangSpec,
-    VLLMSpec,
-    checkpoint_name,
-    checkpoint_step,
-    free_port,
-    group_alive,
-    mask_secret_args,
-)
+from harness.serving.checkpoints import checkpoint_name, checkpoint_step
+from harness.serving.process import ManagedServer, ServerError, free_port, group_alive
+from harness.serving.specs import LlamaCppSpec, SGLangSpec, VLLMSpec, mask_secret_args
 from harness.store import read_records
 
 TESTS = Path(__file__).resolve().parent
@@ -500,7 +491,7 @@ def test_llamacpp_tools_get_a_system_message_to_live_in():
     import asyncio
 
     from harness.models.base import ModelClient
-    from harness.serve import ServedModelClient
+    from harness.serving.client import ServedModelClient
     from harness.types import AssistantTurn, SamplingParams
 
     class Recorder(ModelClient):

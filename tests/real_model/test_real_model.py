@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from harness.cli import main as harness_main
-from harness.serve import HOST, LlamaCppSpec, ManagedServer, free_port
+from harness.serving.process import HOST, ManagedServer, free_port
+from harness.serving.specs import LlamaCppSpec
 from harness.store import read_records
 
 from real_model_tier import (
