@@ -5,8 +5,9 @@ metric and the estimators that recompute its headline metrics for bootstrap
 intervals. Everything comes from the benchmark's adapter (``Adapter.label``,
 ``primary_metric``, ``estimators()``); a benchmark without a registered adapter
 (a published table's, or a run folder's from elsewhere) gets neutral defaults:
-its own name, its first fractional headline metric, and the mean pass rate over
-subsets (which the leaderboard shows only if it equals the official value).
+its own name, its first fractional headline metric, the mean pass rate over
+subsets (which the leaderboard shows only if it equals the official value), and
+no official set size (so its coverage has no denominator).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.coverage import OfficialSet
 from harness.estimators import MEAN_PASS, Estimator
 
 # Headline keys that hold counts rather than fractions (shown as integers).
@@ -30,6 +32,8 @@ class BenchmarkInfo:
     subset_estimator: Estimator = MEAN_PASS
     needs_metadata: bool = False
     order: int = 100
+    official: OfficialSet | None = None  # the official full set (harness.coverage)
+    pass_hat_k_trials: str = ""  # "", "scored" or "all" (Adapter.pass_hat_k_trials)
 
 
 def benchmark_info(benchmark: str) -> BenchmarkInfo:
@@ -49,7 +53,16 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
         subset_estimator=adapter.subset_estimator(),
         needs_metadata=adapter.estimators_need_metadata,
         order=adapter.table_order,
+        official=_official_set(adapter),
+        pass_hat_k_trials=adapter.pass_hat_k_trials,
     )
+
+
+def _official_set(adapter: Any) -> OfficialSet | None:
+    try:
+        return adapter.official_set()
+    except Exception:  # an adapter that cannot say is treated as one that does not
+        return None
 
 
 def is_count_metric(name: str) -> bool:

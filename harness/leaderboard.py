@@ -25,6 +25,7 @@ from typing import Any
 
 from harness import stats, unscored
 from harness.composite import CompositeDefinition, default_composite
+from harness.coverage import LEGEND, PARTIAL_MARK, Coverage, coverage_of, run_limit
 from harness.errors import ConfigError
 from harness.headlines import (
     benchmark_info,
@@ -36,7 +37,7 @@ from harness.headlines import (
     sort_benchmarks,
 )
 from harness.reference import ReferenceTable, load_references
-from harness.stats import Interval, TaskOutcome
+from harness.stats import Estimate, Interval, TaskOutcome
 from harness.steps import step_in
 from harness.store import RunStore
 
@@ -55,6 +56,7 @@ class MetricValue:
     value: float | None
     interval: Interval | None = None
     note: str = ""  # shown instead of the value when there is none
+    partial: bool = False  # over less than the official set: marked PARTIAL_MARK
 
 
 @dataclass
@@ -74,10 +76,22 @@ class BenchmarkEntry:
     subsets: dict[str, Any] = field(default_factory=dict)
     unscored: str = ""  # why the benchmark has no number (harness.unscored), if it has none
     unscored_subsets: dict[str, str] = field(default_factory=dict)  # subset -> why
+    coverage: Coverage | None = None  # what the numbers cover; None for published rows
+    # subset -> k -> pass^k with its interval (benchmarks that report pass^k)
+    pass_hat_k: dict[str, dict[int, Estimate]] = field(default_factory=dict)
 
     @property
     def primary_value(self) -> float | None:
         return None if self.primary is None else self.headline.get(self.primary)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the headline is over less than the benchmark's official set."""
+        return self.coverage is not None and self.coverage.partial
+
+    def metric_partial(self, metric: str) -> bool:
+        """Whether one headline metric (of the benchmark or of a subset) is partial."""
+        return self.coverage is not None and self.coverage.for_metric(metric).partial
 
     def why_none(self, metric: str) -> str:
         """Why ``metric`` has no value because nothing behind it was scored ('' otherwise)."""
@@ -120,7 +134,7 @@ class Composite:
                 return MetricValue(None)
             absent = ", ".join(benchmark_label(b) for b in self.missing)
             return MetricValue(None, note=f"partial (no {absent})")
-        return MetricValue(self.value, self.interval, "*" if self.caveats else "")
+        return MetricValue(self.value, self.interval, partial=bool(self.caveats))
 
 
 @dataclass
@@ -257,6 +271,23 @@ def _primary_interval(
     entry.replicates = result.replicates
 
 
+def _coverage(benchmark: str, tasks: list[TaskOutcome], trials: int, limit: int | None) -> Coverage:
+    """What the benchmark's numbers cover, against the official set its adapter declares."""
+    scored: dict[str, dict[str, int]] = {}
+    for task in tasks:
+        scored.setdefault(task.subset, {})[task.sample_id] = len(task.scored_trials())
+    return coverage_of(benchmark_info(benchmark).official, scored, int(trials), limit)
+
+
+def _pass_hat_k(
+    benchmark: str, tasks: list[TaskOutcome], n_boot: int, seed: int
+) -> dict[str, dict[int, Estimate]]:
+    mode = benchmark_info(benchmark).pass_hat_k_trials
+    if not mode or not tasks:
+        return {}
+    return stats.pass_hat_k_estimates(tasks, mode == "scored", n_boot, seed)
+
+
 def _drop_unscored(entry: BenchmarkEntry, tasks: list[TaskOutcome]) -> None:
     """No number where nothing was scored: an aggregate over error records only is
     a formula applied to nothing. Clears the benchmark's fractional headline values,
@@ -295,8 +326,15 @@ def composite_of(
         # independent bootstrap replicates gives replicates of the composite.
         replicates = sum(e.replicates for e in parts) / len(parts)
         interval = stats.percentile_interval(replicates)
-    caveats = [f"{benchmark_label(e.benchmark)}: {e.incomplete()}" for e in parts if e.incomplete()]
-    return Composite(value, interval, caveats=caveats)
+    return Composite(value, interval, caveats=[c for c in map(_caveat, parts) if c])
+
+
+def _caveat(entry: BenchmarkEntry) -> str:
+    """Why a composite's component is not over its full set ('' when it is)."""
+    label = benchmark_label(entry.benchmark)
+    if entry.coverage is not None and entry.coverage.declared:
+        return f"{label}: {entry.coverage.describe()}" if entry.partial else ""
+    return f"{label}: {entry.incomplete()}" if entry.incomplete() else ""
 
 
 def _env_feedback(settings: dict[str, Any], manifest: dict[str, Any], strategy: Any) -> Any:
@@ -354,8 +392,12 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
             notes=list(result.get("notes") or []),
             subsets=result.get("subsets") or {},
         )
-        _drop_unscored(entry, tasks_by_benchmark.get(benchmark, []))
-        _primary_interval(entry, tasks_by_benchmark.get(benchmark, []), n_boot, seed)
+        group = tasks_by_benchmark.get(benchmark, [])
+        _drop_unscored(entry, group)
+        _primary_interval(entry, group, n_boot, seed)
+        trials = settings.get("trials") or manifest.get("trials") or 1
+        entry.coverage = _coverage(benchmark, group, trials, run_limit(manifest, benchmark))
+        entry.pass_hat_k = _pass_hat_k(benchmark, group, n_boot, seed)
         entries[benchmark] = entry
     name = str(scores.get("run_id") or manifest.get("run_id") or run_dir.name)
     strategy = settings.get("strategy", manifest.get("strategy"))
@@ -518,13 +560,14 @@ def summary_table(results: list[RunResult]) -> Table:
     if composite is not None:
         notes.append(
             f"{composite.definition} ({composite.source}); a row without all of "
-            f"{', '.join(benchmark_label(b) for b in composite.benchmarks)} is partial; "
-            "* = a component is incomplete (see notes)."
+            f"{', '.join(benchmark_label(b) for b in composite.benchmarks)} has none; "
+            f"{PARTIAL_MARK} on it: a component is partial."
         )
     notes.append(
         "Intervals: 95% bootstrap over tasks (trials of a task kept together, resampled "
         "within subsets); published rows have none."
     )
+    coverage_notes: list[str] = []
     for result in results:
         cells = _identity_cells(result)
         entries = list(result.benchmarks.values())
@@ -536,12 +579,20 @@ def summary_table(results: list[RunResult]) -> Table:
                 cells[f"bench:{bench}"] = MetricValue(None, note=entry.unscored)
             else:
                 cells[f"bench:{bench}"] = MetricValue(
-                    entry.primary_value, entry.interval, "" if entry.primary else "-"
+                    entry.primary_value,
+                    entry.interval,
+                    "" if entry.primary else "-",
+                    partial=entry.partial,
                 )
+                if entry.partial and entry.primary_value is not None:
+                    coverage_notes.append(_coverage_note(result, entry))
         if composite is not None:
             cells["composite"] = result.composite.metric()
-            for caveat in result.composite.caveats:
-                notes.append(f"* {result.name}: {caveat}")
+            if result.composite.value is not None:
+                for caveat in result.composite.caveats:
+                    coverage_notes.append(
+                        f"{PARTIAL_MARK} {result.name} {composite.label}: {caveat}"
+                    )
         for entry in entries:
             if entry.ci_note:  # a missing interval is always explained where it is missing
                 notes.append(f"{result.name} {benchmark_label(entry.benchmark)}: {entry.ci_note}")
@@ -557,7 +608,22 @@ def summary_table(results: list[RunResult]) -> Table:
             cells["cached_calls"] = result.cost.cached_calls
             cells["wall_s"] = result.cost.wall_s
         rows.append(cells)
+    notes += _with_legend(coverage_notes)
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
+
+
+def _coverage_note(result: RunResult, entry: BenchmarkEntry, scope: str = "") -> str:
+    """The note that explains one partial mark: what the marked number covers."""
+    assert entry.coverage is not None
+    coverage = entry.coverage.for_metric(scope) if scope else entry.coverage
+    where = f"{benchmark_label(entry.benchmark)}{f' {scope}' if scope else ''}"
+    return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
+
+
+def _with_legend(coverage_notes: list[str]) -> list[str]:
+    """The partial mark's meaning once, then what each marked number covers."""
+    unique = list(dict.fromkeys(coverage_notes))
+    return [LEGEND, *unique] if unique else []
 
 
 def _shown_composite(results: list[RunResult]) -> CompositeDefinition | None:
@@ -615,6 +681,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         for c, label in metric_columns
     ]
     columns += [
+        Column("coverage", "coverage"),
         Column("records", "records", "count"),
         Column("infra_errors", "infra errors", "count"),
         Column("score_errors", "score errors", "count"),
@@ -623,19 +690,26 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
     ]
     rows = []
     notes: list[str] = []
+    coverage_notes: list[str] = []
     for result in results:
         entry = result.benchmarks.get(bench)
         if entry is None:
             continue
         cells = _identity_cells(result)
-        primary_id = entry.primary if entry.primary else None
         for column, label in metric_columns:
             value = _lookup(entry, column)
             if is_count_metric(label):
                 cells[f"metric:{column}"] = None if value is None else int(value)
-            else:
-                interval = entry.interval if column == primary_id else None
-                cells[f"metric:{column}"] = MetricValue(value, interval, entry.why_none(column))
+                continue
+            partial = value is not None and entry.metric_partial(column)
+            cells[f"metric:{column}"] = MetricValue(
+                value, metric_interval(entry, column), entry.why_none(column), partial=partial
+            )
+            if partial:
+                scope = "" if entry.coverage.for_metric(column) is entry.coverage else column
+                coverage_notes.append(_coverage_note(result, entry, scope))
+        if entry.coverage is not None:
+            cells["coverage"] = entry.coverage.summary()
         if not result.is_reference:
             cells["records"] = entry.counts.get("records", 0)
             cells["infra_errors"] = entry.counts.get("infra_errors", 0)
@@ -654,8 +728,72 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
             if note not in notes and not result.is_reference:
                 notes.append(note)
         rows.append(cells)
+    notes += _with_legend(coverage_notes)
     title = f"{benchmark_label(bench)} ({bench}; metrics in %)"
     return Table(bench, title, columns, rows, notes)
+
+
+def metric_interval(entry: BenchmarkEntry, metric: str) -> Interval | None:
+    """The interval of a headline metric: the primary's, or a ``pass^k/<subset>``
+    key's from the core's pass^k estimates when they give the same value."""
+    if metric == entry.primary:
+        return entry.interval
+    name, _, subset = metric.partition("/")
+    if (
+        not name.startswith(stats.PASS_HAT_PREFIX)
+        or not name[len(stats.PASS_HAT_PREFIX) :].isdigit()
+    ):
+        return None
+    found = entry.pass_hat_k.get(subset, {}).get(int(name[len(stats.PASS_HAT_PREFIX) :]))
+    value = entry.headline.get(metric)
+    if found is None or value is None or abs(found.value - float(value)) > CI_TOLERANCE:
+        return None
+    return found.interval
+
+
+def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
+    """pass^k per subset for every k up to the trials, each with its interval."""
+    rows_of = [(r, r.benchmarks[bench]) for r in results if bench in r.benchmarks]
+    rows_of = [(r, e) for r, e in rows_of if e.pass_hat_k]
+    if not rows_of:
+        return None
+    max_k = max(k for _, e in rows_of for curve in e.pass_hat_k.values() for k in curve)
+    columns = [
+        Column("run", "run"),
+        Column("model", "model"),
+        Column("strategy", "strategy"),
+        Column("subset", "subset"),
+        Column("tasks", "tasks", "count"),
+        Column("coverage", "coverage"),
+    ]
+    columns += [Column(f"k:{k}", f"pass^{k}", "metric") for k in range(1, max_k + 1)]
+    rows, coverage_notes = [], []
+    for result, entry in rows_of:
+        for subset, curve in sorted(entry.pass_hat_k.items()):
+            coverage = entry.coverage.restrict([subset]) if entry.coverage else None
+            partial = coverage is not None and coverage.partial
+            cells = _identity_cells(result)
+            cells["subset"] = subset
+            cells["tasks"] = next(iter(curve.values())).n_tasks
+            cells["coverage"] = coverage.summary() if coverage is not None else "-"
+            for k in range(1, max_k + 1):
+                found = curve.get(k)
+                cells[f"k:{k}"] = (
+                    MetricValue(found.value, found.interval, partial=partial)
+                    if found is not None
+                    else MetricValue(None, note="-")
+                )
+            if partial:
+                coverage_notes.append(_coverage_note(result, entry, subset))
+            rows.append(cells)
+    notes = [
+        "pass^k of a task with n trials of which c passed: C(c, k) / C(n, k); per subset its "
+        "mean over tasks, for k up to the fewest trials of a task ('-' beyond). Intervals: "
+        "95% bootstrap over tasks."
+    ]
+    notes += _with_legend(coverage_notes)
+    title = f"{benchmark_label(bench)} pass^k by subset (metrics in %)"
+    return Table(f"{bench}:pass^k", title, columns, rows, notes)
 
 
 def extra_table(results: list[RunResult]) -> Table | None:
@@ -676,7 +814,11 @@ def extra_table(results: list[RunResult]) -> Table | None:
 
 def build_tables(results: list[RunResult]) -> list[Table]:
     tables = [summary_table(results)]
-    tables += [benchmark_table(results, bench) for bench in benchmarks_of(results)]
+    for bench in benchmarks_of(results):
+        tables.append(benchmark_table(results, bench))
+        curve = pass_hat_k_table(results, bench)
+        if curve is not None:
+            tables.append(curve)
     extra = extra_table(results)
     if extra is not None:
         tables.append(extra)
@@ -722,6 +864,8 @@ def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
     text = f"{100 * float(cell.value):.2f}"
     if with_interval and cell.interval is not None:
         text += f" ({100 * cell.interval.low:.1f}–{100 * cell.interval.high:.1f})"
+    if cell.partial:
+        text += PARTIAL_MARK
     if cell.note:
         text += cell.note
     return text
@@ -793,6 +937,8 @@ def _latex_cell(value: Any, kind: str) -> str:
         if value.interval is not None:
             low, high = 100 * value.interval.low, 100 * value.interval.high
             text += rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
+        if value.partial:
+            text += rf"$^{{{PARTIAL_MARK}}}$"
         return text
     return latex_escape(format_cell(value, kind))
 
@@ -832,9 +978,32 @@ CSV_HEADER = [
     "ci_low",
     "ci_high",
     "unit",
+    "partial",
+    "samples_scored",
+    "samples_official",
+    "subsets_run",
+    "subsets_official",
+    "trials",
     "source",
     "note",
 ]
+# The coverage columns of a row that has none (counts, cost, published numbers).
+_NO_COVERAGE = ["", "", "", "", "", ""]
+
+
+def _coverage_cells(coverage: Coverage | None) -> list[Any]:
+    """CSV cells: partial (true/false) and what the value covers."""
+    if coverage is None:
+        return list(_NO_COVERAGE)
+    official = coverage.samples_official
+    return [
+        "true" if coverage.partial else "false",
+        coverage.samples_scored,
+        "" if official is None else official,
+        len(coverage.subsets_run),
+        len(coverage.official_subsets) if coverage.declared else "",
+        coverage.trials,
+    ]
 
 
 def _csv_rows(result: RunResult) -> list[list[Any]]:
@@ -851,20 +1020,48 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
     rows: list[list[Any]] = []
 
     def add(
-        bench: str, metric: str, value: Any, unit: str, interval: Any = None, note: str = ""
+        bench: str,
+        metric: str,
+        value: Any,
+        unit: str,
+        interval: Any = None,
+        note: str = "",
+        coverage: Coverage | None = None,
     ) -> None:
         low = "" if interval is None else interval.low
         high = "" if interval is None else interval.high
         value = "" if value is None else value
-        rows.append([bench, *ident, metric, value, low, high, unit, source, note])
+        covered = _coverage_cells(coverage)
+        rows.append([bench, *ident, metric, value, low, high, unit, *covered, source, note])
 
     for bench in sort_benchmarks(set(result.benchmarks)):
         entry = result.benchmarks[bench]
         for name, value in entry.headline.items():
-            interval = entry.interval if name == entry.primary else None
             unit = "count" if is_count_metric(name) else FRACTION
-            note = "" if value is not None else entry.why_none(name)
-            add(bench, name, value, unit, interval, note)
+            coverage = None
+            if entry.coverage is not None and unit == FRACTION and value is not None:
+                coverage = entry.coverage.for_metric(name)
+            note = (
+                entry.why_none(name)
+                if value is None
+                else "; ".join(coverage.reasons() if coverage is not None else [])
+            )
+            add(bench, name, value, unit, metric_interval(entry, name), note, coverage)
+        for subset, curve in sorted(entry.pass_hat_k.items()):
+            coverage = entry.coverage.restrict([subset]) if entry.coverage else None
+            for k, found in curve.items():
+                if f"pass^{k}/{subset}" in entry.headline:
+                    continue  # the adapter's own row above, with this interval
+                reasons = "; ".join(coverage.reasons()) if coverage is not None else ""
+                add(
+                    bench,
+                    f"pass^{k}/{subset}",
+                    found.value,
+                    FRACTION,
+                    found.interval,
+                    reasons,
+                    coverage,
+                )
         if not result.is_reference:
             for name in ("records", "ok", "infra_errors", "score_errors"):
                 add(bench, name, entry.counts.get(name, 0), "count")
@@ -872,7 +1069,9 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
             add(bench, "not_run", ";".join(sorted(entry.not_run)), "subsets")
     composite = result.composite
     if composite.value is not None:
-        add("composite", "overall", composite.value, FRACTION, composite.interval)
+        caveats = "; ".join(composite.caveats)
+        add("composite", "overall", composite.value, FRACTION, composite.interval, caveats)
+        rows[-1][CSV_HEADER.index("partial")] = "true" if composite.caveats else "false"
     elif composite.missing:
         add("composite", "overall", "", "partial: no " + ";".join(composite.missing))
     for name, value in result.extra.items():
@@ -923,6 +1122,20 @@ def result_json(result: RunResult) -> dict[str, Any]:
                     name: "count" if is_count_metric(name) else FRACTION for name in entry.headline
                 },
                 "ci_note": entry.ci_note,
+                "partial": entry.partial,
+                "coverage": None if entry.coverage is None else entry.coverage.to_dict(),
+                "metric_partial": {
+                    name: entry.metric_partial(name)
+                    for name, value in entry.headline.items()
+                    if value is not None and not is_count_metric(name)
+                },
+                "pass_hat_k": {
+                    subset: {
+                        str(k): {"value": e.value, "ci": _interval_json(e.interval)}
+                        for k, e in curve.items()
+                    }
+                    for subset, curve in entry.pass_hat_k.items()
+                },
                 "unscored": entry.unscored or None,
                 "unscored_subsets": entry.unscored_subsets,
                 "counts": entry.counts,
@@ -937,6 +1150,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
             "ci": _interval_json(result.composite.interval),
             "missing": result.composite.missing,
             "caveats": result.composite.caveats,
+            "partial": bool(result.composite.caveats),
             "published": result.composite.published,
         },
         "extra": result.extra,
@@ -969,6 +1183,7 @@ def render_json(
             "n_boot": n_boot,
             "seed": seed,
         },
+        "partial_mark": {"symbol": PARTIAL_MARK, "meaning": LEGEND},
         "rows": [result_json(r) for r in results],
         "references": [
             {

@@ -37,7 +37,7 @@ from typing import Any
 from harness import stats
 from harness.boundary import dumps_safe
 from harness.commands.compare import COLUMNS as COMPARE_COLUMNS
-from harness.commands.compare import row_cells
+from harness.commands.compare import coverage_notes, row_cells, scope_partial
 from harness.leaderboard import (
     RunResult,
     Table,
@@ -258,11 +258,17 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
             rows.append(
                 "<tr>"
                 + "".join(
-                    f"<td>{_esc(v)}</td>" for v in (item.label, item.metric, *row_cells(item))
+                    f"<td>{_esc(v)}</td>"
+                    for v in (
+                        item.label,
+                        item.metric,
+                        *row_cells(item, scope_partial(a, b, item.label)),
+                    )
                 )
                 + "</tr>"
             )
             warnings += [f"{item.label}: {w}" for w in item.warnings]
+        warnings += coverage_notes(a, b, comparison)
         head = comparison.headline
         for label, keys in (
             ("A passed, B failed", head.a_only),
@@ -280,7 +286,9 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
     )
     if warnings:
         parts.append(
-            '<ul class="warnings">' + "".join(f"<li>{_esc(w)}</li>" for w in warnings) + "</ul>"
+            '<ul class="warnings">'
+            + "".join(f"<li>{_esc(w)}</li>" for w in dict.fromkeys(warnings))
+            + "</ul>"
         )
     parts.append('<ul class="flips">' + "".join(flips) + "</ul>")
     return "".join(parts)

@@ -35,6 +35,7 @@ SEED = 0
 ALPHA = 0.05
 POWER = 0.80
 SCORED_SUFFIX = "_scored"
+PASS_HAT_PREFIX = "pass^"
 # Bootstrap indices are drawn in blocks of at most this many cells, to bound memory.
 _BLOCK_CELLS = 1_000_000
 
@@ -86,13 +87,28 @@ class TaskOutcome:
     def majority_passed(self) -> bool:
         return self.successes * 2 > self.n
 
+    def scored_trials(self) -> list[dict[str, float]]:
+        return [v for v in self.trials.values() if v.get("ok", 1.0)]
+
+    def _pass_hat(self, name: str) -> float:
+        scored_only = name.endswith(SCORED_SUFFIX)
+        k = int(name[len(PASS_HAT_PREFIX) :].removesuffix(SCORED_SUFFIX))
+        trials = self.scored_trials() if scored_only else list(self.trials.values())
+        successes = sum(1 for values in trials if values["passed"] >= 1.0)
+        return pass_hat_k(len(trials), successes, k) if len(trials) >= k else 0.0
+
     def component(self, name: str) -> float:
         """A per-task value for the adapters' estimators (``harness.estimators``):
 
         - ``<value>``: the mean over all trials (an unscored trial counts as 0);
         - ``<value>_scored``: the mean over scored trials only (0 when there are none);
-        - ``has_score``: 1 when at least one trial was scored, else 0.
+        - ``has_score``: 1 when at least one trial was scored, else 0;
+        - ``pass^k`` / ``pass^k_scored``: the task's pass^k over all its trials
+          (an unscored one is a failure) / over its scored trials only (0 when
+          it has fewer than k).
         """
+        if name.startswith(PASS_HAT_PREFIX):
+            return self._pass_hat(name)
         if name == "has_score" or name.endswith(SCORED_SUFFIX):
             scored = [v for v in self.trials.values() if v.get("ok", 1.0)]
             if name == "has_score":
@@ -191,6 +207,65 @@ def pass_hat_k_curve(tasks: Iterable[TaskOutcome]) -> dict[int, float]:
     return {
         k: sum(pass_hat_k(n, c, k) for n, c in counts) / len(counts) for k in range(1, max_k + 1)
     }
+
+
+def pass_hat_k_estimator(k: int, scored_only: bool) -> Estimator:
+    """pass^k of a subset as an estimator: the mean over its tasks of their pass^k
+    (``scored_only``: over each task's scored trials, among tasks with one)."""
+    from harness.estimators import mean_over_subsets, ratio
+
+    if not scored_only:
+        return Estimator(
+            f"pass^{k}", (f"{PASS_HAT_PREFIX}{k}",), mean_over_subsets, f"mean pass^{k} over tasks"
+        )
+
+    def combine(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+        means = [ratio(s[..., 0], s[..., 1]) for s in sums.values()]
+        return sum(means) / len(means) if means else 0.0
+
+    return Estimator(
+        f"pass^{k}",
+        (f"{PASS_HAT_PREFIX}{k}{SCORED_SUFFIX}", "has_score"),
+        combine,
+        f"mean pass^{k} over tasks with a scored trial (scored trials only)",
+    )
+
+
+def max_pass_hat_k(tasks: Iterable[TaskOutcome], scored_only: bool) -> int:
+    """The largest k every task allows: its fewest trials (scored ones, among tasks
+    with any, when ``scored_only``); 0 when there are none."""
+    if scored_only:
+        counts = [len(t.scored_trials()) for t in tasks]
+        counts = [n for n in counts if n]
+    else:
+        counts = [t.n for t in tasks]
+    return min(counts) if counts else 0
+
+
+def pass_hat_k_estimates(
+    tasks: Iterable[TaskOutcome],
+    scored_only: bool,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> dict[str, dict[int, Estimate]]:
+    """subset -> k -> pass^k with its bootstrap interval over tasks, for every k up
+    to the subset's fewest trials per task (``max_pass_hat_k``). The one place
+    pass^k intervals are computed; tables, plots and reports read it from here."""
+    out: dict[str, dict[int, Estimate]] = {}
+    for subset, group in by_subset(tasks).items():
+        curve = {}
+        for k in range(1, max_pass_hat_k(group, scored_only) + 1):
+            curve[k] = estimate(
+                {subset: group},
+                pass_hat_k_estimator(k, scored_only),
+                n_boot,
+                derive_seed(seed, group[0].benchmark, subset, f"pass^{k}"),
+                level,
+            )
+        if curve:
+            out[subset] = curve
+    return out
 
 
 # --- bootstrap -------------------------------------------------------------------------

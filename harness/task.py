@@ -27,6 +27,7 @@ from harness.types import (
 )
 
 if TYPE_CHECKING:
+    from harness.coverage import OfficialSet
     from harness.estimators import Estimator
     from harness.models.base import ModelClient
     from harness.models.prompt_format import PromptFormat
@@ -260,6 +261,11 @@ class Adapter(ABC):
     needs_judge_model: bool = False
     # The judge the benchmark itself uses, when no suite or flag names one.
     default_judge_model: str | None = None
+    # Whether tables show pass^k per subset for every k up to the trials (computed
+    # in the core, ``harness.stats.pass_hat_k_estimates``): "" no; "scored": over
+    # each task's scored trials (unscored ones left out); "all": unscored trials
+    # count as failures.
+    pass_hat_k_trials: str = ""
 
     @abstractmethod
     def subsets(self) -> list[str]:
@@ -304,6 +310,12 @@ class Adapter(ABC):
     def versions(self) -> dict[str, str]:
         """Package and data versions that affect this benchmark's numbers."""
         return {}
+
+    def official_set(self) -> OfficialSet | None:
+        """The benchmark's official full set: samples per subset of the headline
+        formula and their data version (``harness.coverage``). Tables mark a number
+        over less than this as partial; None: no official size is known."""
+        return None
 
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         """A built-in stand-in for the user simulator or judge (``role`` "user" or

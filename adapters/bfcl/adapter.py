@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.coverage import OfficialSet
 from harness.errors import ConfigError
 from harness.estimators import Estimator
 from harness.models.base import ModelClient
@@ -47,7 +48,7 @@ from harness.task import (
 from harness.tool_budget import run_tool_call
 from harness.types import Score, Trajectory
 
-from .categories import ALL_CATEGORIES, Kind, kind_of
+from .categories import ALL_CATEGORIES, CATEGORY_SIZES, Kind, kind_of
 
 if TYPE_CHECKING:
     from harness.strategies.feedback import FeedbackRules
@@ -129,6 +130,13 @@ class BFCLAdapter(Adapter):
         from .official import package_version
 
         return {"bfcl-eval": package_version(), "data": "BFCL_v4"}
+
+    def official_set(self) -> OfficialSet:
+        from .aggregate import overall_categories
+        from .official import package_version
+
+        sizes = {name: CATEGORY_SIZES[name] for name in overall_categories()}
+        return OfficialSet(sizes, f"BFCL_v4 (bfcl-eval {package_version()})")
 
     def unavailable_reason(self, subset: str) -> str | None:
         if subset == "memory_kv" and _missing_modules("rank_bm25"):

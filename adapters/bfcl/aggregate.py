@@ -75,6 +75,25 @@ OVERALL = Weighted(
 )
 
 
+def overall_categories() -> list[str]:
+    """The categories the official Overall is computed from, in table order."""
+    found: set[str] = set()
+
+    def walk(part: object) -> None:
+        if isinstance(part, str):
+            if part in GROUPS:
+                walk(GROUPS[part])
+            else:
+                found.add(part)
+        else:
+            assert isinstance(part, Weighted)
+            for child, _ in part.parts:
+                walk(child)
+
+    walk(OVERALL)
+    return [name for name in ALL_CATEGORIES if name in found]
+
+
 def evaluate(
     part: object,
     accuracy: Mapping[str, Any],

@@ -32,6 +32,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.coverage import OfficialSet
 from harness.errors import ConfigError
 from harness.estimators import Estimator
 from harness.models.base import ModelClient
@@ -47,7 +48,16 @@ from harness.task import (
 )
 from harness.types import Score, ToolSchema, Trajectory
 
-from .data import ALL, HF_DATASET, SUBSET_FILES, DataSource, Item, item_id, load_source
+from .data import (
+    ALL,
+    HF_DATASET,
+    OFFICIAL_SIZES,
+    SUBSET_FILES,
+    DataSource,
+    Item,
+    item_id,
+    load_source,
+)
 from .dropping import COUNT, DROP, OPTION, mode_option
 from .gold import gold_turns, recorded_calls
 from .metrics import ESTIMATORS, ItemResult, summarize, tool_names
@@ -298,6 +308,9 @@ class FinMCPAdapter(Adapter):
             if r.score
         }
         return modes or {DROP}
+
+    def official_set(self) -> OfficialSet:
+        return OfficialSet(dict(OFFICIAL_SIZES), f"{HF_DATASET}, test/benchmark_all.json")
 
     def versions(self) -> dict[str, str]:
         versions = {

@@ -35,6 +35,8 @@ from harness.errors import ConfigError, DataNotFoundError
 
 HF_DATASET = "DianJin/FinMCP-Bench"
 ALL = "all"
+# Items per subset of the published benchmark (613 in benchmark_all.json).
+OFFICIAL_SIZES = {"single_tool": 145, "multi_tool": 249, "multi_turn": 219}
 SUBSET_FILES = {
     "single_tool": "benchmark_single_tool.json",
     "multi_tool": "benchmark_multi_tool.json",

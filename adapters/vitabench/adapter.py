@@ -38,6 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.coverage import OfficialSet
 from harness.estimators import MEAN_REWARD, Estimator
 from harness.models.base import ModelClient
 from harness.task import (
@@ -54,6 +55,7 @@ from harness.types import Score, ToolSchema, Trajectory
 from .data import (
     HF_DATASET,
     SCENARIOS,
+    TASKS_PER_SET,
     Downloader,
     VitaTask,
     download_from_hub,
@@ -95,6 +97,7 @@ class VitaBenchAdapter(Adapter):
     needs_user_model = True
     needs_judge_model = True
     default_judge_model = DEFAULT_JUDGE_MODEL
+    pass_hat_k_trials = "all"  # a trial without a score counts as reward 0, as in Avg
 
     def __init__(
         self,
@@ -259,6 +262,12 @@ class VitaBenchAdapter(Adapter):
         task: VitaTask = sample.gold
         calls, reason = plan_required_orders(task.record, task.scenario)
         return VitaOracle(calls, reason, task.language)
+
+    def official_set(self) -> OfficialSet:
+        return OfficialSet(
+            {name: TASKS_PER_SET for name in SCENARIOS},
+            f"{HF_DATASET} at benchmark revision {SPEC_SNAPSHOT}",
+        )
 
     def versions(self) -> dict[str, str]:
         versions = {"vitabench": SPEC_SNAPSHOT, "dataset": HF_DATASET}

@@ -25,6 +25,8 @@ from harness.errors import ConfigError
 from harness.errors import DataNotFoundError as HarnessDataNotFoundError
 
 HF_DATASET = "meituan-longcat/VitaBench"
+# Tasks in each task set of the released benchmark (the official set of Avg).
+TASKS_PER_SET = 100
 SCENARIOS = ("delivery", "instore", "ota", "cross")
 # The benchmark's folder name of each scenario's task set.
 SCENARIO_FOLDERS = {

@@ -15,6 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from harness.coverage import LEGEND, PARTIAL_MARK
+
 HELP = "paired comparison of two runs: difference with CI, McNemar test, flipped tasks"
 
 DEFINITIONS = (
@@ -61,15 +63,17 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def row_cells(item: Any) -> list[str]:
+def row_cells(item: Any, partial: bool = False) -> list[str]:
     """The cells after scope and metric of one comparison row (``PairedComparison``);
-    a scope where a run scored nothing shows no number, only why."""
+    a scope where a run scored nothing shows no number, only why. ``partial``: the
+    scope is compared on less than its official set (both values are marked)."""
     if item.unscored:
         return [str(item.n_tasks), "-", "-", "-", item.unscored, "-", "-", "-", "-"]
+    mark = PARTIAL_MARK if partial else ""
     return [
         str(item.n_tasks),
-        _pct(item.value_a),
-        _pct(item.value_b),
+        _pct(item.value_a) + mark,
+        _pct(item.value_b) + mark,
         _pts(item.diff),
         f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}]",
         f"{100 * item.mde:.2f}",
@@ -77,6 +81,37 @@ def row_cells(item: Any) -> list[str]:
         str(len(item.b_only)),
         f"{item.p_value:.4g}",
     ]
+
+
+def _scope_coverage(run: Any, label: str) -> Any:
+    """A run's coverage of a comparison scope ('bench' or 'bench/subset'), or None."""
+    bench, _, subset = label.partition("/")
+    entry = run.benchmarks.get(bench)
+    if entry is None or entry.coverage is None:
+        return None
+    return entry.coverage.restrict([subset]) if subset else entry.coverage
+
+
+def scope_partial(a: Any, b: Any, label: str) -> bool:
+    """Whether a scope is compared on less than its official set: the shared tasks
+    are no more than either run's, so one partial run makes the comparison partial."""
+    coverages = [_scope_coverage(run, label) for run in (a, b)]
+    return any(c is not None and c.partial for c in coverages)
+
+
+def coverage_notes(a: Any, b: Any, comparison: Any) -> list[str]:
+    """The partial mark explained once, then what each run covers where it is marked."""
+    notes = []
+    for item in [comparison.headline, *comparison.subsets]:
+        if item.unscored or not scope_partial(a, b, item.label):
+            continue
+        sides = [
+            f"{name} ({run.name}) {coverage.describe()}"
+            for name, run in (("A", a), ("B", b))
+            if (coverage := _scope_coverage(run, item.label)) is not None
+        ]
+        notes.append(f"{PARTIAL_MARK} {item.label}: " + "; ".join(sides))
+    return [LEGEND, *notes] if notes else []
 
 
 def _flip_list(keys: list[str], limit: int) -> str:
@@ -140,7 +175,12 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
         lines.append("|" + "---|" * len(COLUMNS))
         rows = [comparison.headline, *comparison.subsets]
         for item in rows:
-            lines.append("| " + " | ".join([item.label, item.metric, *row_cells(item)]) + " |")
+            cells = row_cells(item, scope_partial(a, b, item.label))
+            lines.append("| " + " | ".join([item.label, item.metric, *cells]) + " |")
+        partial_notes = coverage_notes(a, b, comparison)
+        if partial_notes:
+            lines.append("")
+            lines += [f"- {note}" for note in partial_notes]
         warnings = [(item.label, w) for item in rows for w in item.warnings]
         if warnings:
             lines.append("")
@@ -164,9 +204,24 @@ def render_json(a: Any, b: Any, comparisons: list[Any]) -> str:
         "warnings": [w for w in [same_weights_warning(a, b)] if w],
         "definitions": DEFINITIONS,
         "unit": "fraction",  # of values, differences, intervals and MDEs below
-        "benchmarks": [asdict(c) for c in comparisons],
+        "partial_mark": {"symbol": PARTIAL_MARK, "meaning": LEGEND},
+        "benchmarks": [_comparison_json(a, b, c) for c in comparisons],
     }
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def _comparison_json(a: Any, b: Any, comparison: Any) -> dict[str, Any]:
+    data = asdict(comparison)
+    data["partial"] = {
+        item.label: scope_partial(a, b, item.label)
+        for item in [comparison.headline, *comparison.subsets]
+    }
+    data["coverage"] = {
+        name: None if coverage is None else coverage.to_dict()
+        for name, run in (("a", a), ("b", b))
+        for coverage in [_scope_coverage(run, comparison.benchmark)]
+    }
+    return data
 
 
 def run(args: argparse.Namespace) -> int:

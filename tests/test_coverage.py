@@ -1,0 +1,103 @@
+"""Coverage: what a headline number covers of its benchmark's official set."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.coverage import OfficialSet, coverage_of, run_limit
+from harness.registry import get_adapter
+
+OFFICIAL = OfficialSet({"a": 3, "b": 2}, "toy data v1")
+
+
+def _scored(**subsets: list[int]) -> dict[str, dict[str, int]]:
+    """subset -> sample -> scored trials, from a list of scored-trial counts."""
+    return {name: {f"s{i}": n for i, n in enumerate(counts)} for name, counts in subsets.items()}
+
+
+def test_a_run_over_the_whole_official_set_is_not_partial():
+    coverage = coverage_of(OFFICIAL, _scored(a=[2, 2, 2], b=[2, 2]), trials=2)
+    assert not coverage.partial and coverage.reasons() == []
+    assert (coverage.samples_scored, coverage.samples_official) == (5, 5)
+    assert (coverage.pairs_scored, coverage.pairs_official) == (10, 10)
+    assert coverage.summary() == "5/5 samples, 2/2 subsets, 2 trials, 10/10 pairs"
+
+
+def test_fewer_samples_a_missing_subset_or_missing_trials_each_make_it_partial():
+    fewer = coverage_of(OFFICIAL, _scored(a=[1, 1], b=[1, 1]), trials=1)
+    assert fewer.partial and "4 of 5 samples scored" in fewer.reasons()
+    missing = coverage_of(OFFICIAL, _scored(a=[1, 1, 1]), trials=1)
+    assert missing.partial and missing.subsets_run == ("a",) and missing.subsets_missing == ("b",)
+    assert "2/2 subsets" not in missing.summary() and "1/2 subsets" in missing.summary()
+    # An interrupted run: every sample scored, but not every trial.
+    interrupted = coverage_of(OFFICIAL, _scored(a=[4, 4, 1], b=[4, 0]), trials=4)
+    assert interrupted.partial and interrupted.samples_scored == 4
+    assert interrupted.pairs_scored == 13 and interrupted.pairs_official == 20
+    assert "13/20 pairs" in interrupted.summary()
+    assert any("not scored" in reason for reason in interrupted.reasons())
+
+
+def test_a_sample_whose_trials_all_errored_is_not_scored():
+    coverage = coverage_of(OFFICIAL, _scored(a=[1, 1, 0], b=[1, 1]), trials=1)
+    assert coverage.samples_scored == 4 and coverage.partial
+
+
+def test_subsets_outside_the_official_set_do_not_count_towards_it():
+    coverage = coverage_of(OFFICIAL, _scored(a=[1, 1, 1], b=[1, 1], extra=[1] * 9), trials=1)
+    assert coverage.samples_scored == 5 and not coverage.partial
+    extra = coverage.restrict(["extra"])  # no official size: no denominator, never partial
+    assert not extra.declared and not extra.partial and extra.samples_scored == 9
+
+
+def test_a_metric_named_after_a_subset_covers_that_subset_only():
+    coverage = coverage_of(OFFICIAL, _scored(a=[1, 1, 1], b=[1]), trials=1)
+    assert coverage.partial
+    assert not coverage.for_metric("pass^1/a").partial
+    assert coverage.for_metric("b/avg@1").partial
+    assert coverage.for_metric("mean") is coverage
+
+
+def test_no_declared_official_set_has_no_denominator_and_is_never_partial():
+    coverage = coverage_of(None, _scored(a=[1]), trials=1)
+    assert not coverage.declared and not coverage.partial
+    assert coverage.samples_official is None and "?" in coverage.summary()
+
+
+def test_the_limit_a_run_started_with_is_named():
+    manifest = {"limit": 5, "suite": {"entries": [{"benchmark": "x", "limit": 2}]}}
+    assert run_limit(manifest, "x") == 2 and run_limit(manifest, "y") == 5
+    assert run_limit({"limit": None, "suite": {"entries": []}}, "x") is None
+    coverage = coverage_of(OFFICIAL, _scored(a=[1, 1]), trials=1, limit=2)
+    assert "run with a limit of 2 sample(s) per subset" in coverage.describe()
+    assert "toy data v1" in coverage.describe()
+
+
+def test_to_dict_carries_every_count():
+    data = coverage_of(OFFICIAL, _scored(a=[1, 1, 1]), trials=1).to_dict()
+    assert data["partial"] is True
+    assert (data["samples_scored"], data["samples_official"]) == (3, 5)
+    assert data["subsets_run"] == ["a"] and data["subsets_official"] == ["a", "b"]
+    assert data["by_subset"]["b"] == {"samples_scored": 0, "samples_official": 2, "pairs_scored": 0}
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "samples", "subsets"),
+    [("finmcp", 613, 3), ("tau2", 278, 3), ("vitabench", 400, 4), ("bfcl", 5090, 21)],
+)
+def test_adapters_declare_their_official_set_with_its_data_version(benchmark, samples, subsets):
+    official = get_adapter(benchmark).official_set()
+    assert official.samples == samples and len(official.subsets) == subsets
+    assert official.version  # the data version the sizes are of
+
+
+def test_bfcl_official_set_is_the_categories_of_overall():
+    official = get_adapter("bfcl").official_set()
+    assert "live_relevance" not in official.subsets  # reported, not part of Overall
+    assert official.sizes["live_multiple"] == 1053
+
+
+def test_tau2_official_sizes_match_the_installed_task_set():
+    adapter = get_adapter("tau2")
+    official = adapter.official_set()
+    for domain, size in official.sizes.items():
+        assert len(adapter.load_first(domain, None)) == size, domain
