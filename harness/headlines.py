@@ -28,6 +28,7 @@ class BenchmarkInfo:
     name: str
     label: str
     primary: str  # "" when the adapter does not name one
+    quantity: str = "score"  # what kind of number the primary metric is
     estimators: dict[str, Estimator] = field(default_factory=dict)
     subset_estimator: Estimator = MEAN_PASS
     needs_metadata: bool = False
@@ -49,6 +50,7 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
         name=benchmark,
         label=adapter.label or benchmark,
         primary=adapter.primary_metric,
+        quantity=adapter.primary_quantity or "score",
         estimators=dict(adapter.estimators()),
         subset_estimator=adapter.subset_estimator(),
         needs_metadata=adapter.estimators_need_metadata,
@@ -71,6 +73,11 @@ def is_count_metric(name: str) -> bool:
 
 def benchmark_label(benchmark: str) -> str:
     return benchmark_info(benchmark).label
+
+
+def primary_quantity(benchmark: str) -> str:
+    """What kind of number the benchmark's primary metric is ("pass rate", "F1", ...)."""
+    return benchmark_info(benchmark).quantity
 
 
 def sort_benchmarks(names: Iterable[str]) -> list[str]:

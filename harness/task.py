@@ -250,6 +250,9 @@ class Adapter(ABC):
     label: str = ""  # display name; default: ``name``
     # The headline key of the primary metric; "" means the first fractional one.
     primary_metric: str = ""
+    # What kind of number the primary metric is (figures draw one kind per axis,
+    # so a pass rate and an F1 never share one): "pass rate", "F1", ...
+    primary_quantity: str = "score"
     # Whether recomputing the estimators needs each record's metadata (which the
     # stored scores do not carry), e.g. to leave out items the benchmark flags.
     estimators_need_metadata: bool = False

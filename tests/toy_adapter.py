@@ -77,6 +77,7 @@ class ToyAdapter(Adapter):
     name = "toy"
     label = "Toy"
     primary_metric = "overall"
+    primary_quantity = "pass rate"
 
     def subsets(self) -> list[str]:
         return ["easy", "hard", "keyed"]

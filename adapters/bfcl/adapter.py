@@ -121,6 +121,7 @@ class BFCLAdapter(Adapter):
     name = "bfcl"
     label = "BFCL-v4"
     primary_metric = "overall"
+    primary_quantity = "pass rate"
     table_order = 10
 
     def subsets(self) -> list[str]:

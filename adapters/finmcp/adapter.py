@@ -113,6 +113,7 @@ class FinMCPAdapter(Adapter):
     name = "finmcp"
     label = "FinMCP-Bench"
     primary_metric = "micro_f1"
+    primary_quantity = "F1"
     table_order = 40
     # Items flagged error=true are left out of the micro sums (record metadata).
     estimators_need_metadata = True

@@ -123,6 +123,7 @@ class Tau2Adapter(Adapter):
     name = "tau2"
     label = "τ²-Bench"
     primary_metric = "tau2_mean"
+    primary_quantity = "pass rate"
     table_order = 20
     needs_user_model = True
     pass_hat_k_trials = "scored"  # unscored trials are left out, as in aggregate()

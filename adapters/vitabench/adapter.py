@@ -93,6 +93,7 @@ class VitaBenchAdapter(Adapter):
     name = "vitabench"
     label = "VitaBench"
     primary_metric = "Avg"
+    primary_quantity = "pass rate"
     table_order = 30
     needs_user_model = True
     needs_judge_model = True

@@ -1,4 +1,4 @@
-"""``harness plot RUN_DIR... --out DIR``: figures comparing runs, as PNG and PDF."""
+"""``harness plot RUN_DIR... --out DIR``: figures comparing runs, as PNG, PDF and SVG."""
 
 from __future__ import annotations
 
@@ -26,7 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(X_AXES),
         help="shorthand for the line plot with this x axis (step: training step of checkpoints)",
     )
-    parser.add_argument("--format", default="png,pdf", help="comma-separated: png, pdf")
+    parser.add_argument(
+        "--format", default="png,pdf,svg", help="comma-separated: png, pdf (TrueType fonts), svg"
+    )
+    parser.add_argument(
+        "--labels", type=Path, help="YAML: run folder -> label and colour (see harness paper)"
+    )
     parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for CIs")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
@@ -47,8 +52,9 @@ def _kinds(args: argparse.Namespace) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
+    from harness.labels import load_labels
     from harness.leaderboard import load_run
-    from harness.plots import FORMATS, build_plots, save_plots
+    from harness.plots import FORMATS, build_plots, figure_context, save_plots
     from harness.validate import n_boot, writable_folder
 
     n_boot(args.n_boot)
@@ -58,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not formats or any(f not in FORMATS for f in formats):
         raise ConfigError(f"--format takes {', '.join(FORMATS)}")
     results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in args.run_dirs]
-    plots = build_plots(results, kinds)
+    context = figure_context(results, load_labels(args.labels), args.n_boot, args.seed)
+    plots = build_plots(results, kinds, context)
     if not plots:
         wanted = ", ".join(kinds or KINDS)
         raise ConfigError(f"no data for the requested plot(s) ({wanted}) in these runs")
