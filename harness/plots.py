@@ -33,7 +33,7 @@ from typing import Any
 from harness.headlines import benchmark_label, primary_quantity, sort_benchmarks
 from harness.labels import LabelSpec, RunStyle, assign_styles
 from harness.leaderboard import RunResult
-from harness.stats import Interval, by_benchmark, by_subset, derive_seed, pass_hat_k
+from harness.stats import Interval
 
 KINDS = ("bars", "budget", "passk", "cost", "step")
 FORMATS = ("png", "pdf", "svg")
@@ -70,8 +70,6 @@ class FigureContext:
     references: list[RunResult] = field(default_factory=list)
     # run name -> benchmark (or "overall") -> why the number covers less than its set
     partial: dict[str, dict[str, str]] = field(default_factory=dict)
-    n_boot: int = 1000
-    seed: int = 0
 
     def style(self, result: RunResult) -> RunStyle:
         return self.styles.get(result.name) or RunStyle(result.name, "#333333")
@@ -84,45 +82,25 @@ class FigureContext:
         return bool(self.partial.get(result.name, {}).get(key))
 
 
-# --- what is partial (until every headline carries its coverage) ---------------------
+# --- what is partial ----------------------------------------------------------------
 
 
 def partial_reasons(result: RunResult) -> dict[str, str]:
-    """benchmark (or "overall") -> why its number covers less than its full set."""
+    """benchmark (or "overall") -> why its number is over less than the benchmark's
+    official set (``harness.coverage``), for the numbers that are."""
     if result.is_reference:
         return {}
-    limited = _run_limit(result)
     reasons = {}
     for bench, entry in result.benchmarks.items():
-        parts = [entry.incomplete()] if entry.incomplete() else []
-        if limited:
-            parts.append(limited)
-        if parts:
-            reasons[bench] = "; ".join(parts)
+        if entry.partial and entry.coverage is not None:
+            reasons[bench] = "; ".join(entry.coverage.reasons()) or "partial"
     if result.composite.value is not None and result.composite.caveats:
         reasons[OVERALL] = "; ".join(result.composite.caveats)
     return reasons
 
 
-def _run_limit(result: RunResult) -> str:
-    """'--limit N' when the run was limited to the first N samples per subset."""
-    if result.run_dir is None:
-        return ""
-    from harness.store import RunStore
-
-    try:
-        manifest = RunStore(result.run_dir).read_manifest()
-    except (OSError, ValueError):
-        return ""
-    limit = manifest.get("limit")
-    return f"--limit {limit}" if isinstance(limit, int) and not isinstance(limit, bool) else ""
-
-
 def figure_context(
-    results: list[RunResult],
-    labels: dict[str, LabelSpec] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    results: list[RunResult], labels: dict[str, LabelSpec] | None = None
 ) -> FigureContext:
     """Labels and colours from a labels file's entries (``harness.labels``; default: run
     names and palette colours by sorted run order), published rows of ``results`` as
@@ -139,8 +117,6 @@ def figure_context(
         styles=styles,
         references=references,
         partial={r.name: partial_reasons(r) for r in runs},
-        n_boot=n_boot,
-        seed=seed,
     )
 
 
@@ -151,8 +127,8 @@ def _names(result: RunResult) -> list[str]:
     return [str(result.run_dir), Path(result.run_dir).name]
 
 
-def default_context(results: list[RunResult], n_boot: int = 1000, seed: int = 0) -> FigureContext:
-    return figure_context(results, None, n_boot, seed)
+def default_context(results: list[RunResult]) -> FigureContext:
+    return figure_context(results, None)
 
 
 def reference_key(result: RunResult) -> str:
@@ -520,54 +496,25 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
     return Plot("budget", "Score against test-time budget (rehearsals N)", figure)
 
 
-def pass_hat_k_points(tasks: list[Any], n_boot: int = 1000, seed: int = 0) -> dict[int, Point]:
-    """pass^k for k = 1 .. the fewest trials of any task: the mean over subsets of the
-    mean over their tasks of C(c,k)/C(n,k), with a 95% bootstrap interval (tasks
-    resampled within subsets)."""
-    import numpy as np
-
-    from harness.stats import percentile_interval
-
-    tasks = [t for t in tasks if t.n > 0]
-    if not tasks:
-        return {}
-    max_k = min(t.n for t in tasks)
-    rng = np.random.default_rng(seed)
-    values = np.zeros(max_k)
-    replicates = np.zeros((n_boot, max_k))
-    strata = by_subset(tasks)
-    for group in strata.values():
-        matrix = np.array(
-            [[pass_hat_k(t.n, t.successes, k) for k in range(1, max_k + 1)] for t in group]
-        )
-        values += matrix.mean(axis=0)
-        index = rng.integers(0, len(group), size=(n_boot, len(group)))
-        replicates += matrix[index].mean(axis=1)
-    values /= len(strata)
-    replicates /= len(strata)
-    return {
-        k: Point(float(values[k - 1]), percentile_interval(replicates[:, k - 1]))
-        for k in range(1, max_k + 1)
-    }
-
-
 def passk_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
+    """One panel per benchmark subset that reports pass^k (the adapters' own choice,
+    e.g. each τ² domain), the intervals from ``harness.stats.pass_hat_k_estimates``."""
     context = context or default_context(results)
-    curves: dict[str, list[tuple[RunResult, dict[int, Point]]]] = {}
+    curves: dict[tuple[str, str], list[tuple[RunResult, dict[int, Any]]]] = {}
     for result in results:
-        for bench, tasks in sorted(by_benchmark(result.tasks.values()).items()):
-            seed = derive_seed(context.seed, result.name, bench, "pass^k")
-            curve = pass_hat_k_points(tasks, context.n_boot, seed)
-            if len(curve) >= 2:  # one trial per task gives a single point: nothing to show
-                curves.setdefault(bench, []).append((result, curve))
+        for bench, entry in result.benchmarks.items():
+            for subset, curve in entry.pass_hat_k.items():
+                if len(curve) >= 2:  # one trial per task gives one point: nothing to show
+                    curves.setdefault((bench, subset), []).append((result, curve))
     if not curves:
         return None
-    benches = sort_benchmarks(set(curves))
-    count = len(benches)
+    order = {b: i for i, b in enumerate(sort_benchmarks({b for b, _ in curves}))}
+    panels = sorted(curves, key=lambda key: (order[key[0]], key[1]))
+    count = len(panels)
     figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
     axes = _panels(figure, count)
-    for ax, bench in zip(axes, benches, strict=True):
-        for result, curve in curves[bench]:
+    for ax, (bench, subset) in zip(axes, panels, strict=True):
+        for result, curve in curves[(bench, subset)]:
             style = context.style(result)
             ks = sorted(curve)
             ax.plot(
@@ -585,7 +532,7 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
                 alpha=0.15,
                 linewidth=0,
             )
-        ax.set_title(f"{benchmark_label(bench)} (mean over subsets)")
+        ax.set_title(f"{benchmark_label(bench)} {subset}")
         _integer_ticks(ax)
         ax.set_xlabel("k (trials that must all pass)")
         ax.set_ylabel("pass^k (%), 95% CI band")

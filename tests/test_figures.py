@@ -36,6 +36,21 @@ def tau2_run(root, name, outcomes, strategy="plain", model="m", manifest_extra=N
     )  # fmt: skip
 
 
+TAU2_SIZES = {"airline": 50, "retail": 114, "telecom": 114}  # the official base task sets
+
+
+def full_tau2_run(root, name):
+    """Every official τ² task with two trials: a run that is not partial."""
+    records, means = [], {}
+    for subset, size in TAU2_SIZES.items():
+        outcomes = [[i % 3 == 0, i % 2 == 0] for i in range(size)]
+        records += pass_fail_records("tau2", subset, outcomes)
+        means[subset] = sum(sum(t) / 2 for t in outcomes) / size
+    headline = {f"pass^1/{s}": v for s, v in means.items()}
+    headline["tau2_mean"] = sum(means.values()) / 3
+    return make_run(root, name, records, {"tau2": headline}, model="m")
+
+
 def finmcp_records():
     return [
         record("finmcp", "single_tool", f"f{i}", tool_counts=(1, 1, 0), passed=i % 2 == 0)
@@ -45,7 +60,7 @@ def finmcp_records():
 
 @pytest.fixture
 def two_runs(tmp_path):
-    base = tau2_run(tmp_path, "base", [[True, False, True], [False, False, True]] * 3)
+    base = full_tau2_run(tmp_path, "base")
     better = tau2_run(
         tmp_path,
         "better",

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if not formats or any(f not in FORMATS for f in formats):
         raise ConfigError(f"--format takes {', '.join(FORMATS)}")
     results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in args.run_dirs]
-    context = figure_context(results, load_labels(args.labels), args.n_boot, args.seed)
+    context = figure_context(results, load_labels(args.labels))
     plots = build_plots(results, kinds, context)
     if not plots:
         wanted = ", ".join(kinds or KINDS)
