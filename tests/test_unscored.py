@@ -109,7 +109,7 @@ def test_compare_shows_no_difference_where_a_run_scored_nothing(errored_run, tmp
     assert fin.headline.value_a is None and fin.headline.interval is None
     assert fin.headline.diff is None and fin.headline.warnings == []
     text = compare_markdown(a, b, comparisons, max_flips=5)
-    row = next(line for line in text.splitlines() if line.startswith("| finmcp |"))
+    row = next(line for line in text.splitlines() if line.startswith("| finmcp "))
     assert f"A: {WHY}" in row and not re.search(r"[+-]\d+\.\d\d", row)
     data = json.loads(compare_json(a, b, comparisons))
     fin_json = next(c for c in data["benchmarks"] if c["benchmark"] == "finmcp")

@@ -1,9 +1,15 @@
 """``harness compare RUN_A RUN_B``: is B better than A, or is it noise?
 
 Pairs the two runs on the tasks both hold and reports, per benchmark (its primary
-metric) and per subset: Δ = B − A with a paired bootstrap 95% CI, McNemar's exact
-test on pass/fail, the tasks that flipped each way, and warnings when the
-difference is below what the number of tasks can detect.
+metric) and per subset: Δ = B − A with a paired bootstrap 95% CI (flagged when
+degenerate) and Newcombe's paired 95% CI, McNemar's exact test on pass/fail with
+its Holm-adjusted p-value over every row of the comparison, the tasks that flipped
+each way, the minimum detectable effect of the design, and warnings (small n, a
+degenerate bootstrap, an interval that includes 0, significance lost to the
+correction, a difference below the MDE).
+
+``--format json`` prints one object (``CompareJSON`` below); every value,
+difference, interval and MDE in it is a fraction (``unit``).
 """
 
 from __future__ import annotations
@@ -11,20 +17,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.coverage import LEGEND, PARTIAL_MARK
 
-HELP = "paired comparison of two runs: difference with CI, McNemar test, flipped tasks"
+HELP = (
+    "paired comparison of two runs: difference with bootstrap and Newcombe CIs, "
+    "McNemar test with Holm correction, flipped tasks"
+)
 
 DEFINITIONS = (
-    "Δ = B − A on the tasks both runs hold. CI: 95% paired bootstrap over tasks (a task's "
-    "trials stay together; resampled within subsets). McNemar: exact two-sided test on tasks "
-    "that passed in only one run (pass = a majority of the task's trials). MDE: minimum "
-    "detectable effect, (z0.975 + z0.80) × bootstrap SE of Δ — a true difference smaller "
-    "than this is found significant less than 80% of the time with this many tasks."
+    "Δ = B − A on the tasks both runs hold. Bootstrap CI: 95% paired bootstrap over tasks "
+    "(a task's trials stay together; resampled within subsets), 'degenerate' when every "
+    "resample gave the same Δ. Newcombe CI: 95% hybrid score interval for paired "
+    "proportions (Newcombe 1998, method 10) of the per-task pass/fail difference (pass = "
+    "a majority of the task's trials; that difference is shown before the interval when "
+    "it is not Δ). McNemar p: exact two-sided test on the tasks that passed in only one "
+    "run; Holm p: adjusted over every row below. MDE: minimum detectable effect, "
+    "(z0.975 + z0.80) × SE of Δ under no difference for these tasks (for a pass rate "
+    "sqrt(flipped tasks) / n) — a true difference smaller than this is found "
+    "significant less than 80% of the time."
 )
 
 
@@ -36,12 +49,85 @@ COLUMNS = (
     "A (%)",
     "B (%)",
     "Δ (pts)",
-    "95% CI of Δ (pts)",
+    "bootstrap 95% CI (pts)",
+    "Newcombe 95% CI (pts)",
     "MDE (pts)",
-    "A only passed",
-    "B only passed",
+    "A only",
+    "B only",
     "McNemar p",
+    "Holm p",
 )
+
+
+class IntervalJSON(TypedDict):
+    low: float
+    high: float
+    level: float
+
+
+class PassFailJSON(TypedDict):
+    """Tasks by pass/fail in A and B (pass = a majority of the task's trials)."""
+
+    both: int
+    a_only: int
+    b_only: int
+    neither: int
+
+
+class WarningJSON(TypedDict):
+    kind: str  # a key of ``warning_notes``
+    message: str
+
+
+class RowJSON(TypedDict):
+    """One benchmark headline or subset. Numbers are None (``unscored`` says why)
+    where a run scored nothing."""
+
+    label: str
+    metric: str
+    n_tasks: int
+    errored_tasks: int
+    unscored: str
+    value_a: float | None
+    value_b: float | None
+    diff: float | None  # value_b − value_a
+    bootstrap_interval: IntervalJSON | None
+    bootstrap_degenerate: bool
+    pass_fail: PassFailJSON | None
+    pass_fail_diff: float | None  # B's minus A's per-task pass rate (Newcombe's Δ)
+    newcombe_interval: IntervalJSON | None
+    mde: float | None  # None when no task differs
+    null_se: float | None  # SE of Δ under no difference, the MDE's basis
+    p_value: float | None  # exact McNemar, raw
+    p_holm: float | None  # Holm-adjusted over every row of the comparison
+    a_only: list[str]  # task keys A passed and B failed
+    b_only: list[str]
+    warnings: list[WarningJSON]
+
+
+class BenchmarkJSON(TypedDict):
+    benchmark: str
+    headline: RowJSON
+    subsets: list[RowJSON]
+    only_a: int  # tasks only A holds (not compared)
+    only_b: int
+    partial: dict[str, bool]  # row label -> compared on less than its official set
+    coverage: dict[str, dict[str, Any] | None]  # "a"/"b" -> the run's coverage of it
+
+
+class CompareJSON(TypedDict):
+    a: str
+    b: str
+    fingerprints: dict[str, str | None]
+    warnings: list[str]
+    definitions: str
+    unit: str  # "fraction": of values, differences, intervals and MDEs
+    n_boot: int
+    seed: int
+    min_paired_tasks: int  # below this many tasks a row warns (harness.stats)
+    warning_notes: dict[str, str]  # warning kind -> what it means
+    partial_mark: dict[str, str]  # symbol and meaning of the partial mark
+    benchmarks: list[BenchmarkJSON]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,23 +149,49 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
+def _interval(interval: Any) -> str:
+    return f"[{_pts(interval.low)}, {_pts(interval.high)}]"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def newcombe_cell(item: Any) -> str:
+    """Newcombe's interval, preceded by its own Δ (the per-task pass/fail difference)
+    when that is not the metric's Δ (a weighted or non-pass metric, several trials)."""
+    text = _interval(item.newcombe)
+    if abs(item.table.diff - item.diff) > 1e-9:
+        text = f"{_pts(item.table.diff)} {text}"
+    return text
+
+
+def mde_cell(mde: float | None) -> str:
+    """An MDE past 100 points means no possible difference is detectable."""
+    if mde is None:
+        return "-"
+    return "> 100" if mde > 1.0 else f"{100 * mde:.2f}"
+
+
 def row_cells(item: Any, partial: bool = False) -> list[str]:
     """The cells after scope and metric of one comparison row (``PairedComparison``);
     a scope where a run scored nothing shows no number, only why. ``partial``: the
     scope is compared on less than its official set (both values are marked)."""
     if item.unscored:
-        return [str(item.n_tasks), "-", "-", "-", item.unscored, "-", "-", "-", "-"]
+        return [str(item.n_tasks), "-", "-", "-", item.unscored, *["-"] * 6]
     mark = PARTIAL_MARK if partial else ""
     return [
         str(item.n_tasks),
         _pct(item.value_a) + mark,
         _pct(item.value_b) + mark,
         _pts(item.diff),
-        f"[{_pts(item.interval.low)}, {_pts(item.interval.high)}]",
-        f"{100 * item.mde:.2f}",
+        "degenerate" if item.bootstrap_degenerate else _interval(item.interval),
+        newcombe_cell(item),
+        mde_cell(item.mde),
         str(len(item.a_only)),
         str(len(item.b_only)),
-        f"{item.p_value:.4g}",
+        _p(item.p_value),
+        _p(item.p_holm),
     ]
 
 
@@ -114,6 +226,17 @@ def coverage_notes(a: Any, b: Any, comparison: Any) -> list[str]:
     return [LEGEND, *notes] if notes else []
 
 
+def aligned_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table whose columns line up in a terminal (still valid Markdown)."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return [line(header), rule, *(line(row) for row in rows)]
+
+
 def _flip_list(keys: list[str], limit: int) -> str:
     shown = keys if limit <= 0 else keys[:limit]
     more = len(keys) - len(shown)
@@ -137,6 +260,20 @@ def same_weights_warning(a: Any, b: Any) -> str | None:
             "differences are sampling or settings, not checkpoints."
         )
     return None
+
+
+def warning_lines(rows: list[Any]) -> list[str]:
+    """One line of warnings per row that has any, then each kind explained once."""
+    from harness.stats import WARNING_NOTES
+
+    flagged = [item for item in rows if item.warnings]
+    if not flagged:
+        return []
+    lines = ["", "Warnings:"]
+    lines += [f"- {item.label}: " + "; ".join(map(str, item.warnings)) for item in flagged]
+    kinds = dict.fromkeys(w.kind for item in flagged for w in item.warnings)
+    lines += ["", "Why:"] + [f"- {kind.replace('_', ' ')}: {WARNING_NOTES[kind]}" for kind in kinds]
+    return lines
 
 
 def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> str:
@@ -171,20 +308,19 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
                 f"{comparison.only_a} task(s) only in A and {comparison.only_b} only in B "
                 "are left out.\n"
             )
-        lines.append("| " + " | ".join(COLUMNS) + " |")
-        lines.append("|" + "---|" * len(COLUMNS))
         rows = [comparison.headline, *comparison.subsets]
-        for item in rows:
-            cells = row_cells(item, scope_partial(a, b, item.label))
-            lines.append("| " + " | ".join([item.label, item.metric, *cells]) + " |")
+        lines += aligned_table(
+            list(COLUMNS),
+            [
+                [item.label, item.metric, *row_cells(item, scope_partial(a, b, item.label))]
+                for item in rows
+            ],
+        )
         partial_notes = coverage_notes(a, b, comparison)
         if partial_notes:
             lines.append("")
             lines += [f"- {note}" for note in partial_notes]
-        warnings = [(item.label, w) for item in rows for w in item.warnings]
-        if warnings:
-            lines.append("")
-            lines += [f"- WARNING {label}: {text}" for label, text in warnings]
+        lines += warning_lines(rows)
         head = comparison.headline
         lines.append("")
         lines.append(
@@ -196,32 +332,80 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
     return "\n".join(lines) + "\n"
 
 
-def render_json(a: Any, b: Any, comparisons: list[Any]) -> str:
-    data = {
+def _interval_json(interval: Any) -> IntervalJSON | None:
+    if interval is None:
+        return None
+    return {"low": interval.low, "high": interval.high, "level": interval.level}
+
+
+def row_json(item: Any) -> RowJSON:
+    table = item.table
+    return {
+        "label": item.label,
+        "metric": item.metric,
+        "n_tasks": item.n_tasks,
+        "errored_tasks": item.errored_tasks,
+        "unscored": item.unscored,
+        "value_a": item.value_a,
+        "value_b": item.value_b,
+        "diff": item.diff,
+        "bootstrap_interval": _interval_json(item.interval),
+        "bootstrap_degenerate": item.bootstrap_degenerate,
+        "pass_fail": None
+        if table is None
+        else {
+            "both": table.both,
+            "a_only": table.a_only,
+            "b_only": table.b_only,
+            "neither": table.neither,
+        },
+        "pass_fail_diff": None if table is None else table.diff,
+        "newcombe_interval": _interval_json(item.newcombe),
+        "mde": item.mde,
+        "null_se": item.null_se,
+        "p_value": item.p_value,
+        "p_holm": item.p_holm,
+        "a_only": list(item.a_only),
+        "b_only": list(item.b_only),
+        "warnings": [{"kind": w.kind, "message": w.message} for w in item.warnings],
+    }
+
+
+def benchmark_json(a: Any, b: Any, comparison: Any) -> BenchmarkJSON:
+    rows = [comparison.headline, *comparison.subsets]
+    return {
+        "benchmark": comparison.benchmark,
+        "headline": row_json(comparison.headline),
+        "subsets": [row_json(item) for item in comparison.subsets],
+        "only_a": comparison.only_a,
+        "only_b": comparison.only_b,
+        "partial": {item.label: scope_partial(a, b, item.label) for item in rows},
+        "coverage": {
+            name: None if coverage is None else coverage.to_dict()
+            for name, run in (("a", a), ("b", b))
+            for coverage in [_scope_coverage(run, comparison.benchmark)]
+        },
+    }
+
+
+def render_json(a: Any, b: Any, comparisons: list[Any], n_boot: int = 2000, seed: int = 0) -> str:
+    from harness.stats import MIN_PAIRED_TASKS, WARNING_NOTES
+
+    data: CompareJSON = {
         "a": a.name,
         "b": b.name,
         "fingerprints": {"a": a.fingerprint, "b": b.fingerprint},
         "warnings": [w for w in [same_weights_warning(a, b)] if w],
         "definitions": DEFINITIONS,
-        "unit": "fraction",  # of values, differences, intervals and MDEs below
+        "unit": "fraction",
+        "n_boot": n_boot,
+        "seed": seed,
+        "min_paired_tasks": MIN_PAIRED_TASKS,
+        "warning_notes": dict(WARNING_NOTES),
         "partial_mark": {"symbol": PARTIAL_MARK, "meaning": LEGEND},
-        "benchmarks": [_comparison_json(a, b, c) for c in comparisons],
+        "benchmarks": [benchmark_json(a, b, c) for c in comparisons],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
-
-
-def _comparison_json(a: Any, b: Any, comparison: Any) -> dict[str, Any]:
-    data = asdict(comparison)
-    data["partial"] = {
-        item.label: scope_partial(a, b, item.label)
-        for item in [comparison.headline, *comparison.subsets]
-    }
-    data["coverage"] = {
-        name: None if coverage is None else coverage.to_dict()
-        for name, run in (("a", a), ("b", b))
-        for coverage in [_scope_coverage(run, comparison.benchmark)]
-    }
-    return data
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -242,7 +426,7 @@ def run(args: argparse.Namespace) -> int:
     if same:
         print(f"harness: {same}", file=sys.stderr)
     if args.format == "json":
-        print(render_json(a, b, comparisons))
+        print(render_json(a, b, comparisons, n_boot=args.n_boot, seed=args.seed))
     else:
         print(render_markdown(a, b, comparisons, args.max_flips))
     return 0
