@@ -612,11 +612,14 @@ def summary_table(results: list[RunResult]) -> Table:
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
 
 
-def _coverage_note(result: RunResult, entry: BenchmarkEntry, scope: str = "") -> str:
-    """The note that explains one partial mark: what the marked number covers."""
+def _coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") -> str:
+    """The note that explains a partial mark: what the marked number covers (the
+    benchmark, or the subsets a per-subset metric is over)."""
     assert entry.coverage is not None
-    coverage = entry.coverage.for_metric(scope) if scope else entry.coverage
-    where = f"{benchmark_label(entry.benchmark)}{f' {scope}' if scope else ''}"
+    coverage = entry.coverage.for_metric(metric) if metric else entry.coverage
+    where = benchmark_label(entry.benchmark)
+    if coverage is not entry.coverage:
+        where += " " + ", ".join(s.name for s in coverage.subsets)
     return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
 
 
@@ -706,8 +709,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
                 value, metric_interval(entry, column), entry.why_none(column), partial=partial
             )
             if partial:
-                scope = "" if entry.coverage.for_metric(column) is entry.coverage else column
-                coverage_notes.append(_coverage_note(result, entry, scope))
+                coverage_notes.append(_coverage_note(result, entry, column))
         if entry.coverage is not None:
             cells["coverage"] = entry.coverage.summary()
         if not result.is_reference:
