@@ -13,7 +13,6 @@ appending records, the progress bookkeeping) shows up as the gap to the ideal.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_server_throughput import start_server  # noqa: E402
 
-from harness.cli import main as harness_main  # noqa: E402
+from harness import RunConfig, run_suite  # noqa: E402
 from harness.store import read_records  # noqa: E402
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"]
@@ -49,28 +48,21 @@ def main() -> None:
             run_dir = Path(folder) / "run"
             start = time.perf_counter()
             cpu_start = time.process_time()
-            harness_main(
-                [
-                    "run",
-                    "--suite",
-                    str(suite),
-                    "--model",
-                    "openai/fake-model",
-                    "--api-base",
-                    url,
-                    "--concurrency",
-                    str(args.concurrency),
-                    "--no-cache",
-                    "--quiet",
-                    "--out",
-                    str(run_dir),
-                ]
+            summary = run_suite(
+                RunConfig(
+                    suite=str(suite),
+                    model="openai/fake-model",
+                    api_base=url,
+                    concurrency=args.concurrency,
+                    cache=False,
+                    progress=False,
+                    out=run_dir,
+                )
             )
             elapsed = time.perf_counter() - start
             cpu = time.process_time() - cpu_start
             records = read_records(run_dir / "samples.jsonl").latest
-            manifest = json.loads((run_dir / "manifest.json").read_text())
-            run_seconds = manifest["last_summary"]["elapsed_s"]
+            run_seconds = summary.elapsed_s
     finally:
         server.kill()
     ok = sum(1 for r in records.values() if r["status"] == "ok")

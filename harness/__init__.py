@@ -1,3 +1,34 @@
-"""harness: one evaluation harness for tool-using LLM agents."""
+"""harness: one evaluation harness for tool-using LLM agents.
+
+The Python entry point (see harness/evaluation.py)::
+
+    from harness import RunConfig, run_suite
+
+    summary = run_suite(RunConfig(suite="smoke", model="oracle"))
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+__all__ = ["RunConfig", "RunSummary", "ServeConfig", "run_suite", "run_suite_async"]
+
+# Where each public name lives; imported on first use, so that `import harness`
+# (and `harness --help`) stays cheap.
+_PUBLIC = {
+    "RunConfig": "harness.config",
+    "ServeConfig": "harness.config",
+    "RunSummary": "harness.evaluation",
+    "run_suite": "harness.evaluation",
+    "run_suite_async": "harness.evaluation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_PUBLIC[name]), name)

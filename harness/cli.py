@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from harness import validate
+from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, RunConfig, ServeConfig
 from harness.errors import ConfigError
 
-DEFAULT_USER_MODEL = "gpt-4.1-2025-04-14"
-DEFAULT_JUDGE_MODEL = "gpt-4.1-2025-04-14"
-RESULTS_DIR = Path("results")
+DEFAULTS = RunConfig(suite="")  # the flags' defaults are the config's
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,13 +26,149 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(message)
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``harness run`` (``sweep`` takes them too); ``run_config``
+    turns them into a RunConfig."""
+    parser.add_argument("--suite", required=True, help="suite name (tasks/<name>.yaml) or path")
+    parser.add_argument(
+        "--model",
+        help="oracle, null, or a litellm model name (with --serve: default from --checkpoint)",
+    )
+    parser.add_argument(
+        "--api-base", help="OpenAI-compatible server URL (vLLM, SGLang, llama.cpp, Ollama)"
+    )
+    parser.add_argument(
+        "--prompt-mode", action="store_true", help="tools in the prompt, calls parsed from text"
+    )
+    parser.add_argument(
+        "--tool-choice",
+        choices=["auto", "required", "none", "omit"],
+        default="auto",
+        help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
+    )
+    parser.add_argument(
+        "--local-server",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="wait for slow calls instead of re-sending them (auto: with --serve or a "
+        "loopback --api-base)",
+    )
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the one small request with tools sent to an --api-base/--serve server first",
+    )
+    parser.add_argument(
+        "--client",
+        default="auto",
+        help="auto (direct HTTP with --api-base, else litellm), litellm, or direct",
+    )
+    parser.add_argument("--trials", type=int, help="trials per sample (default: the suite's)")
+    parser.add_argument("--limit", type=int, help="at most N samples per subset")
+    parser.add_argument("--ids", help="comma-separated sample ids to run")
+    parser.add_argument(
+        "--concurrency", type=int, default=DEFAULTS.concurrency, help="samples in flight at once"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="run folder (default: results/<suite>__<model>__<strategy>)"
+    )
+    parser.add_argument(
+        "--strategy",
+        default="plain",
+        help="plain, rehearsal-parallel:N, rehearsal-sequential:N or self-consistency:K",
+    )
+    parser.add_argument(
+        "--strategy-opt",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="strategy setting, e.g. rehearser_model=openai/Qwen3-8B (repeatable)",
+    )
+    parser.add_argument("--strategy-config", type=Path, help="YAML mapping of strategy settings")
+    parser.add_argument(
+        "--env-feedback",
+        choices=["standard", "augmented"],
+        default="standard",
+        help="augmented: actionable error messages (non-standard, marked in every table)",
+    )
+    parser.add_argument(
+        "--measure-world-model",
+        action="store_true",
+        help="the rehearser predicts every real tool result before it is known",
+    )
+    parser.add_argument("--temperature", type=float, default=DEFAULTS.temperature)
+    parser.add_argument("--top-p", type=float)
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULTS.seed, help="base seed; trial t uses seed + t"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULTS.timeout, help="seconds per model call"
+    )
+    parser.add_argument(
+        "--max-attempts",
+        type=int,
+        default=DEFAULTS.max_attempts,
+        help="tries per model call on transient errors",
+    )
+    parser.add_argument(
+        "--retry-delay",
+        type=float,
+        default=DEFAULTS.retry_delay,
+        help="first backoff delay in seconds (doubles)",
+    )
+    parser.add_argument(
+        "--episode-timeout",
+        type=float,
+        default=DEFAULTS.episode_timeout,
+        help="seconds per episode",
+    )
+    parser.add_argument(
+        "--user-model",
+        help=f"user simulator model, or 'scripted' (default: the suite's, else {DEFAULT_USER_MODEL})",
+    )
+    parser.add_argument(
+        "--judge-model",
+        help="judge model, or 'stub' (default: the suite's, else the benchmark's own, "
+        f"else {DEFAULT_JUDGE_MODEL})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        action="append",
+        metavar="PATH|NAME=PATH",
+        help="local benchmark data not on PyPI: a root with one folder per benchmark "
+        "(PATH/<benchmark>), or one benchmark's folder as NAME=PATH (repeatable)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="do not reuse cached model responses"
+    )
+    parser.add_argument(
+        "--cross-run-cache",
+        action="store_true",
+        help="share cached responses across runs (~/.cache/harness; default: the run folder only)",
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, help="a response cache shared across runs, in this folder"
+    )
+    parser.add_argument(
+        "--model-revision",
+        help="what identifies the weights beyond what the server says (e.g. a training step)",
+    )
+    parser.add_argument(
+        "--shard",
+        help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
+    parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="resume a run folder that holds records but no manifest.json (its records are kept)",
+    )
+    # Local servers: replicas in a YAML file, or a server started for the run (harness/serve.py).
+    parser.add_argument("--model-config", type=Path, help="YAML naming the model and its replicas")
+    from harness.serve import add_serve_arguments
 
-
-def default_run_dir(suite: str, model: str, strategy: str) -> Path:
-    """Deterministic, so that rerunning the same command resumes the same run."""
-    return RESULTS_DIR / f"{_slug(Path(suite).stem)}__{_slug(model)}__{_slug(strategy)}"
+    add_serve_arguments(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,127 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = commands.add_parser("run", help="run a suite against a model (resumes an existing run)")
-    run.add_argument("--suite", required=True, help="suite name (tasks/<name>.yaml) or path")
-    run.add_argument(
-        "--model",
-        help="oracle, null, or a litellm model name (with --serve: default from --checkpoint)",
-    )
-    run.add_argument(
-        "--api-base", help="OpenAI-compatible server URL (vLLM, SGLang, llama.cpp, Ollama)"
-    )
-    run.add_argument(
-        "--prompt-mode", action="store_true", help="tools in the prompt, calls parsed from text"
-    )
-    run.add_argument(
-        "--tool-choice",
-        choices=["auto", "required", "none", "omit"],
-        default="auto",
-        help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
-    )
-    run.add_argument(
-        "--local-server",
-        choices=["auto", "yes", "no"],
-        default="auto",
-        help="wait for slow calls instead of re-sending them (auto: with --serve or a "
-        "loopback --api-base)",
-    )
-    run.add_argument(
-        "--no-preflight",
-        action="store_true",
-        help="skip the one small request with tools sent to an --api-base/--serve server first",
-    )
-    run.add_argument(
-        "--client",
-        default="auto",
-        help="auto (direct HTTP with --api-base, else litellm), litellm, or direct",
-    )
-    run.add_argument("--trials", type=int, help="trials per sample (default: the suite's)")
-    run.add_argument("--limit", type=int, help="at most N samples per subset")
-    run.add_argument("--ids", help="comma-separated sample ids to run")
-    run.add_argument("--concurrency", type=int, default=8, help="samples in flight at once")
-    run.add_argument(
-        "--out", type=Path, help="run folder (default: results/<suite>__<model>__<strategy>)"
-    )
-    run.add_argument(
-        "--strategy",
-        default="plain",
-        help="plain, rehearsal-parallel:N, rehearsal-sequential:N or self-consistency:K",
-    )
-    run.add_argument(
-        "--strategy-opt",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="strategy setting, e.g. rehearser_model=openai/Qwen3-8B (repeatable)",
-    )
-    run.add_argument("--strategy-config", type=Path, help="YAML mapping of strategy settings")
-    run.add_argument(
-        "--env-feedback",
-        choices=["standard", "augmented"],
-        default="standard",
-        help="augmented: actionable error messages (non-standard, marked in every table)",
-    )
-    run.add_argument(
-        "--measure-world-model",
-        action="store_true",
-        help="the rehearser predicts every real tool result before it is known",
-    )
-    run.add_argument("--temperature", type=float, default=0.0)
-    run.add_argument("--top-p", type=float)
-    run.add_argument("--max-tokens", type=int)
-    run.add_argument("--seed", type=int, default=0, help="base seed; trial t uses seed + t")
-    run.add_argument("--timeout", type=float, default=120.0, help="seconds per model call")
-    run.add_argument(
-        "--max-attempts", type=int, default=6, help="tries per model call on transient errors"
-    )
-    run.add_argument(
-        "--retry-delay", type=float, default=1.0, help="first backoff delay in seconds (doubles)"
-    )
-    run.add_argument("--episode-timeout", type=float, default=3600.0, help="seconds per episode")
-    run.add_argument(
-        "--user-model",
-        help=f"user simulator model, or 'scripted' (default: the suite's, else {DEFAULT_USER_MODEL})",
-    )
-    run.add_argument(
-        "--judge-model",
-        help="judge model, or 'stub' (default: the suite's, else the benchmark's own, "
-        f"else {DEFAULT_JUDGE_MODEL})",
-    )
-    run.add_argument(
-        "--data-dir",
-        action="append",
-        metavar="PATH|NAME=PATH",
-        help="local benchmark data not on PyPI: a root with one folder per benchmark "
-        "(PATH/<benchmark>), or one benchmark's folder as NAME=PATH (repeatable)",
-    )
-    run.add_argument("--no-cache", action="store_true", help="do not reuse cached model responses")
-    run.add_argument(
-        "--cross-run-cache",
-        action="store_true",
-        help="share cached responses across runs (~/.cache/harness; default: the run folder only)",
-    )
-    run.add_argument(
-        "--cache-dir", type=Path, help="a response cache shared across runs, in this folder"
-    )
-    run.add_argument(
-        "--model-revision",
-        help="what identifies the weights beyond what the server says (e.g. a training step)",
-    )
-    run.add_argument(
-        "--shard",
-        help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
-    )
-    run.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
-    run.add_argument(
-        "--adopt",
-        action="store_true",
-        help="resume a run folder that holds records but no manifest.json (its records are kept)",
-    )
-    # Local servers: replicas in a YAML file, or a server started for the run (harness/serve.py).
-    run.add_argument("--model-config", type=Path, help="YAML naming the model and its replicas")
-    from harness.serve import add_serve_arguments
-
-    add_serve_arguments(run)
+    add_run_arguments(run)
 
     score = commands.add_parser("score", help="regrade a run from its stored trajectories")
     score.add_argument("run_dir", type=Path)
@@ -191,10 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module_name in EXTRA_COMMANDS:
         module = _command_module(module_name)
         if module is not None:
+            command = commands.add_parser(name, help=module.HELP)
             # A command that runs `harness run` once per job (sweep) takes all its flags.
-            takes_run_flags = getattr(module, "TAKES_RUN_FLAGS", False)
-            inherited = {"parents": [run], "conflict_handler": "resolve"} if takes_run_flags else {}
-            module.add_arguments(commands.add_parser(name, help=module.HELP, **inherited))
+            if getattr(module, "TAKES_RUN_FLAGS", False):
+                add_run_arguments(command)
+            module.add_arguments(command)
     for name, module_name in adapter_commands().items():
         module = _command_module(module_name)
         if module is not None:
@@ -241,16 +256,8 @@ def _command_module(module_name: str) -> Any:
     return importlib.import_module(module_name)
 
 
-def _sampling(args: argparse.Namespace) -> Any:
-    from harness.types import SamplingParams
-
-    return SamplingParams(
-        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed
-    )
-
-
 def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Strategy settings: the YAML file, then --strategy-opt pairs, then flags."""
+    """Strategy settings: the YAML file, then --strategy-opt pairs."""
     options: dict[str, Any] = {}
     if args.strategy_config is not None:
         loaded = validate.read_yaml(
@@ -267,367 +274,83 @@ def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
         if not sep or not key.strip():
             raise ConfigError(f"--strategy-opt '{pair}' is not KEY=VALUE")
         options[key.strip()] = value
-    if args.env_feedback != "standard":
-        options["env_feedback"] = args.env_feedback
-    if args.measure_world_model:
-        options["measure_world_model"] = True
     return options
 
 
-def _strategy_slug(spec: str, options: dict[str, Any]) -> str:
-    """Strategy plus its settings, so different settings get different run folders."""
-    parts = [spec] + [f"{key}={options[key]}" for key in sorted(options)]
-    return "+".join(parts)
-
-
-def _cache_place(args: argparse.Namespace, run_dir: Path) -> tuple[Path | None, str | None]:
-    """The response cache folder and its scope: the run folder unless a cache
-    across runs is asked for (--cross-run-cache, --cache-dir)."""
-    from harness.models.cache import RUN_CACHE_DIR
-
-    if args.no_cache:
-        if args.cross_run_cache or args.cache_dir:
-            raise ConfigError("--no-cache goes with neither --cross-run-cache nor --cache-dir")
-        return None, None
-    if args.cache_dir is not None:
-        return args.cache_dir, "cross-run"
-    if args.cross_run_cache:
-        return Path.home() / ".cache" / "harness" / "responses", "cross-run"
-    return run_dir / RUN_CACHE_DIR, "run"
-
-
-def _now_iso() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def add_active_span(manifest: dict[str, Any], started_at: str, seconds: float) -> None:
-    """Add one invocation's time to the manifest: the leaderboard's wall time is
-    the sum of these spans (a resume with nothing to do adds none)."""
-    spans = manifest.setdefault("active_spans", [])
-    spans.append({"started_at": started_at, "seconds": round(seconds, 3)})
-
-
-def _preflight(settings: Any) -> None:
-    """Stop before the run, in one line, when the server refuses what the run
-    sends (tools, parallel calls in the history): models/preflight.py. Only for
-    OpenAI-compatible servers (--api-base, --serve) in native tool-calling mode."""
-    if not settings.api_base or settings.prompt_mode:
-        return
-    from harness.models.openai_http import served_name
-    from harness.models.preflight import preflight
-    from harness.models.settings import is_builtin
-
-    if is_builtin(settings.name):
-        return
-    for url in settings.api_base.split(","):
-        preflight(url.strip(), served_name(settings.name), settings.tool_choice, settings.timeout_s)
-
-
-def _cache_line(settings: Any) -> str:
-    stats = settings.cache_stats
-    if settings.cache_dir is None:
-        return "no response cache"
-    return f"{stats.hits} of {stats.hits + stats.misses} model calls from the cache"
-
-
-def _model_factory(base: Any) -> Any:
-    """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
-    from dataclasses import replace
-
-    from harness.clients import build_remote_client
-    from harness.models.settings import check_model
-
-    def build(name: str, api_base: str | None) -> Any:
-        same_endpoint = name == base.name and api_base == base.api_base
-        settings = replace(
-            base,
-            name=name,
-            api_base=api_base,
-            prompt_mode=False,
-            # The actor's weights' fingerprint says nothing about another endpoint.
-            fingerprint=base.fingerprint if same_endpoint else None,
-        )
-        check_model(settings)
-        return build_remote_client(settings)
-
-    return build
-
-
-# (sample, trial) pairs one run may hold: more is a typo (and its work list would
-# not fit in memory).
-MAX_WORK_ITEMS = 10_000_000
-
-
-def check_run_values(args: argparse.Namespace) -> None:
-    """The numeric flags of ``harness run``, before anything is loaded."""
-    if args.trials is not None:
-        validate.positive("--trials", args.trials)
-        validate.at_most("--trials", args.trials, validate.MAX_TRIALS)
-    validate.positive("--concurrency", args.concurrency)
-    validate.at_most("--concurrency", args.concurrency, validate.MAX_CONCURRENCY)
-    validate.positive("--limit", args.limit)
-    validate.positive("--timeout", args.timeout)
-    validate.positive("--episode-timeout", args.episode_timeout)
-    validate.positive("--max-attempts", args.max_attempts)
-    validate.not_negative("--retry-delay", args.retry_delay)
-    validate.not_negative("--temperature", args.temperature)
-    validate.in_unit_interval("--top-p", args.top_p)
-    validate.positive("--max-tokens", args.max_tokens)
-    if args.model is not None and not args.model.strip():
-        raise ConfigError("--model is empty")
-    if args.ids is not None and not [i for i in args.ids.split(",") if i.strip()]:
-        raise ConfigError("--ids names no sample")
-
-
-def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
-    """The run folder can be written, and holds a run we may resume (or nothing)."""
-    from harness.store import RunStore
-
-    validate.writable_folder(run_dir, flag)
-    store = RunStore(run_dir)
-    if store.exists():
-        store.read_manifest()  # one line if it is not a manifest
-        store.records()  # one line if samples.jsonl holds something that is not a record
-    elif store.records() and not adopt:
-        raise ConfigError(
-            f"{run_dir} holds records but no manifest.json, so it cannot be checked to be "
-            "this run; add --adopt to resume it anyway, or use another --out folder"
-        )
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    import time
-
-    started, started_at = time.monotonic(), _now_iso()
-    from harness.clients import ModelProvider, aux_client
-    from harness.leaderboard import render
-    from harness.manifest import base_versions, check_resumable
-    from harness.models.fingerprint import check_same_weights, run_fingerprint
-    from harness.models.settings import ModelSettings, check_model, is_builtin
-    from harness.registry import get_adapter
-    from harness.runner import Runner, Shard, now_iso, plan_suite
-    from harness.scoring import score_run
-    from harness.serve import plan_endpoint
-    from harness.store import RunStore
-    from harness.strategies.registry import build_strategy
-    from harness.suites import load_suite
-    from harness.task import Services
-
-    check_run_values(args)
-    suite = load_suite(args.suite)
-    trials = args.trials if args.trials is not None else suite.trials
-    endpoint = plan_endpoint(args)  # --serve / --model-config: sets args.model and args.api_base
-    if args.api_base and not endpoint.spec:
-        for url in args.api_base.split(","):
-            validate.check_url(url.strip())
-    shard = Shard.parse(args.shard) if args.shard else Shard()
-    strategy_options = _strategy_options(args)
-    run_dir = args.out or default_run_dir(
-        args.suite, args.model, _strategy_slug(args.strategy, strategy_options)
+def serve_config(args: argparse.Namespace) -> ServeConfig:
+    """The ``--serve`` flags as a ServeConfig."""
+    return ServeConfig(
+        serve=args.serve,
+        checkpoint=args.checkpoint,
+        tool_parser=args.tool_parser,
+        reasoning_parser=args.reasoning_parser,
+        lora=tuple(args.lora),
+        tensor_parallel_size=args.tensor_parallel_size,
+        data_parallel_size=args.data_parallel_size,
+        serve_arg=tuple(args.serve_arg),
+        serve_command=args.serve_command,
+        serve_timeout=args.serve_timeout,
     )
-    if args.out is None and shard.count > 1:
-        run_dir = run_dir.with_name(f"{run_dir.name}__shard-{shard.index + 1}of{shard.count}")
-    check_run_folder(run_dir, args.adopt, "--out" if args.out else "the run folder (in results/)")
-    cache_dir, cache_scope = _cache_place(args, run_dir)
-    if cache_dir is not None:
-        validate.writable_folder(cache_dir, "--cache-dir")
-    settings = ModelSettings(
-        name=args.model,
-        api_base=args.api_base,
-        prompt_mode=args.prompt_mode,
-        timeout_s=args.timeout,
-        max_attempts=args.max_attempts,
-        concurrency=args.concurrency,
-        cache_dir=cache_dir,
-        client=args.client,
-        retry_base_delay=args.retry_delay,
-        tool_choice=args.tool_choice,
-        local={"auto": None, "yes": True, "no": False}[args.local_server],
-    )
-    endpoint.configure(settings)
-    check_model(settings)
-    # Which weights answer (and, with --api-base, refuse a model the server does not serve).
-    fingerprint = run_fingerprint(
-        args.model,
-        args.api_base,
-        spec=endpoint.spec,
-        revision=args.model_revision,
-        builtin=is_builtin(args.model),
-    )
-    settings.fingerprint = fingerprint["id"]
-    strategy = build_strategy(
-        args.strategy, strategy_options, model_factory=_model_factory(settings)
-    )
-    ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
+
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The one place ``harness run`` flags become a RunConfig (checked: ConfigError)."""
     from harness.data_dirs import DataDirs
     from harness.registry import benchmark_names
 
-    data_dirs = DataDirs.parse(args.data_dir, known=benchmark_names())
-    for folder in [data_dirs.root, *data_dirs.per_benchmark.values()]:
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise ConfigError(f"--data-dir {folder} is a file, not a folder")
-    plan = plan_suite(suite, limit=args.limit, data_dir=data_dirs, ids=ids)
-    if not plan.samples:
-        reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
-        raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
-    if len(plan.samples) * trials > MAX_WORK_ITEMS:
-        raise ConfigError(
-            f"{len(plan.samples)} samples x {trials} trials is more than "
-            f"{MAX_WORK_ITEMS:,} (sample, trial) pairs in one run; use --shard or fewer trials"
-        )
-    provider = ModelProvider(settings)
-    benchmarks = sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
-    # Only benchmarks with a simulated user or a judge need (and record) those models.
-    wanted_user = args.user_model or suite.user_model or DEFAULT_USER_MODEL
-    benchmark_judges = [get_adapter(b).default_judge_model for b in benchmarks]
-    wanted_judge = (
-        args.judge_model
-        or suite.judge_model
-        or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
-    )
-    user_model = wanted_user if any(get_adapter(b).needs_user_model for b in benchmarks) else None
-    judge_model = (
-        wanted_judge if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
-    )
-    services = Services(
-        user_client=aux_client(user_model, "user", benchmarks, settings),
-        user_model=user_model,
-        judge_client=aux_client(judge_model, "judge", benchmarks, settings),
-        judge_model=judge_model,
+    config = RunConfig(
+        suite=args.suite,
+        model=args.model,
+        api_base=args.api_base,
+        model_config=args.model_config,
+        serve=serve_config(args),
+        client=args.client,
+        prompt_mode=args.prompt_mode,
+        tool_choice=args.tool_choice,
+        local_server={"auto": None, "yes": True, "no": False}[args.local_server],
+        preflight=not args.no_preflight,
+        model_revision=args.model_revision,
+        trials=args.trials,
+        limit=args.limit,
+        ids=tuple(args.ids.split(",")) if args.ids is not None else None,
+        shard=args.shard,
+        data_dirs=DataDirs.parse(args.data_dir, known=benchmark_names()),
+        strategy=args.strategy,
+        strategy_options=_strategy_options(args),
+        env_feedback=args.env_feedback,
+        measure_world_model=args.measure_world_model,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
         seed=args.seed,
-        options={"prompt_mode": args.prompt_mode},
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        max_attempts=args.max_attempts,
+        retry_delay=args.retry_delay,
+        episode_timeout=args.episode_timeout,
+        user_model=args.user_model,
+        judge_model=args.judge_model,
+        out=args.out,
+        cache=not args.no_cache,
+        cross_run_cache=args.cross_run_cache,
+        cache_dir=args.cache_dir,
+        adopt=args.adopt,
+        progress=not args.quiet,
     )
-    store = RunStore(run_dir)
-    versions = base_versions()
-    for name in benchmarks:
-        for key, value in get_adapter(name).versions().items():
-            versions[f"{name}.{key}"] = value
-    manifest = {
-        "run_id": run_dir.name,
-        "created_at": now_iso(),
-        "model": {
-            "name": args.model,
-            "api_base": provider.describe().get("api_base"),
-            "prompt_mode": args.prompt_mode,
-            "tool_choice": args.tool_choice,
-        },
-        "model_client": provider.describe(),
-        "sampling": _sampling(args).to_dict(),
-        "strategy": strategy.describe(),
-        "env_feedback": strategy.describe().get("env_feedback", "standard"),
-        "suite_name": suite.name,
-        "suite": suite.to_dict(),
-        "trials": trials,
-        "limit": args.limit,
-        "seed": args.seed,
-        "user_model": user_model,
-        "judge_model": judge_model,
-        "data_dir": data_dirs.to_manifest(),
-        "versions": versions,
-        "planned": plan.planned_counts(
-            owned=lambda key: any(shard.owns(f"{key}#{t}") for t in range(trials))
-        ),
-        "planned_full": plan.planned_counts(),
-        "not_run": [n.__dict__ for n in plan.not_run],
-        "cache": str(cache_dir) if cache_dir else None,
-        "cache_scope": cache_scope,
-        "fingerprint": fingerprint,
-        "shard": shard.label(),
-        **endpoint.manifest_entries(),  # server, checkpoint, step (with --serve)
-    }
-    if store.exists():
-        old = store.read_manifest()
-        check_resumable(old, manifest, run_dir)
-        check_same_weights(old, manifest, run_dir)
-        manifest["created_at"] = old.get("created_at", manifest["created_at"])
-        manifest["active_spans"] = list(old.get("active_spans") or [])
-        manifest["resumed_at"] = now_iso()
-    store.open_for_append()
-    try:
-        store.write_manifest(manifest)
-        runner = Runner(
-            store=store,
-            strategy=strategy,
-            model_provider=provider,
-            services=services,
-            params=_sampling(args),
-            concurrency=args.concurrency,
-            base_seed=args.seed,
-            episode_timeout_s=args.episode_timeout,
-            load_options=plan.load_options,
-            shard=shard,
-        )
-        # samples.jsonl is read once here for what is left to do.
-        todo, skipped = runner.pending(plan.samples, trials)
-        try:
-            # The server (with --serve) runs for this block only, if there is work left.
-            with endpoint.serving(run_dir, needed=bool(todo)):
-                if todo and not args.no_preflight:
-                    _preflight(settings)
-                summary = _run_with_progress(
-                    runner,
-                    todo,
-                    skipped,
-                    quiet=args.quiet,
-                    clients=[provider, services.user_client, services.judge_client],
-                )
-        except BaseException:
-            if todo:  # an interrupted run still spent this time on the run
-                add_active_span(manifest, started_at, time.monotonic() - started)
-                store.write_manifest(manifest)
-            raise
-        manifest["finished_at"] = now_iso()
-        if todo:
-            add_active_span(manifest, started_at, time.monotonic() - started)
-        manifest["last_summary"] = {
-            **summary.__dict__,  # elapsed_s: the episodes, scoring and records only
-            "command_s": round(time.monotonic() - started, 3),  # the whole command
-            "cache_hits": settings.cache_stats.hits,
-        }
-        store.write_manifest(manifest)
-    finally:
-        store.close()
-    score_run(run_dir, rescore=False)
-    print(
-        f"{run_dir}: {summary.ran} ran, {summary.skipped} already done, {summary.ok} ok, "
-        f"{summary.infra_errors} infrastructure errors, {summary.score_errors} scoring errors, "
-        f"{_cache_line(settings)} in {time.monotonic() - started:.1f}s",
-        file=sys.stderr,
-    )
-    for line in settings.fit_report.lines(args.timeout):
+    config.check()
+    return config
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.evaluation import run_suite
+    from harness.leaderboard import render
+
+    summary = run_suite(run_config(args))
+    for line in summary.report_lines():
         print(line, file=sys.stderr)
-    for item in plan.not_run:
-        print(f"not run: {item.benchmark}/{item.subset}: {item.reason}", file=sys.stderr)
     if not args.quiet:
-        print(render([run_dir], "md"))
-    return 0 if summary.infra_errors == 0 and summary.score_errors == 0 else 1
-
-
-def _run_with_progress(
-    runner: Any, todo: list[Any], skipped: int, quiet: bool, clients: list[Any]
-) -> Any:
-    import asyncio
-
-    from harness.progress import ProgressDisplay
-
-    display = ProgressDisplay(total=len(todo) + skipped, enabled=not quiet)
-    runner.progress = display.advance
-    display.start(already_done=skipped)
-
-    async def run_then_close() -> Any:
-        try:
-            return await runner.run_items(todo, skipped)
-        finally:
-            for client in clients:
-                if client is not None:
-                    await client.aclose()
-
-    try:
-        return asyncio.run(run_then_close())
-    finally:
-        display.stop()
+        print(render([summary.run_dir], "md"))
+    return summary.exit_code
 
 
 def cmd_score(args: argparse.Namespace) -> int:

@@ -106,7 +106,9 @@ class WorkItem:
 
 
 @dataclass
-class RunSummary:
+class RunCounts:
+    """What one call of the runner did."""
+
     total: int
     skipped: int
     ran: int
@@ -375,11 +377,11 @@ class Runner:
             self.store.append(short)
             return short
 
-    async def run(self, samples: list[Sample], trials: int) -> RunSummary:
+    async def run(self, samples: list[Sample], trials: int) -> RunCounts:
         todo, skipped = self.pending(samples, trials)
         return await self.run_items(todo, skipped)
 
-    async def run_items(self, todo: list[WorkItem], skipped: int) -> RunSummary:
+    async def run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
         """Run the given pending items (``skipped``: how many were already done)."""
         start = time.monotonic()
         counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
@@ -394,7 +396,7 @@ class Runner:
                 self.progress(record["key"], record["status"] == OK)
 
         await asyncio.gather(*(one(item) for item in todo))
-        return RunSummary(
+        return RunCounts(
             total=len(todo) + skipped,
             skipped=skipped,
             ran=len(todo),

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
 from harness.errors import ConfigError
 from harness.models.settings import ServedEndpoint
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step, resolve_checkpoint
-from harness.serving.process import DEFAULT_START_TIMEOUT_S, HOST, ManagedServer, free_port
+from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.process import ServerError as ServerError  # its callers' old import path
 from harness.serving.specs import SERVER_LOG, SPECS, CustomSpec, ServerSpec
 
@@ -82,54 +83,57 @@ def _parse_loras(pairs: list[str]) -> dict[str, str]:
     return loras
 
 
-def build_spec(args: argparse.Namespace) -> ServerSpec:
-    """The ServerSpec that the run's flags describe (ConfigError on bad flags)."""
-    kind = args.serve
-    if not args.checkpoint:
+def build_spec(serve: ServeConfig, model: str | None = None) -> ServerSpec:
+    """The ServerSpec that the serve settings describe (ConfigError on bad ones);
+    ``model``: the name the run asks for, if it names one."""
+    kind = serve.serve
+    if kind not in SPECS:
+        raise ConfigError(f"--serve {kind!r}: one of {', '.join(sorted(SPECS))}")
+    if not serve.checkpoint:
         raise ConfigError(f"--serve {kind} needs --checkpoint (a folder, file or hub id)")
-    if args.tensor_parallel_size < 1 or args.data_parallel_size < 1:
+    if serve.tensor_parallel_size < 1 or serve.data_parallel_size < 1:
         raise ConfigError("--tensor-parallel-size and --data-parallel-size must be positive")
-    if args.serve_timeout <= 0:
+    if serve.serve_timeout <= 0:
         raise ConfigError("--serve-timeout must be positive")
-    if (kind == "custom") != bool(args.serve_command):
+    if (kind == "custom") != bool(serve.serve_command):
         raise ConfigError("--serve-command goes with --serve custom (and custom needs it)")
     cls = SPECS[kind]
-    loras = _parse_loras(args.lora)
+    loras = _parse_loras(list(serve.lora))
     if kind in ("llamacpp", "custom"):
-        if args.tensor_parallel_size > 1 or args.data_parallel_size > 1:
+        if serve.tensor_parallel_size > 1 or serve.data_parallel_size > 1:
             raise ConfigError(f"--serve {kind} takes no --tensor/--data-parallel-size")
     if kind == "llamacpp":
-        if not Path(args.checkpoint).expanduser().is_file():
-            raise ConfigError(f"--serve llamacpp needs a GGUF file; {args.checkpoint} is not one")
+        if not Path(serve.checkpoint).expanduser().is_file():
+            raise ConfigError(f"--serve llamacpp needs a GGUF file; {serve.checkpoint} is not one")
         if len(loras) > 1:
             raise ConfigError("--serve llamacpp serves at most one --lora")
-    tool_parser = args.tool_parser or cls.default_tool_parser
+    tool_parser = serve.tool_parser or cls.default_tool_parser
     if tool_parser == "none":
         tool_parser = None
     from harness.models.openai_http import served_name
 
-    base_name = checkpoint_name(args.checkpoint)
-    if args.model and not loras:
-        base_name = served_name(args.model)
+    base_name = checkpoint_name(serve.checkpoint)
+    if model and not loras:
+        base_name = served_name(model)
     spec = cls(
-        checkpoint=resolve_checkpoint(args.checkpoint),
+        checkpoint=resolve_checkpoint(serve.checkpoint),
         served_name=base_name,
         tool_parser=tool_parser,
-        reasoning_parser=args.reasoning_parser,
+        reasoning_parser=serve.reasoning_parser,
         loras=loras,
-        tensor_parallel_size=args.tensor_parallel_size,
-        data_parallel_size=args.data_parallel_size,
-        extra_args=list(args.serve_arg),
+        tensor_parallel_size=serve.tensor_parallel_size,
+        data_parallel_size=serve.data_parallel_size,
+        extra_args=list(serve.serve_arg),
     )
     if isinstance(spec, CustomSpec):
-        spec.template = args.serve_command
+        spec.template = serve.serve_command
     return spec
 
 
-def requested_model(args: argparse.Namespace, spec: ServerSpec) -> str:
+def requested_model(model: str | None, spec: ServerSpec) -> str:
     """The model name the run asks the server for (litellm style, ``openai/...``)."""
-    if args.model:
-        return args.model
+    if model:
+        return model
     if len(spec.loras) == 1:
         return f"openai/{next(iter(spec.loras))}"
     if len(spec.loras) > 1:
@@ -156,7 +160,8 @@ class EndpointPlan:
     port: int | None = None
     host: str = HOST
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
-    model: str | None = None
+    model: str | None = None  # the model name the run asks for
+    api_base: str | None = None  # the URL(s) it calls
     replica_limits: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -212,39 +217,37 @@ class EndpointPlan:
             yield server
 
 
-def plan_endpoint(args: argparse.Namespace, check_installed: bool = True) -> EndpointPlan:
-    """Resolve ``--serve``/``--model-config`` into the model and URL the run calls.
-
-    Sets ``args.model`` (when a server or a model config names it) and
-    ``args.api_base``; raises ConfigError on flags that do not go together, and
-    (``check_installed``) when the server program is not installed here.
-    """
-    plan = EndpointPlan()
-    model_config = getattr(args, "model_config", None)
-    if model_config is not None:
+def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPlan:
+    """Resolve a run's ``serve`` / ``model_config`` into the model and URL it calls
+    (``plan.model``, ``plan.api_base``); the config is not changed. ConfigError
+    on settings that do not go together, and (``check_installed``) when the
+    server program is not installed here."""
+    plan = EndpointPlan(model=config.model, api_base=config.api_base)
+    serve = config.serve
+    if config.model_config is not None:
         from harness.replicas import load_model_config
 
-        if args.api_base or args.serve:
+        if config.api_base or serve.serve:
             raise ConfigError("--model-config replaces --api-base and --serve; give only one")
-        config = load_model_config(Path(model_config))
-        args.model = args.model or config.model
-        args.api_base = config.api_base()
-        plan.replica_limits = config.limits()
-    if not args.serve:
-        given = [flag for dest, flag in _SERVE_ONLY_FLAGS.items() if getattr(args, dest, None)]
+        replicas = load_model_config(Path(config.model_config))
+        plan.model = config.model or replicas.model
+        plan.api_base = replicas.api_base()
+        plan.replica_limits = replicas.limits()
+    if not serve.serve:
+        given = [flag for dest, flag in _SERVE_ONLY_FLAGS.items() if getattr(serve, dest)]
         if given:
             raise ConfigError(f"{', '.join(given)} only apply with --serve")
-        if not args.model:
+        if not plan.model:
             raise ConfigError("the following arguments are required: --model (or --serve)")
         return plan
-    if args.api_base:
+    if config.api_base:
         raise ConfigError("--serve starts its own server; drop --api-base")
-    spec = build_spec(args)
+    spec = build_spec(serve, config.model)
     if check_installed:
         spec.program()  # ConfigError now, before any work, if the server is not installed
     plan.spec = spec
     plan.port = free_port(plan.host)
-    plan.start_timeout_s = args.serve_timeout
-    plan.model = args.model = requested_model(args, spec)
-    args.api_base = plan.url
+    plan.start_timeout_s = serve.serve_timeout
+    plan.model = requested_model(config.model, spec)
+    plan.api_base = plan.url
     return plan

@@ -213,7 +213,7 @@ def test_checkpoint_files_fingerprint(tmp_path):
 
 
 def test_a_served_checkpoint_is_fingerprinted_in_the_manifest(tmp_path):
-    from harness.cli import build_parser
+    from harness.cli import build_parser, run_config
     from harness.models.fingerprint import run_fingerprint
     from harness.serve import plan_endpoint
 
@@ -222,8 +222,8 @@ def test_a_served_checkpoint_is_fingerprinted_in_the_manifest(tmp_path):
     args = build_parser().parse_args(
         ["run", "--suite", "smoke", "--serve", "llamacpp", "--checkpoint", str(gguf)]
     )
-    plan = plan_endpoint(args, check_installed=False)
-    fingerprint = run_fingerprint(args.model, args.api_base, spec=plan.spec)
+    plan = plan_endpoint(run_config(args), check_installed=False)
+    fingerprint = run_fingerprint(plan.model, plan.api_base, spec=plan.spec)
     assert fingerprint["source"] == "files"
     assert fingerprint["id"] == served_fingerprint(str(gguf), {})["id"]
 

@@ -31,8 +31,6 @@ TAKES_RUN_FLAGS = True
 
 PARTS_DIR = ".parts"
 _GLOB_CHARS = re.compile(r"[*?\[]")
-# Attributes of a sweep's arguments that are not `harness run` arguments.
-_SWEEP_ONLY = ("checkpoints", "executor", "ray_address", "parts", "gpus_per_job", "command")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,49 +95,44 @@ def find_checkpoints(patterns: list[str]) -> list[str]:
     return sorted(unique, key=order)
 
 
-def _absolute(value: Any) -> Any:
-    return Path(value).expanduser().resolve() if value is not None else None
+def job_config(config: Any, checkpoint: str, run_dir: Path, shard: str | None) -> Any:
+    """The RunConfig of one job. Paths are made absolute, so that a job gives the
+    same run wherever (and from whichever folder) it runs."""
+    from dataclasses import replace
 
-
-def job_arguments(
-    args: argparse.Namespace, checkpoint: str, run_dir: Path, shard: str | None
-) -> argparse.Namespace:
-    """The `harness run` arguments of one job. Paths are made absolute, so that
-    a job gives the same run wherever (and from whichever folder) it runs."""
-    values = {k: v for k, v in vars(args).items() if k not in _SWEEP_ONLY}
-    job = argparse.Namespace(**values)
-    job.checkpoint = checkpoint
-    job.model = None  # each checkpoint is served under its own name
-    job.out = run_dir.resolve()
-    job.shard = shard
-    job.quiet = True  # the sweep prints one table at the end
-    if Path(args.suite).suffix in (".yaml", ".yml") and Path(args.suite).is_file():
-        job.suite = str(Path(args.suite).resolve())
-    for name in ("cache_dir", "strategy_config"):
-        setattr(job, name, _absolute(getattr(args, name, None)))
-    if getattr(args, "data_dir", None):
-        from harness.data_dirs import DataDirs
-
-        job.data_dir = DataDirs.parse(args.data_dir).absolute().to_args()
-    return job
+    suite = config.suite
+    if Path(suite).suffix in (".yaml", ".yml") and Path(suite).is_file():
+        suite = str(Path(suite).resolve())
+    cache_dir = Path(config.cache_dir).expanduser().resolve() if config.cache_dir else None
+    return replace(
+        config,
+        suite=suite,
+        model=None,  # each checkpoint is served under its own name
+        serve=replace(config.serve, checkpoint=checkpoint),
+        out=run_dir.resolve(),
+        shard=shard,
+        progress=False,
+        cache_dir=cache_dir,
+        data_dirs=config.data_dirs.absolute(),
+    )
 
 
 def default_sweep_dir(args: argparse.Namespace, checkpoints: list[str]) -> Path:
-    from harness.cli import RESULTS_DIR
+    from harness.config import RESULTS_DIR
 
     first = Path(checkpoints[0]).expanduser()
     training_run = first.resolve().parent.name if first.exists() else first.parent.name
     return RESULTS_DIR / f"sweep__{_slug(Path(args.suite).stem)}__{_slug(training_run or 'hub')}"
 
 
-def _job_gpus(args: argparse.Namespace) -> float:
+def _job_gpus(args: argparse.Namespace, config: Any) -> float:
     from harness.serve import SPECS
 
     if args.gpus_per_job is not None:
         return args.gpus_per_job
-    if not SPECS[args.serve].uses_gpus:
+    if not SPECS[config.serve.serve].uses_gpus:
         return 0
-    return args.tensor_parallel_size * args.data_parallel_size
+    return config.serve.tensor_parallel_size * config.serve.data_parallel_size
 
 
 def checkpoint_folders(checkpoints: list[str], sweep_dir: Path) -> dict[str, Path]:
@@ -154,47 +147,42 @@ def checkpoint_folders(checkpoints: list[str], sweep_dir: Path) -> dict[str, Pat
     return {c: sweep_dir / name for c, name in zip(checkpoints, names, strict=True)}
 
 
-def plan_jobs(args: argparse.Namespace, folders: dict[str, Path]) -> list[Any]:
+def plan_jobs(args: argparse.Namespace, config: Any, folders: dict[str, Path]) -> list[Any]:
     """One job per checkpoint, or ``--parts`` jobs (shards) per checkpoint."""
     from harness.executors.base import Job
 
-    gpus = _job_gpus(args)
+    gpus = _job_gpus(args, config)
     jobs = []
     for checkpoint, folder in folders.items():
         if args.parts == 1:
-            job_args = job_arguments(args, checkpoint, folder, args.shard)
-            jobs.append(Job(folder.name, checkpoint, folder, job_args, gpus))
+            job = job_config(config, checkpoint, folder, config.shard)
+            jobs.append(Job(folder.name, checkpoint, folder, job, gpus))
             continue
         for index in range(1, args.parts + 1):
             label = f"{index}/{args.parts}"
             part_dir = folder.parent / PARTS_DIR / folder.name / f"{index}-of-{args.parts}"
-            job_args = job_arguments(args, checkpoint, part_dir, label)
-            jobs.append(Job(f"{folder.name} part {label}", checkpoint, part_dir, job_args, gpus))
+            job = job_config(config, checkpoint, part_dir, label)
+            jobs.append(Job(f"{folder.name} part {label}", checkpoint, part_dir, job, gpus))
     return jobs
 
 
-def check_command(args: argparse.Namespace, jobs: list[Any]) -> None:
+def check_command(args: argparse.Namespace, config: Any, jobs: list[Any]) -> None:
     """Fail once, before any job, on what would fail for every checkpoint."""
-    import copy
-
     from harness.errors import ConfigError
     from harness.serve import plan_endpoint
     from harness.suites import load_suite
 
-    if args.checkpoint or args.model:
+    if config.serve.checkpoint or config.model:
         raise ConfigError(
             "sweep serves each of --checkpoints under its own name; drop --checkpoint/--model"
         )
     if args.parts < 1:
         raise ConfigError("--parts must be positive")
-    from harness.cli import check_run_values
-
-    check_run_values(args)
-    if args.parts > 1 and args.shard:
+    if args.parts > 1 and config.shard:
         raise ConfigError("--parts splits each checkpoint into shards itself; drop --shard")
-    load_suite(args.suite)
+    load_suite(config.suite)
     # Bad serve flags; and a server not installed, unless it runs on other machines.
-    plan_endpoint(copy.deepcopy(jobs[0].args), check_installed=args.executor == "local")
+    plan_endpoint(jobs[0].config, check_installed=args.executor == "local")
 
 
 def _executor(args: argparse.Namespace) -> Any:
@@ -242,16 +230,20 @@ def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness.cli import run_config
     from harness.errors import ConfigError
     from harness.validate import writable_folder
 
-    args.serve = args.serve or "vllm"
+    config = run_config(args)
+    config = replace(config, serve=replace(config.serve, serve=config.serve.serve or "vllm"))
     checkpoints = find_checkpoints(args.checkpoints)
     sweep_dir = args.out or default_sweep_dir(args, checkpoints)
     writable_folder(sweep_dir, "--out")
     folders = checkpoint_folders(checkpoints, sweep_dir)
-    jobs = plan_jobs(args, folders)
-    check_command(args, jobs)
+    jobs = plan_jobs(args, config, folders)
+    check_command(args, config, jobs)
     executor = _executor(args)
     print(
         f"sweep: {len(checkpoints)} checkpoint(s), {len(jobs)} job(s) on the {executor.name} "

@@ -10,21 +10,22 @@ records wherever it runs.
 
 from __future__ import annotations
 
-import argparse
-import copy
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from harness.config import RunConfig
+
 
 @dataclass(frozen=True)
 class Job:
-    """One ``harness run`` of a sweep; ``args`` are its complete run arguments."""
+    """One ``harness run`` of a sweep, as its complete RunConfig."""
 
     name: str
     checkpoint: str
     run_dir: Path
-    args: argparse.Namespace
+    config: RunConfig
     gpus: int = 0  # what a scheduler reserves for the job's server
 
 
@@ -44,14 +45,16 @@ def run_job(job: Job) -> JobResult:
     """Run one job in this process. A server failure is this job's result (the
     sweep goes on with the next checkpoint); any other ConfigError means the
     command itself is wrong and stops the sweep."""
-    from harness.cli import cmd_run
+    from harness.evaluation import run_suite
     from harness.serve import ServerError
 
     try:
-        code = cmd_run(copy.deepcopy(job.args))
+        summary = run_suite(job.config)
     except ServerError as exc:
         return JobResult(job.name, job.run_dir, 2, str(exc))
-    return JobResult(job.name, job.run_dir, code)
+    for line in summary.report_lines():
+        print(line, file=sys.stderr)
+    return JobResult(job.name, job.run_dir, summary.exit_code)
 
 
 class Executor(Protocol):

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config import DEFAULT_START_TIMEOUT_S
 from harness.errors import ConfigError
 from harness.interrupts import sigterm_as_interrupt
 from harness.models.redact import scrub_secrets
 from harness.serving.specs import mask_secret_args, secret_values
 
 HOST = "127.0.0.1"
-DEFAULT_START_TIMEOUT_S = 900.0  # a large checkpoint can take minutes to load and compile
 DEFAULT_STOP_TIMEOUT_S = 30.0
 LOG_TAIL_LINES = 25
 
