@@ -27,6 +27,7 @@ from typing import Any
 from harness import validate
 from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, MAX_WORK_ITEMS, RunConfig
 from harness.errors import ConfigError
+from harness.manifest import Manifest
 
 
 @dataclass
@@ -99,13 +100,6 @@ def _now_iso() -> str:
     from harness.runner import now_iso
 
     return now_iso()
-
-
-def add_active_span(manifest: dict[str, Any], started_at: str, seconds: float) -> None:
-    """Add one invocation's time to the manifest: the leaderboard's wall time is
-    the sum of these spans (a resume with nothing to do adds none)."""
-    spans = manifest.setdefault("active_spans", [])
-    spans.append({"started_at": started_at, "seconds": round(seconds, 3)})
 
 
 def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
@@ -191,7 +185,7 @@ class _PlannedRun:
     plan: Any  # runner.Plan
     runner: Any  # runner.Runner
     store: Any  # store.RunStore
-    manifest: dict[str, Any]
+    manifest: Manifest
     clients: list[Any]
 
     @contextlib.contextmanager
@@ -205,17 +199,17 @@ class _PlannedRun:
 
         store, manifest = self.store, self.manifest
         if store.exists():
-            old = store.read_manifest()
-            check_resumable(old, manifest, self.run_dir)
-            check_same_weights(old, manifest, self.run_dir)
-            manifest["created_at"] = old.get("created_at", manifest["created_at"])
-            manifest["active_spans"] = list(old.get("active_spans") or [])
-            manifest["resumed_at"] = now_iso()
+            old = store.load_manifest()
+            check_resumable(old.to_dict(), manifest.to_dict(), self.run_dir)
+            check_same_weights(old.to_dict(), manifest.to_dict(), self.run_dir)
+            manifest.created_at = old.created_at or manifest.created_at
+            manifest.active_spans = list(old.active_spans or [])
+            manifest.resumed_at = now_iso()
         store.open_for_append()
         try:
             store.write_manifest(manifest)
             # samples.jsonl is read once here for what is left to do.
-            todo, skipped = self.runner.pending(self.plan.samples, manifest["trials"])
+            todo, skipped = self.runner.pending(self.plan.samples, manifest.trials)
             session = _Session(todo, skipped)
             try:
                 with self.endpoint.serving(self.run_dir, needed=bool(todo)):
@@ -224,13 +218,13 @@ class _PlannedRun:
                     yield session
             except BaseException:
                 if todo:  # an interrupted run still spent this time on the run
-                    add_active_span(manifest, started_at, time.monotonic() - started)
+                    manifest.add_active_span(started_at, time.monotonic() - started)
                     store.write_manifest(manifest)
                 raise
-            manifest["finished_at"] = now_iso()
+            manifest.finished_at = now_iso()
             if todo:
-                add_active_span(manifest, started_at, time.monotonic() - started)
-            manifest["last_summary"] = {
+                manifest.add_active_span(started_at, time.monotonic() - started)
+            manifest.last_summary = {
                 **session.counts.__dict__,  # elapsed_s: the episodes, scoring and records
                 "command_s": round(time.monotonic() - started, 3),  # the whole command
                 "cache_hits": self.settings.cache_stats.hits,
@@ -383,39 +377,39 @@ def _plan(config: RunConfig) -> _PlannedRun:
     for name in benchmarks:
         for key, value in get_adapter(name).versions().items():
             versions[f"{name}.{key}"] = value
-    manifest = {
-        "run_id": run_dir.name,
-        "created_at": now_iso(),
-        "model": {
+    manifest = Manifest(
+        run_id=run_dir.name,
+        created_at=now_iso(),
+        model={
             "name": model,
             "api_base": provider.describe().get("api_base"),
             "prompt_mode": config.prompt_mode,
             "tool_choice": config.tool_choice,
         },
-        "model_client": provider.describe(),
-        "sampling": sampling.to_dict(),
-        "strategy": strategy.describe(),
-        "env_feedback": strategy.describe().get("env_feedback", "standard"),
-        "suite_name": suite.name,
-        "suite": suite.to_dict(),
-        "trials": trials,
-        "limit": config.limit,
-        "seed": config.seed,
-        "user_model": user_model,
-        "judge_model": judge_model,
-        "data_dir": config.data_dirs.to_manifest(),
-        "versions": versions,
-        "planned": plan.planned_counts(
+        model_client=provider.describe(),
+        sampling=sampling.to_dict(),
+        strategy=strategy.describe(),
+        env_feedback=strategy.describe().get("env_feedback", "standard"),
+        suite_name=suite.name,
+        suite=suite.to_dict(),
+        trials=trials,
+        limit=config.limit,
+        seed=config.seed,
+        user_model=user_model,
+        judge_model=judge_model,
+        data_dir=config.data_dirs.to_manifest(),
+        versions=versions,
+        planned=plan.planned_counts(
             owned=lambda key: any(shard.owns(f"{key}#{t}") for t in range(trials))
         ),
-        "planned_full": plan.planned_counts(),
-        "not_run": [n.__dict__ for n in plan.not_run],
-        "cache": str(cache_dir) if cache_dir else None,
-        "cache_scope": cache_scope,
-        "fingerprint": fingerprint,
-        "shard": shard.label(),
+        planned_full=plan.planned_counts(),
+        not_run=[n.__dict__ for n in plan.not_run],
+        cache=str(cache_dir) if cache_dir else None,
+        cache_scope=cache_scope,
+        fingerprint=fingerprint,
+        shard=shard.label(),
         **endpoint.manifest_entries(),  # server, checkpoint, step (with a served checkpoint)
-    }
+    )
     store = RunStore(run_dir)
     runner = Runner(
         store=store,

@@ -22,8 +22,9 @@ from typing import Any
 from harness.data_dirs import DataDirs
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
+from harness.records import OK, Record, record_key
 from harness.registry import get_adapter
-from harness.store import OK, RunStore, record_key
+from harness.store import RunStore
 from harness.strategies.base import Strategy
 from harness.suites import Suite
 from harness.task import Sample, Services
@@ -176,24 +177,24 @@ def build_record(
     error: dict[str, Any] | None,
     started_at: str,
     latency_s: float,
-) -> dict[str, Any]:
+) -> Record:
     sample = item.sample
-    return {
-        "key": item.key,
-        "benchmark": sample.benchmark,
-        "subset": sample.subset,
-        "sample_id": sample.id,
-        "trial": item.trial,
-        "seed": seed,
-        "status": status,
-        "error": error,
-        "score": score.to_dict() if score else None,
-        "metadata": sample.metadata,
-        "load_options": load_options,
-        "started_at": started_at,
-        "latency_s": round(latency_s, 4),
-        "trajectory": trajectory.to_dict() if trajectory else None,
-    }
+    return Record(
+        key=item.key,
+        benchmark=sample.benchmark,
+        subset=sample.subset,
+        sample_id=sample.id,
+        trial=item.trial,
+        seed=seed,
+        status=status,
+        error=error,
+        score=score.to_dict() if score else None,
+        metadata=sample.metadata,
+        load_options=load_options,
+        started_at=started_at,
+        latency_s=round(latency_s, 4),
+        trajectory=trajectory.to_dict() if trajectory else None,
+    )
 
 
 # After its deadline an episode is cancelled and given this long to unwind. One
@@ -287,7 +288,7 @@ class Runner:
         todo = [item for item in items if item.key not in done]
         return todo, len(items) - len(todo)
 
-    async def run_item(self, item: WorkItem) -> dict[str, Any]:
+    async def run_item(self, item: WorkItem) -> Record:
         """The record of one (sample, trial); never raises for one sample's failure.
 
         An exception while running, scoring or building the record becomes the
@@ -312,7 +313,7 @@ class Runner:
                 time.monotonic() - start,
             )
 
-    async def _run_item(self, item: WorkItem, started_at: str, start: float) -> dict[str, Any]:
+    async def _run_item(self, item: WorkItem, started_at: str, start: float) -> Record:
         seed = self.trial_seed(item.trial)
         # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
         params = dataclasses.replace(self.params, seed=seed, extra=dict(self.params.extra))
@@ -321,7 +322,7 @@ class Runner:
         adapter = get_adapter(item.sample.benchmark)
         trajectory: Trajectory | None = None
 
-        def record(status: str, score: Score | None, error: dict[str, Any] | None) -> dict:
+        def record(status: str, score: Score | None, error: dict[str, Any] | None) -> Record:
             return build_record(
                 item,
                 options,
@@ -353,7 +354,7 @@ class Runner:
             return record(SCORE_ERROR, None, _error_info(exc))
         return record(OK, score, None)
 
-    def _append(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _append(self, record: Record) -> Record:
         """Write one record; a record that cannot be written (anything but an OS
         failure such as a full disk) is replaced by a short error record."""
         try:
@@ -362,17 +363,17 @@ class Runner:
         except OSError:
             raise
         except Exception as exc:
-            short = {
-                key: record.get(key)
-                for key in ("key", "benchmark", "subset", "sample_id", "trial", "seed")
-            }
-            short.update(
+            short = Record(
+                key=record.key,
+                benchmark=record.benchmark,
+                subset=record.subset,
+                sample_id=record.sample_id,
+                trial=record.trial,
+                seed=record.seed,
                 status=INFRA_ERROR,
                 error=_error_info(exc),
-                score=None,
-                trajectory=None,
-                started_at=record.get("started_at"),
-                latency_s=record.get("latency_s"),
+                started_at=record.started_at,
+                latency_s=record.latency_s,
             )
             self.store.append(short)
             return short
@@ -391,9 +392,9 @@ class Runner:
             async with semaphore:
                 record = await self.run_item(item)
             record = self._append(record)
-            counts[record["status"]] += 1
+            counts[record.status] += 1
             if self.progress:
-                self.progress(record["key"], record["status"] == OK)
+                self.progress(record.key, record.ok)
 
         await asyncio.gather(*(one(item) for item in todo))
         return RunCounts(

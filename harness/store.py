@@ -21,18 +21,25 @@ from typing import Any
 
 from harness.boundary import dumps_safe
 from harness.errors import ConfigError
+from harness.manifest import Manifest, manifest_problem, shape_problem
 from harness.models.redact import mask, may_need_masking
+from harness.records import OK, Record, record_key, record_problem
+
+__all__ = [
+    "OK",
+    "Manifest",
+    "Record",
+    "RunStore",
+    "manifest_problem",
+    "read_records",
+    "record_key",
+    "write_json_atomic",
+]
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 SCORES = "scores.json"
 LOCK = ".lock"
-
-OK = "ok"
-
-
-def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
-    return f"{benchmark}/{subset}/{sample_id}#{trial}"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -41,45 +48,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(dumps_safe(mask(data), indent=2, default=str), encoding="utf-8")
     os.replace(tmp, path)
-
-
-# The fields every reader relies on, and their types (None allowed where listed).
-_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
-    "key": (str,),
-    "benchmark": (str,),
-    "subset": (str,),
-    "sample_id": (str, int),
-    "trial": (int,),
-    "status": (str,),
-}
-_RECORD_OPTIONAL: dict[str, tuple[type, ...]] = {
-    "score": (dict,),
-    "error": (dict, str),
-    "trajectory": (dict,),
-    "metadata": (dict,),
-}
-# Manifest entries readers use, and their types when present (None is allowed).
-_MANIFEST_FIELDS: dict[str, tuple[type, ...]] = {
-    "model": (dict,),
-    "model_client": (dict,),
-    "sampling": (dict,),
-    "strategy": (dict,),
-    "env_feedback": (str,),
-    "suite_name": (str,),
-    "suite": (dict,),
-    "trials": (int,),
-    "user_model": (str,),
-    "judge_model": (str,),
-    "versions": (dict,),
-    "planned": (dict,),
-    "planned_full": (dict,),
-    "not_run": (list,),
-    "shard": (str,),
-    "server": (dict,),
-    "fingerprint": (dict,),
-    "active_spans": (list,),
-    "last_summary": (dict,),
-}
 
 
 # scores.json entries readers use (it is derived: `harness score` rebuilds it).
@@ -94,43 +62,13 @@ _SCORES_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-def _has_type(value: Any, types: tuple[type, ...]) -> bool:
-    # bool is an int to Python, never to a reader of a count or a trial.
-    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-
-
-def record_problem(record: Any) -> str | None:
-    """Why a parsed samples.jsonl line is not a record, or None."""
-    if not isinstance(record, dict):
-        return f"a JSON {type(record).__name__}, not a record"
-    for name, types in _RECORD_FIELDS.items():
-        if not _has_type(record.get(name), types):
-            return f"'{name}' missing or not {' or '.join(t.__name__ for t in types)}"
-    for name, types in _RECORD_OPTIONAL.items():
-        if record.get(name) is not None and not _has_type(record[name], types):
-            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
-    return None
-
-
-def _shape_problem(data: Any, fields: dict[str, tuple[type, ...]]) -> str | None:
-    if not isinstance(data, dict):
-        return f"a JSON {type(data).__name__}, not an object"
-    for name, types in fields.items():
-        value = data.get(name)
-        if value is not None and not _has_type(value, types):
-            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
-    return None
-
-
-def manifest_problem(manifest: Any) -> str | None:
-    """Why a parsed manifest.json is not a manifest, or None."""
-    return _shape_problem(manifest, _MANIFEST_FIELDS)
-
-
 @dataclass
 class LoadedRecords:
-    latest: dict[str, dict[str, Any]]  # key -> last record
+    latest: dict[str, dict[str, Any]]  # key -> last record, in its JSON form (Record.to_dict)
     torn_lines: int
+
+    def typed(self) -> dict[str, Record]:
+        return {key: Record.from_dict(data) for key, data in self.latest.items()}
 
 
 def read_records(path: Path) -> LoadedRecords:
@@ -158,6 +96,16 @@ def read_records(path: Path) -> LoadedRecords:
                 raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
             latest[record["key"]] = record
     return LoadedRecords(latest, torn)
+
+
+def record_line(record: Record) -> str:
+    """A record as one line of samples.jsonl (no newline): standard JSON in valid
+    UTF-8 (harness.boundary.dumps_safe), credentials masked."""
+    data = record.to_dict()
+    line = dumps_safe(data, default=str)
+    if may_need_masking(line):  # one search over the line; rarely true
+        line = dumps_safe(mask(data), default=str)
+    return line
 
 
 class RunStore:
@@ -203,7 +151,7 @@ class RunStore:
             scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
         except (ValueError, RecursionError):
             raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
-        problem = _shape_problem(scores, _SCORES_FIELDS)
+        problem = shape_problem(scores, _SCORES_FIELDS)
         if problem is None:
             benchmarks = scores["benchmarks"] or {}
             if not all(isinstance(entry, dict) for entry in benchmarks.values()):
@@ -212,12 +160,23 @@ class RunStore:
             raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
         return scores
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def load_manifest(self) -> Manifest:
+        """manifest.json as a Manifest (ConfigError as read_manifest)."""
+        return Manifest.from_dict(self.read_manifest())
+
+    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+        if not isinstance(manifest, Manifest):
+            manifest = Manifest.from_dict(manifest)
         self.root.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.manifest_path, manifest)
+        write_json_atomic(self.manifest_path, manifest.to_dict())
 
     def records(self) -> dict[str, dict[str, Any]]:
+        """The last record of each key, in its JSON form."""
         return read_records(self.samples_path).latest
+
+    def load_records(self) -> dict[str, Record]:
+        """The last record of each key, as a Record."""
+        return read_records(self.samples_path).typed()
 
     def iter_records(self) -> Iterator[dict[str, Any]]:
         yield from self.records().values()
@@ -245,7 +204,7 @@ class RunStore:
             if handle.read(1) != b"\n":
                 handle.write(b"\n")
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         """Append one record as one line and push it to the OS at once.
 
         The line is always standard JSON in valid UTF-8 (harness.boundary.dumps_safe:
@@ -254,9 +213,7 @@ class RunStore:
         """
         if self._samples_handle is None:
             raise RuntimeError("RunStore.open_for_append() first")
-        line = dumps_safe(record, default=str)
-        if may_need_masking(line):  # one search over the line; rarely true
-            line = dumps_safe(mask(record), default=str)
+        line = record_line(record)
         self._samples_handle.write(line + "\n")
         self._samples_handle.flush()
         if os.fstat(self._samples_handle.fileno()).st_nlink == 0:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from harness.records import Record
 from harness.registry import get_adapter, register_adapter
 from harness.runner import Runner, plan_suite
 from harness.scoring import score_run
@@ -112,16 +113,7 @@ def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path):
     _, store, summary = run_toy(tmp_path, oracle, subsets=["easy"])
     assert summary.ran == 0
     store.open_for_append()
-    store.append(
-        {
-            "key": "extra",
-            "benchmark": "toy",
-            "subset": "easy",
-            "sample_id": "x",
-            "trial": 0,
-            "status": "ok",
-        }
-    )
+    store.append(Record(key="extra", benchmark="toy", subset="easy", sample_id="x", trial=0))
     store.close()
     assert "extra" in read_records(store.samples_path).latest
 

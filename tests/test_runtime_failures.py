@@ -86,7 +86,7 @@ def test_a_full_disk_is_one_line_keeps_what_was_written_and_resumes(
         if len(written) >= 4:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.samples_path))
         real_append(self, record)
-        written.append(record["key"])
+        written.append(record.key)
 
     with FakeServer(handler=toy_reply) as server:
         argv = run_argv(toy_suite, server.url, out)

@@ -215,11 +215,10 @@ def _prepare_out(out: Path, shards: list[Shard]) -> None:
 
 def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> Gaps:
     """Check and merge ``shard_dirs`` into ``out``; returns the gaps (empty if none)."""
-    import json
-
     from harness.errors import ConfigError
+    from harness.records import Record
     from harness.scoring import score_run
-    from harness.store import SAMPLES, RunStore, write_json_atomic
+    from harness.store import SAMPLES, RunStore, record_line
 
     if len({d.resolve() for d in shard_dirs}) != len(shard_dirs):
         raise ConfigError("a shard folder is given twice")
@@ -239,9 +238,9 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     tmp = out / f".{SAMPLES}.tmp"
     with tmp.open("w", encoding="utf-8") as handle:
         for key in sorted(records):
-            handle.write(json.dumps(records[key], ensure_ascii=False, default=str) + "\n")
+            handle.write(record_line(Record.from_dict(records[key])) + "\n")
     tmp.replace(out / SAMPLES)
-    write_json_atomic(RunStore(out).manifest_path, merged_manifest(shards, out, gaps))
+    RunStore(out).write_manifest(merged_manifest(shards, out, gaps))
     score_run(out, rescore=False)
     return gaps
 

@@ -1,0 +1,107 @@
+"""One line of ``samples.jsonl``: the ``Record`` of one (sample, trial).
+
+``Record.to_dict`` / ``Record.from_dict`` are the one serialisation of a record
+(the store writes and reads lines with them; merge copies them). The on-disk
+form is a JSON object whose keys are the field names; keys a reader does not
+know (written by another version) are kept in ``extra`` and written back as
+they were, and keys an older version did not write are None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+OK = "ok"
+
+# The fields every reader relies on, and their types.
+REQUIRED: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "benchmark": (str,),
+    "subset": (str,),
+    "sample_id": (str, int),
+    "trial": (int,),
+    "status": (str,),
+}
+# Fields that may be missing or None, and their types when present.
+OPTIONAL: dict[str, tuple[type, ...]] = {
+    "score": (dict,),
+    "error": (dict, str),
+    "trajectory": (dict,),
+    "metadata": (dict,),
+}
+
+
+def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
+    return f"{benchmark}/{subset}/{sample_id}#{trial}"
+
+
+def has_type(value: Any, types: tuple[type, ...]) -> bool:
+    # bool is an int to Python, never to a reader of a count or a trial.
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+
+
+def record_problem(data: Any) -> str | None:
+    """Why a parsed samples.jsonl line is not a record, or None."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not a record"
+    for name, types in REQUIRED.items():
+        if not has_type(data.get(name), types):
+            return f"'{name}' missing or not {' or '.join(t.__name__ for t in types)}"
+    for name, types in OPTIONAL.items():
+        if data.get(name) is not None and not has_type(data[name], types):
+            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
+    return None
+
+
+class RecordError(ValueError):
+    """A JSON object that is not a record (the reason is the message)."""
+
+
+@dataclass
+class Record:
+    key: str  # benchmark/subset/sample_id#trial
+    benchmark: str
+    subset: str
+    sample_id: str | int
+    trial: int
+    seed: int | None = None
+    status: str = OK  # ok, infra_error or score_error
+    error: dict[str, Any] | str | None = None
+    score: dict[str, Any] | None = None  # types.Score.to_dict()
+    metadata: dict[str, Any] | None = None
+    load_options: dict[str, Any] | None = None
+    started_at: str | None = None
+    latency_s: float | None = None
+    trajectory: dict[str, Any] | None = None  # types.Trajectory.to_dict()
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of other versions
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def passed(self) -> bool | None:
+        """The score's pass/fail, or None when unscored."""
+        if self.score is None or "passed" not in self.score:
+            return None
+        return bool(self.score["passed"])
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Record:
+        """RecordError (with the reason) if ``data`` is not a record."""
+        problem = record_problem(data)
+        if problem is not None:
+            raise RecordError(problem)
+        known = _FIELD_NAMES
+        values = {name: data[name] for name in known if name in data}
+        extra = {name: value for name, value in data.items() if name not in known}
+        return cls(**values, extra=extra)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(Record) if f.name != "extra")
