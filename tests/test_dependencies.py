@@ -68,5 +68,7 @@ def test_every_required_dependency_is_imported():
 
 def test_packages_once_declared_but_unused_stay_out():
     required, _ = _declared()
-    assert not required & {"httpx", "datasets", "pandas"}
-    assert {"aiohttp", "huggingface-hub"} <= required
+    # datasets: the Hugging Face copies are raw JSON files whose records do not
+    # fit one Arrow schema (adapters/vitabench/data.py, adapters/finmcp/data.py).
+    assert not required & {"httpx", "datasets"}
+    assert {"aiohttp", "huggingface-hub", "pandas"} <= required

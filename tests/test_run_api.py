@@ -85,3 +85,22 @@ def test_the_default_run_folder_names_suite_model_strategy_and_shard():
     )
     options = RunConfig(suite="smoke", env_feedback="augmented", strategy_options={"a": 1})
     assert options.run_dir("m").name == "smoke__m__plain-a-1-env_feedback-augmented"
+
+
+def test_record_and_manifest_round_trip_keep_what_this_version_does_not_know():
+    from harness.manifest import Manifest, ManifestError
+    from harness.records import Record, RecordError
+
+    line = {"key": "b/s/1#0", "benchmark": "b", "subset": "s", "sample_id": "1", "trial": 0}
+    line.update(status="ok", score={"passed": True}, added_later={"x": 1})
+    record = Record.from_dict(line)
+    assert record.passed is True and record.extra == {"added_later": {"x": 1}}
+    assert {k: v for k, v in record.to_dict().items() if v is not None} == line
+    with pytest.raises(RecordError, match="'trial' missing or not int"):
+        Record.from_dict({**line, "trial": True})
+    old = {"run_id": "r", "model": {"name": "m"}, "trials": 2, "from_the_future": [1]}
+    manifest = Manifest.from_dict(old)
+    assert manifest.trials == 2 and manifest.to_dict()["from_the_future"] == [1]
+    assert "server" not in manifest.to_dict() and manifest.to_dict()["limit"] is None
+    with pytest.raises(ManifestError, match="'trials' is not int"):
+        Manifest.from_dict({**old, "trials": "2"})

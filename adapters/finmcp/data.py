@@ -7,7 +7,7 @@ Where the data comes from, in this order:
    as the sample files ``demo_infer.json`` / ``benchmark_single_tool_part.json``),
    a parent folder with a ``finmcp`` sub-folder, or one JSON file;
 2. else the Hugging Face dataset ``DianJin/FinMCP-Bench`` (raw JSON files through
-   ``huggingface_hub``, which ``datasets`` installs; the items do not fit one Arrow
+   ``huggingface_hub``, not ``datasets``: the items do not fit one Arrow
    schema because ``tool_list`` is a list of groups in some items and a flat list
    in others).
 

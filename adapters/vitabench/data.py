@@ -6,8 +6,8 @@ out as ``<set>/tasks.json`` (Chinese) and ``<set>/tasks_en.json`` (English), whe
 with that layout, or with the official repository's ``data/vita/domains/<set>/``
 layout, works too.
 
-The raw JSON files are fetched with ``huggingface_hub`` (installed with
-``datasets``) rather than through ``datasets.load_dataset``: every task carries its
+The raw JSON files are fetched with ``huggingface_hub`` rather than through
+``datasets.load_dataset`` (which the project does not depend on): every task carries its
 own database with task-specific keys, and turning the records into Arrow tables
 would merge those schemas (adding null fields, changing number types), which
 would change the databases the agent sees.

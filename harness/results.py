@@ -1,0 +1,245 @@
+"""Run folders as tidy pandas tables, for notebooks and scripts.
+
+    from harness import results
+
+    runs = results.runs(["results/a", "results/b"])  # one row per run
+    recs = results.records("results/sweep__smoke__ckpts")  # one row per (sample, trial)
+    aggs = results.aggregates("results/a")  # one row per (benchmark, subset, metric)
+
+Every function takes one run folder, several, or a folder of run folders (a
+sweep). Scores are the run's current ones: the regraded scores in scores.json
+when it has them, else the records' own (scores.json is computed when missing,
+as ``harness leaderboard`` does). Metric values are fractions, as in scores.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.errors import ConfigError
+from harness.leaderboard import load_scores, training_step
+from harness.manifest import Manifest
+from harness.records import Record
+from harness.store import MANIFEST, RunStore
+
+# Columns that say which run a row belongs to, first in every table.
+RUN_COLUMNS = ["run_id", "model", "strategy", "step"]
+
+
+@dataclass
+class LoadedRun:
+    """One run folder: its manifest, records (with current scores) and scores.json."""
+
+    run_dir: Path
+    manifest: Manifest
+    records: dict[str, Record]
+    scores: dict[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest.run_id or self.run_dir.name)
+
+    def identity(self) -> dict[str, Any]:
+        model = self.manifest.model or {}
+        strategy = self.manifest.strategy or {}
+        return {
+            "run_id": self.run_id,
+            "model": model.get("name"),
+            "strategy": strategy.get("label") or strategy.get("name"),
+            "step": training_step(self.manifest.to_dict(), self.run_id),
+        }
+
+
+def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The run folders ``paths`` name: each path is a run folder, or a folder
+    whose sub-folders are (a sweep); ConfigError for one that is neither."""
+    given = [paths] if isinstance(paths, str | Path) else list(paths)
+    found: list[Path] = []
+    for path in map(Path, given):
+        if (path / MANIFEST).is_file():
+            found.append(path)
+            continue
+        inside = sorted(p.parent for p in path.glob(f"*/{MANIFEST}"))
+        if not inside:
+            raise ConfigError(f"{path} is not a run folder, nor a folder of run folders")
+        found.extend(inside)
+    return found
+
+
+def load(run_dir: str | Path) -> LoadedRun:
+    """One run folder, its records carrying their current (regraded) scores."""
+    store = RunStore(Path(run_dir))
+    manifest = store.load_manifest()
+    scores = load_scores(store.root)
+    records = store.load_records()
+    for key, current in (scores.get("records") or {}).items():
+        record = records.get(key)
+        if record is not None and isinstance(current, dict):
+            record.status = current.get("status", record.status)
+            record.score = current.get("score", record.score)
+    return LoadedRun(store.root, manifest, records, scores)
+
+
+def _loaded(paths: Any) -> list[LoadedRun]:
+    return [load(folder) for folder in run_folders(paths)]
+
+
+def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """One row per run: what ran (model, strategy, checkpoint, suite) and how long."""
+    rows = []
+    for run in _loaded(paths):
+        manifest = run.manifest
+        spans = manifest.active_spans or []
+        rows.append(
+            {
+                **run.identity(),
+                "run_dir": str(run.run_dir),
+                "checkpoint": manifest.checkpoint,
+                "suite": manifest.suite_name,
+                "trials": manifest.trials,
+                "env_feedback": manifest.env_feedback,
+                "user_model": manifest.user_model,
+                "judge_model": manifest.judge_model,
+                "fingerprint": (manifest.fingerprint or {}).get("id"),
+                "created_at": manifest.created_at,
+                "finished_at": manifest.finished_at,
+                "wall_s": sum(float(s.get("seconds") or 0) for s in spans) if spans else None,
+                "records": len(run.records),
+            }
+        )
+    return pd.DataFrame(rows, columns=_columns(rows, RUN_COLUMNS))
+
+
+def _error_type(error: Any) -> str | None:
+    if isinstance(error, dict):
+        return error.get("type")
+    return None if error is None else str(error)
+
+
+def _usage(trajectory: dict[str, Any] | None) -> dict[str, int | None]:
+    """Tokens and calls of the model under test (the trajectory's ``actor`` usage)."""
+    actor = ((trajectory or {}).get("usage") or {}).get("actor") or {}
+    return {
+        "calls": actor.get("calls"),
+        "prompt_tokens": actor.get("prompt_tokens"),
+        "completion_tokens": actor.get("completion_tokens"),
+    }
+
+
+RECORD_COLUMNS = [
+    *RUN_COLUMNS,
+    "benchmark",
+    "subset",
+    "sample_id",
+    "trial",
+    "key",
+    "status",
+    "passed",
+    "reward",
+    "progress",
+    "error_type",
+    "termination",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "seed",
+    "started_at",
+]
+
+
+def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """One row per (run, sample, trial) with its current score. ``passed`` and
+    ``reward`` are empty for a record that was not scored (an infrastructure or
+    scoring error): never a zero."""
+    rows = []
+    for run in _loaded(paths):
+        identity = run.identity()
+        for record in run.records.values():
+            score = record.score or {}
+            rows.append(
+                {
+                    **identity,
+                    "benchmark": record.benchmark,
+                    "subset": record.subset,
+                    "sample_id": str(record.sample_id),
+                    "trial": record.trial,
+                    "key": record.key,
+                    "status": record.status,
+                    "passed": record.passed,
+                    "reward": score.get("reward"),
+                    "progress": score.get("progress"),
+                    "error_type": _error_type(record.error),
+                    "termination": (record.trajectory or {}).get("termination"),
+                    **_usage(record.trajectory),
+                    "latency_s": record.latency_s,
+                    "seed": record.seed,
+                    "started_at": record.started_at,
+                }
+            )
+    table = pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    # Nullable types: an unscored record stays empty instead of becoming a float.
+    return table.astype({"passed": "boolean", "trial": "Int64", "step": "Int64"})
+
+
+AGGREGATE_COLUMNS = [
+    *RUN_COLUMNS,
+    "benchmark",
+    "subset",
+    "metric",
+    "value",
+    "n_samples",
+    "n_records",
+    "n_infra_errors",
+]
+HEADLINE = "(headline)"  # the subset column of a benchmark's headline metrics
+
+
+def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """One row per (run, benchmark, subset, metric) of scores.json, the official
+    aggregates; a benchmark's headline metrics are rows whose subset is
+    ``(headline)``. A subset that was not run has no rows."""
+    rows = []
+    for run in _loaded(paths):
+        identity = run.identity()
+        for benchmark, result in (run.scores.get("benchmarks") or {}).items():
+            counts = result.get("counts") or {}
+            for metric, value in (result.get("headline") or {}).items():
+                rows.append(
+                    {
+                        **identity,
+                        "benchmark": benchmark,
+                        "subset": HEADLINE,
+                        "metric": metric,
+                        "value": value,
+                        "n_records": counts.get("records"),
+                        "n_infra_errors": counts.get("infra_errors"),
+                    }
+                )
+            for subset, entry in (result.get("subsets") or {}).items():
+                for metric, value in (entry.get("metrics") or {}).items():
+                    rows.append(
+                        {
+                            **identity,
+                            "benchmark": benchmark,
+                            "subset": subset,
+                            "metric": metric,
+                            "value": value,
+                            "n_samples": entry.get("n_samples"),
+                            "n_records": entry.get("n_records"),
+                            "n_infra_errors": entry.get("n_infra_errors"),
+                        }
+                    )
+    table = pd.DataFrame(rows, columns=AGGREGATE_COLUMNS)
+    counts = {"n_samples": "Int64", "n_records": "Int64", "n_infra_errors": "Int64"}
+    return table.astype({"value": "float64", "step": "Int64", **counts})
+
+
+def _columns(rows: list[dict[str, Any]], first: list[str]) -> list[str]:
+    rest = [key for key in (rows[0] if rows else {}) if key not in first]
+    return [*first, *rest]
