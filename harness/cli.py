@@ -223,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 EXTRA_COMMANDS = [
     ("compare", "harness.commands.compare"),
     ("plot", "harness.commands.plot"),
+    ("paper", "harness.commands.paper"),
     ("report", "harness.commands.report"),
     ("sweep", "harness.commands.sweep"),
     ("merge", "harness.commands.merge"),

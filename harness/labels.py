@@ -81,7 +81,11 @@ def parse_labels(data: Any, where: str = "labels file") -> dict[str, LabelSpec]:
             specs[str(key)] = LabelSpec(label=value)
             continue
         if not isinstance(value, dict):
-            raise ConfigError(f"{entry}: expected a label or {{label: ..., colour: ...}}")
+            # YAML reads bare Null, yes, 1 ... as non-text: say how to keep them text.
+            raise ConfigError(
+                f"{entry}: expected a label or {{label: ..., colour: ...}}, got {value!r} "
+                "(quote a label such as 'Null', 'yes' or '1')"
+            )
         unknown = set(value) - {"label", "colour", "color"}
         if unknown:
             raise ConfigError(f"{entry}: unknown key(s) {', '.join(sorted(map(str, unknown)))}")

@@ -427,12 +427,17 @@ def budget_lines(results: list[RunResult]) -> list[BudgetLine]:
 
 
 def _budget_label(line: BudgetLine, context: FigureContext) -> str:
-    first = next(r for r in line.runs if rehearsal_budget(r.strategy_settings)[1] > 0)
-    own = context.style(first).label
-    if own != first.name:  # the labels file names the run: use its name for the line
-        return own
+    """'<model>, <family>[, rehearser R]'; the model as the labels file names its plain
+    run when the line starts at one."""
+    model = line.model
+    start = line.runs[0]
+    if (
+        rehearsal_budget(start.strategy_settings)[1] == 0
+        and context.style(start).label != start.name
+    ):
+        model = context.style(start).label
     rehearser = "" if line.rehearser == "self" else f", rehearser {line.rehearser}"
-    return f"{line.model}, {line.family}{rehearser}"
+    return f"{model}, {line.family}{rehearser}"
 
 
 def budget_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
@@ -460,14 +465,15 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
             series = [_points(r)[key] for r in members]
             ys = [100 * p.value for p in series]
             ax.errorbar(
-                xs, ys, yerr=_yerr(series), marker="o", capsize=3, color=colour,
+                xs, ys, yerr=_yerr(series), marker="", capsize=3, color=colour,
                 label=_budget_label(line, context),
             )  # fmt: skip
             for x, y, result in zip(xs, ys, members, strict=True):
                 partial = context.is_partial(result, key)
                 any_partial = any_partial or partial
-                if partial:  # an open marker: this point covers less than its set
-                    ax.plot([x], [y], marker="o", markersize=9, mfc="white", mec=colour)
+                # An open marker: this point covers less than its benchmark's full set.
+                face = "white" if partial else colour
+                ax.plot([x], [y], marker="o", linestyle="", mfc=face, mec=colour, mew=1.5)
                 ax.annotate(
                     _fmt(y), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
                     bbox=LABEL_BOX,
