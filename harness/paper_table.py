@@ -2,8 +2,8 @@
 significance against a baseline run after Holm's correction. LaTeX (booktabs) and
 Markdown.
 
-A column is ``BENCH`` (its primary metric, e.g. ``tau2``), ``BENCH:METRIC`` (any
-headline metric, e.g. ``tau2:pass^1/airline``) or ``overall`` (the composite).
+A column is ``BENCH`` (its primary metric), ``BENCH:METRIC`` (any headline metric of
+the benchmark, e.g. a subset's ``pass^1/<subset>``) or ``overall`` (the composite).
 A cell is ``value ± h``: the value in percent and h half the width of its 95%
 bootstrap interval over tasks (shown only where the interval was recomputed to the
 official value). In each column the best run value, as printed, is bold (ties all

@@ -504,7 +504,7 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
 
 def passk_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
     """One panel per benchmark subset that reports pass^k (the adapters' own choice,
-    e.g. each τ² domain), the intervals from ``harness.stats.pass_hat_k_estimates``."""
+    e.g. each domain of a benchmark), the intervals from ``harness.stats.pass_hat_k_estimates``."""
     context = context or default_context(results)
     curves: dict[tuple[str, str], list[tuple[RunResult, dict[int, Any]]]] = {}
     for result in results:
