@@ -37,8 +37,8 @@ from harness.headlines import (
     sort_benchmarks,
 )
 from harness.reference import ReferenceTable, load_references
+from harness.results import load_scores, scored_records, training_step
 from harness.stats import Estimate, Interval, TaskOutcome
-from harness.steps import step_in
 from harness.store import RunStore
 
 FORMATS = ("md", "csv", "json", "latex")
@@ -177,18 +177,6 @@ class RunResult:
 # --- loading runs ---------------------------------------------------------------------
 
 
-def load_scores(run_dir: Path) -> dict[str, Any]:
-    """scores.json of a run, computed from stored scores when absent."""
-    store = RunStore(run_dir)
-    if store.scores_path.is_file():
-        return store.read_scores()
-    if not store.exists():
-        raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
-    from harness.scoring import score_run
-
-    return score_run(run_dir, rescore=False)
-
-
 def _label(value: Any) -> str:
     if isinstance(value, dict):
         return str(value.get("name") or "-")
@@ -206,21 +194,6 @@ def env_feedback_label(value: Any) -> str:
     if value in (None, STANDARD_FEEDBACK):
         return STANDARD_FEEDBACK
     return f"{value} (NON-STANDARD)"
-
-
-def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
-    """The checkpoint's training step: the manifest's "step", else a number in its
-    "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
-    step = manifest.get("step")
-    if isinstance(step, int) and not isinstance(step, bool):
-        return step
-    if isinstance(step, str) and step.isdigit():
-        return int(step)
-    for text in (str(manifest.get("checkpoint") or ""), run_name):
-        step = step_in(text)
-        if step is not None:
-            return step
-    return None
 
 
 def _wall_seconds(manifest: dict[str, Any]) -> float | None:
@@ -345,25 +318,6 @@ def _env_feedback(settings: dict[str, Any], manifest: dict[str, Any], strategy: 
     return value
 
 
-def _scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The records with their current scores (scores.json holds the regraded ones), plus
-    the metadata of the benchmarks whose recomputation needs it (from samples.jsonl)."""
-    records = scores.get("records")
-    if records is None:  # an older scores.json: read the records themselves
-        return store.records()
-    wanted = [b for b in scores.get("benchmarks") or {} if benchmark_info(b).needs_metadata]
-    if not wanted:
-        return records
-    stored = store.records()
-    merged = {}
-    for key, record in records.items():
-        source = stored.get(key) or {}
-        if source.get("benchmark") in wanted:
-            record = {**record, "metadata": source.get("metadata") or {}}
-        merged[key] = record
-    return merged
-
-
 def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) -> RunResult:
     """Everything the leaderboard, plots and report show about one run folder."""
     run_dir = Path(run_dir)
@@ -373,7 +327,7 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
     manifest = store.read_manifest()
     scores = load_scores(run_dir)
     settings = scores.get("settings") or {}
-    records = _scored_records(store, scores)
+    records = scored_records(store, scores)
     tasks = stats.task_outcomes(records)
     tasks_by_benchmark = stats.by_benchmark(tasks.values())
     entries: dict[str, BenchmarkEntry] = {}

@@ -6,8 +6,9 @@
     recs = results.records("results/sweep__smoke__ckpts")  # one row per (sample, trial)
     aggs = results.aggregates("results/a")  # one row per (benchmark, subset, metric)
 
-Every function takes one run folder, several, or a folder of run folders (a
-sweep). Scores are the run's current ones: the regraded scores in scores.json
+Every table function takes one run folder, several, or a folder of run folders
+(a sweep). The leaderboard reads runs through ``load_scores`` and
+``scored_records`` here, which need no pandas. Scores are the run's current ones: the regraded scores in scores.json
 when it has them, else the records' own (scores.json is computed when missing,
 as ``harness leaderboard`` does). Metric values are fractions, as in scores.json.
 """
@@ -17,15 +18,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
-from harness.leaderboard import load_scores, training_step
+from harness.headlines import benchmark_info
 from harness.manifest import Manifest
 from harness.records import Record
+from harness.steps import step_in
 from harness.store import MANIFEST, RunStore
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported by the table functions: loading alone does not need it
 
 # Columns that say which run a row belongs to, first in every table.
 RUN_COLUMNS = ["run_id", "model", "strategy", "step"]
@@ -53,6 +56,52 @@ class LoadedRun:
             "strategy": strategy.get("label") or strategy.get("name"),
             "step": training_step(self.manifest.to_dict(), self.run_id),
         }
+
+
+def load_scores(run_dir: Path) -> dict[str, Any]:
+    """scores.json of a run, computed from stored scores when absent."""
+    store = RunStore(run_dir)
+    if store.scores_path.is_file():
+        return store.read_scores()
+    if not store.exists():
+        raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
+    from harness.scoring import score_run
+
+    return score_run(run_dir, rescore=False)
+
+
+def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
+    """The checkpoint's training step: the manifest's "step", else a number in its
+    "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
+    step = manifest.get("step")
+    if isinstance(step, int) and not isinstance(step, bool):
+        return step
+    if isinstance(step, str) and step.isdigit():
+        return int(step)
+    for text in (str(manifest.get("checkpoint") or ""), run_name):
+        step = step_in(text)
+        if step is not None:
+            return step
+    return None
+
+
+def scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The records with their current scores (scores.json holds the regraded ones), plus
+    the metadata of the benchmarks whose recomputation needs it (from samples.jsonl)."""
+    records = scores.get("records")
+    if records is None:  # an older scores.json: read the records themselves
+        return store.records()
+    wanted = [b for b in scores.get("benchmarks") or {} if benchmark_info(b).needs_metadata]
+    if not wanted:
+        return records
+    stored = store.records()
+    merged = {}
+    for key, record in records.items():
+        source = stored.get(key) or {}
+        if source.get("benchmark") in wanted:
+            record = {**record, "metadata": source.get("metadata") or {}}
+        merged[key] = record
+    return merged
 
 
 def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -91,6 +140,8 @@ def _loaded(paths: Any) -> list[LoadedRun]:
 
 def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per run: what ran (model, strategy, checkpoint, suite) and how long."""
+    import pandas as pd
+
     rows = []
     for run in _loaded(paths):
         manifest = run.manifest
@@ -157,6 +208,8 @@ def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per (run, sample, trial) with its current score. ``passed`` and
     ``reward`` are empty for a record that was not scored (an infrastructure or
     scoring error): never a zero."""
+    import pandas as pd
+
     rows = []
     for run in _loaded(paths):
         identity = run.identity()
@@ -204,6 +257,8 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per (run, benchmark, subset, metric) of scores.json, the official
     aggregates; a benchmark's headline metrics are rows whose subset is
     ``(headline)``. A subset that was not run has no rows."""
+    import pandas as pd
+
     rows = []
     for run in _loaded(paths):
         identity = run.identity()
