@@ -17,10 +17,12 @@ test:
 	@bash .ci/install-chromium.sh
 	$(UV) run pytest -q
 
+# The type checker reads its settings (harness/ and adapters/) from pyproject.toml.
 lint:
 	@bash scripts/bootstrap.sh
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
+	$(UV) run mypy
 
 bench:
 	@bash scripts/bootstrap.sh

@@ -47,9 +47,12 @@ def _literal(node: ast.AST) -> Any:
         # Arguments are stored as JSON, which has no tuples.
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Dict):
-        if any(key is None for key in node.keys):
-            raise UnsafeCallError("dict unpacking is not a literal")
-        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True)}
+        pairs = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:  # ``**other``
+                raise UnsafeCallError("dict unpacking is not a literal")
+            pairs[_literal(key)] = _literal(value)
+        return pairs
     raise UnsafeCallError(f"argument is not a literal ({type(node).__name__})")
 
 

@@ -40,7 +40,7 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         from harness.replicas import build_replica_client
 
         client = build_replica_client(settings)
-    elif uses_direct_client(settings):
+    elif uses_direct_client(settings) and settings.api_base:
         from harness.models.openai_http import OpenAIHTTPClient
 
         # litellm costs ~6 ms of CPU per call (cost maps, logging, response

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 class ProgressDisplay:
@@ -10,8 +11,8 @@ class ProgressDisplay:
         self.total = total
         self.enabled = enabled and sys.stderr.isatty()
         self.errors = 0
-        self._progress = None
-        self._task = None
+        self._progress: Any = None  # rich's Progress, imported when the display starts
+        self._task: Any = None
 
     def start(self, already_done: int = 0) -> None:
         if not self.enabled:

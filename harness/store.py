@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness.boundary import dumps_safe
 from harness.errors import ConfigError
@@ -113,8 +113,8 @@ class RunStore:
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self._lock_handle = None
-        self._samples_handle = None
+        self._lock_handle: TextIO | None = None
+        self._samples_handle: TextIO | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -184,11 +184,11 @@ class RunStore:
     def open_for_append(self) -> None:
         """Take the run's lock and open samples.jsonl for appending."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock_handle = open(self.root / LOCK, "w")  # noqa: SIM115 - held for the run
+        lock = self._lock_handle = open(self.root / LOCK, "w")  # noqa: SIM115 - held for the run
         try:
-            fcntl.flock(self._lock_handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._lock_handle.close()
+            lock.close()
             self._lock_handle = None
             raise ConfigError(f"{self.root} is in use by another harness process") from None
         self._close_torn_tail()

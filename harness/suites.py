@@ -51,7 +51,7 @@ def suite_dirs() -> list[Path]:
 
 
 def available_suites() -> list[str]:
-    names = set()
+    names: set[str] = set()
     for folder in suite_dirs():
         if folder.is_dir():
             names.update(path.stem for path in folder.glob("*.yaml"))

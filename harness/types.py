@@ -51,7 +51,7 @@ class ToolCall:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
@@ -182,7 +182,7 @@ class AssistantTurn:
         return message
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "content": self.content,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
             "reasoning": self.reasoning,

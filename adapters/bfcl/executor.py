@@ -67,11 +67,11 @@ class _Interpreter:
                 return tuple(items)
             return self._python(set, items)
         if isinstance(node, ast.Dict):
-            if any(key is None for key in node.keys):
-                raise ExecutionError("dict unpacking is not supported")
-            pairs = [
-                (self.value(k), self.value(v)) for k, v in zip(node.keys, node.values, strict=True)
-            ]
+            pairs = []
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is None:  # ``**other``
+                    raise ExecutionError("dict unpacking is not supported")
+                pairs.append((self.value(key), self.value(value)))
             return self._python(dict, pairs)
         try:
             return literal_value(node)  # constants, signs, arithmetic

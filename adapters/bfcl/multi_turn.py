@@ -256,6 +256,7 @@ def check_multi_turn(entry: Entry, model_turns: list[list[list[str]]]) -> MultiT
                 TurnCheck(index, not steps, None if not steps else "calls made", True)
             )
             continue
+        reason: str | None
         if not steps:
             reason = "multi_turn:empty_turn_model_response"
         else:

@@ -99,8 +99,9 @@ def stand_in_model_config(model_handler: Any = None) -> ModuleType:
     module.__doc__ = (
         "Stand-in for bfcl_eval.constants.model_config (see harness.adapters.bfcl.official)."
     )
-    module.ModelConfig = ModelConfig
-    module.MODEL_CONFIG_MAPPING = registry_entries(model_handler)
+    vars(module).update(
+        ModelConfig=ModelConfig, MODEL_CONFIG_MAPPING=registry_entries(model_handler)
+    )
     return module
 
 

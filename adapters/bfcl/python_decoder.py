@@ -116,12 +116,11 @@ def literal_value(node: ast.AST) -> Any:
     if isinstance(node, ast.Set):
         return _apply(set, [literal_value(item) for item in node.elts])
     if isinstance(node, ast.Dict):
-        if any(key is None for key in node.keys):
-            raise PythonDecodeError("dict unpacking is not computed")
-        pairs = [
-            (literal_value(k), literal_value(v))
-            for k, v in zip(node.keys, node.values, strict=True)
-        ]
+        pairs = []
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:  # ``**other``
+                raise PythonDecodeError("dict unpacking is not computed")
+            pairs.append((literal_value(key), literal_value(value)))
         return _apply(dict, pairs)
     raise PythonDecodeError(f"{type(node).__name__} is not computed from model text")
 

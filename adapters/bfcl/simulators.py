@@ -88,7 +88,10 @@ def _integer(value: Any) -> int | None:
 
 def math_call_refusal(name: str, kwargs: dict[str, Any], args: list[Any]) -> str | None:
     """Why a MathAPI call is too expensive to run, or None (see the bounds above)."""
-    names = {"power": ("base", "exponent"), "square_root": ("number", "precision")}
+    names: dict[str, tuple[str, ...]] = {
+        "power": ("base", "exponent"),
+        "square_root": ("number", "precision"),
+    }
     names |= {
         "logarithm": ("value", "base", "precision"),
         "round_number": ("number", "decimal_places"),

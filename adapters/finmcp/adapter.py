@@ -86,7 +86,8 @@ HEADLINE_KEYS = (
 def item_metadata(item: Item) -> dict[str, Any]:
     """What aggregation needs: the official breakdown keys and the gold call count."""
     scenery = str(item.get("scenery") or "")
-    diff_level = item.get("diff_level") if isinstance(item.get("diff_level"), dict) else {}
+    given = item.get("diff_level")
+    diff_level: dict[str, Any] = given if isinstance(given, dict) else {}
     return {
         "task": str(item.get("task") or "unknown").replace(" ", "_"),
         "scenario": scenery.split("-")[0].strip() or "unknown",
@@ -243,10 +244,10 @@ class FinMCPAdapter(Adapter):
                 continue
             seen.add(key)
             metadata = record.metadata or {}
-            scored = record.status == "ok" and record.score is not None
-            if scored:
-                result = _item_result(record.score)
-                details = record.score.details or {}
+            score = record.score if record.status == "ok" else None
+            if score is not None:
+                result = _item_result(score)
+                details = score.details or {}
                 if metadata.get("error_flag"):
                     names = [ERROR_ITEMS]
                 elif details.get("dropped"):

@@ -91,7 +91,7 @@ def recorded_calls(messages: list[Message]) -> list[RecordedCall]:
     next unpaired tool message after the call (gold messages without ids)."""
     tool_messages = [(i, m) for i, m in enumerate(messages) if m.get("role") == "tool"]
     used: set[int] = set()
-    calls = []
+    calls: list[RecordedCall] = []
     for position, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue

@@ -67,7 +67,7 @@ def _property_schema(values: list[Any]) -> dict[str, Any]:
 
 def _names_in_tool_list(item: Item) -> list[str]:
     """``tool_list`` is a list of parallel groups (lists) or a flat list of names."""
-    names = []
+    names: list[str] = []
     for entry in item.get("tool_list") or []:
         group = entry if isinstance(entry, list) else [entry]
         names.extend(str(name) for name in group if isinstance(name, str) and name)

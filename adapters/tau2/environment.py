@@ -75,8 +75,9 @@ def _integer_bits(node: ast.AST) -> int:
 def _number(node: ast.AST) -> float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return _number(node.operand)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
     return None
 
 

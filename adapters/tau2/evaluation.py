@@ -186,11 +186,14 @@ def _environment_part(
         reward *= db_reward
     if state is not None:
         ev.env_assertions = list(state.env_assertions)
-    else:
+    elif assertions:
+        assert predicted_env is not None  # replayed above: no live state, assertions to check
         ev.env_assertions = [
             predicted_env.run_env_assertion(assertion, raise_assertion_error=False)
             for assertion in assertions
         ]
+    else:
+        ev.env_assertions = []
     assertion_reward = 1.0 if all(ev.env_assertions) else 0.0
     if RewardType.ENV_ASSERTION in criteria.reward_basis:
         ev.breakdown[RewardType.ENV_ASSERTION.value] = assertion_reward

@@ -27,6 +27,7 @@ from typing import Any
 from harness.estimators import Estimator, mean_of, ratio
 from harness.stats import pass_hat_k
 from harness.task import BenchmarkResult, RecordView, SubsetResult
+from harness.types import Score
 
 from .domains import BASE_SPLIT, DOMAINS, parse_subset
 
@@ -68,18 +69,18 @@ class TaskTrials:
 
 
 def task_trials(records: Sequence[RecordView]) -> list[TaskTrials]:
-    by_task: dict[str, list[RecordView]] = defaultdict(list)
+    by_task: dict[str, list[Score]] = defaultdict(list)
     for record in records:
         if record.status == OK and record.score is not None:
-            by_task[record.sample_id].append(record)
+            by_task[record.sample_id].append(record.score)
     return [
         TaskTrials(
             task_id=task_id,
-            successes=sum(1 for r in rows if r.score.passed),
-            trials=len(rows),
-            reward_sum=sum(r.score.reward for r in rows),
+            successes=sum(1 for score in scores if score.passed),
+            trials=len(scores),
+            reward_sum=sum(score.reward for score in scores),
         )
-        for task_id, rows in sorted(by_task.items())
+        for task_id, scores in sorted(by_task.items())
     ]
 
 

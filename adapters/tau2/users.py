@@ -264,16 +264,18 @@ class SimulatedUser(_Tau2User):
                 {"role": "system", "content": self.system_prompt},
                 *user_view(self.greeting, [*transcript, *hidden]),
             ]
-            reply = None
-            for _ in range(EMPTY_REPLY_RETRIES + 1):
-                reply = await self.client.complete(context, self.tools, self.params)
-                usage.add(reply.usage)
+            reply = await self.client.complete(context, self.tools, self.params)
+            usage.add(reply.usage)
+            for _ in range(EMPTY_REPLY_RETRIES):
                 if reply.tool_calls or (reply.content or "").strip():
                     break
+                reply = await self.client.complete(context, self.tools, self.params)
+                usage.add(reply.usage)
             if not reply.tool_calls:
-                if not (reply.content or "").strip():
+                text = reply.content or ""
+                if not text.strip():
                     return UserTurn(hidden=hidden, stop=USER_ERROR, usage=usage)
-                return self.finish(transcript, hidden, reply.content, usage)
+                return self.finish(transcript, hidden, text, usage)
             calls = reply.tool_calls
             for index, call in enumerate(calls):
                 if not call.id:

@@ -290,6 +290,7 @@ def build_user(
 ) -> VitaUserSource:
     """The user side of one episode: the LLM simulator, or the scripted user."""
     greeting = GREETING[task.language]
+    speaker: LLMUser | ScriptedUser
     if services.user_model == SCRIPTED_USER_MODEL:
         speaker = ScriptedUser(task, environment)
     elif services.user_client is not None:

@@ -600,17 +600,16 @@ class VitaDatabase:
         return db
 
     def _build_indexes(self) -> None:
-        for store in self.stores.values():
-            for product in store.products:
-                self.products[product.product_id] = product
-        for shop in self.shops.values():
-            for product in shop.products:
-                self.products[product.product_id] = product
-        for provider in (*self.hotels.values(), *self.attractions.values()):
-            for product in provider.products:
-                self.products[product.product_id] = product
-        for transport in (*self.flights.values(), *self.trains.values()):
-            for product in transport.products:
+        places: list[Store | Shop | Hotel | Attraction] = [
+            *self.stores.values(),
+            *self.shops.values(),
+            *self.hotels.values(),
+            *self.attractions.values(),
+        ]
+        transports = [*self.flights.values(), *self.trains.values()]
+        sellers: list[Store | Shop | Hotel | Attraction | Transport] = [*places, *transports]
+        for seller in sellers:
+            for product in seller.products:
                 self.products[product.product_id] = product
 
         for loc in self.location:
@@ -618,14 +617,9 @@ class VitaDatabase:
         for order in self.orders.values():
             if order.location is not None:
                 self.add_address(order.location)
-        for provider in (
-            *self.stores.values(),
-            *self.shops.values(),
-            *self.hotels.values(),
-            *self.attractions.values(),
-        ):
-            self.add_address(provider.location)
-        for transport in (*self.flights.values(), *self.trains.values()):
+        for place in places:
+            self.add_address(place.location)
+        for transport in transports:
             self.add_address(transport.departure_location)
             self.add_address(transport.arrival_location)
 

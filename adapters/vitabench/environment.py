@@ -131,7 +131,8 @@ class VitaEnvironment(Environment):
     def final_state(self) -> dict[str, Any]:
         """Every order, booking and reservation, split as the benchmark records them:
         ``old_states`` were last updated before the task's clock, ``new_states`` not."""
-        old, new = [], []
+        old: list[dict[str, Any]] = []
+        new: list[dict[str, Any]] = []
         for record in self.db.all_records():
             (old if record.update_time < self.db.time else new).append(record_to_dict(record))
         return {

@@ -113,7 +113,8 @@ def wire_tools(tools: list[ToolSchema]) -> list[ToolSchema]:
     """Tool schemas as ``{"type": "function", "function": {name, description, parameters}}``."""
     out = []
     for tool in tools:
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        nested = tool.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else tool
         out.append(
             {
                 "type": "function",
@@ -298,7 +299,8 @@ def turn_from_response(
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ModelError("the reply has no choices", transient=True)
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    given = choice.get("message")
+    message: dict[str, Any] = given if isinstance(given, dict) else {}
     field_reasoning = clean_text(message.get("reasoning_content") or message.get("reasoning"))
     content, inline_reasoning = split_reasoning(clean_text(message.get("content")))
     entries = message.get("tool_calls")
@@ -314,6 +316,6 @@ def turn_from_response(
         reasoning=join_reasoning(field_reasoning, inline_reasoning),
         usage=_usage(response.get("usage")),
         raw=json_safe(response, secrets),
-        finish_reason=clean_text(finish)[:200] if finish is not None else None,
+        finish_reason=(clean_text(finish) or "")[:200] if finish is not None else None,
         text_repairs=cleaned.replaced + text_repairs + sum(c.text_repairs for c in tool_calls),
     )

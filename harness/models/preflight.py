@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.models.openai_wire import chat_request
 from harness.models.redact import redact_url
-from harness.types import SamplingParams
+from harness.types import Message, SamplingParams, ToolSchema
 
-PING_TOOL = {
+PING_TOOL: ToolSchema = {
     "type": "function",
     "function": {
         "name": "get_time",
@@ -43,7 +43,7 @@ _CALLS = [
     {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": '{"city": "Oslo"}'}},
 ]  # fmt: skip
 TOOLS_ONLY = [{"role": "user", "content": "What time is it in Paris?"}]
-PARALLEL_HISTORY = [
+PARALLEL_HISTORY: list[Message] = [
     {"role": "user", "content": "What time is it in Paris and in Oslo?"},
     {"role": "assistant", "content": "", "tool_calls": _CALLS},
     {"role": "tool", "tool_call_id": "call_1", "content": "10:00"},

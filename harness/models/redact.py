@@ -27,7 +27,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
@@ -356,6 +356,14 @@ def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
     """The text with the given secrets, the known ones and credential-looking
     tokens replaced by ``***``."""
     return _Masker(secrets).text(text)
+
+
+@overload
+def redact_url(url: str) -> str: ...
+@overload
+def redact_url(url: None) -> None: ...
+@overload
+def redact_url(url: str | None) -> str | None: ...
 
 
 def redact_url(url: str | None) -> str | None:

@@ -156,10 +156,10 @@ class ManagedServer:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
-            died = self.process is not None and self.process.poll() is not None
+            code = self.process.poll() if self.process is not None else None
             self.stop()
-            if died and exc_type is None:
-                raise self._error(f"exited with code {self.process.returncode} during the run")
+            if code is not None and exc_type is None:
+                raise self._error(f"exited with code {code} during the run")
         finally:
             self._signals.__exit__(None, None, None)
 

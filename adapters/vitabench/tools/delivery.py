@@ -143,6 +143,7 @@ class DeliveryTools(ToolKitBase):
             # The index now answers with the ordered copy (seen by later product lookups).
             db.products[product.product_id] = item
 
+        location = Location(address, point.longitude, point.latitude)
         order = Order(
             order_id=db.new_id(DELIVERY_ID_PREFIX),
             order_type="delivery",
@@ -152,7 +153,7 @@ class DeliveryTools(ToolKitBase):
             status="unpaid",
             products=items,
             note=note,
-            location=Location(address, point.longitude, point.latitude),
+            location=location,
             dispatch_time=dispatch_time,
             shipping_time=shipping_time,
             delivery_time=delivery_time.strftime(TIME_FORMAT),
@@ -161,7 +162,7 @@ class DeliveryTools(ToolKitBase):
         )
         db.orders[order.order_id] = order
         db.created.append(order)
-        db.add_address(order.location)
+        db.add_address(location)
         return templates.order_long_text(order)
 
     def pay_delivery_order(self, order_id: str) -> str:

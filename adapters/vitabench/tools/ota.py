@@ -46,12 +46,13 @@ class OTATools(ToolKitBase):
     # -- lookups (not tools) -----------------------------------------------------------
 
     def _collection(self, kind: str) -> dict[str, Any]:
-        return {
+        collections: dict[str, dict[str, Any]] = {
             "hotel": self.db.hotels,
             "attraction": self.db.attractions,
             "flight": self.db.flights,
             "train": self.db.trains,
-        }[kind]
+        }
+        return collections[kind]
 
     def _provider(self, kind: str, provider_id: str) -> Any:
         provider = self._collection(kind).get(provider_id)
