@@ -122,12 +122,18 @@ def _suite_options(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
+    """One part of the manifest (``model``, ``suite``...), or {} where it is missing."""
+    part = manifest.get(key)
+    return part if isinstance(part, dict) else {}
+
+
 def deviations(result: RunResult, manifest: dict[str, Any]) -> list[str]:
     """What departs from the benchmarks as published under this run's settings."""
     out = []
     if not str(result.env_feedback).startswith("standard"):
         out.append(f"environment feedback: {result.env_feedback}")
-    model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
+    model = _section(manifest, "model")
     if model.get("prompt_mode"):
         out.append("tools in the prompt, calls parsed from text (prompt mode)")
     if model.get("tool_choice") not in (None, "auto"):
@@ -159,7 +165,7 @@ def run_appendix(result: RunResult, label: str) -> RunAppendix:
 
     manifest = RunStore(result.run_dir).read_manifest() if result.run_dir is not None else {}
     versions = manifest.get("versions") or {}
-    suite = manifest.get("suite") if isinstance(manifest.get("suite"), dict) else {}
+    suite = _section(manifest, "suite")
     items = [
         ("run folder", _text(result.run_dir.name if result.run_dir else result.name)),
         ("model", _model(manifest)),

@@ -295,6 +295,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
     trials = config.trials if config.trials is not None else suite.trials
     endpoint = plan_endpoint(config)
     model, api_base = endpoint.model, endpoint.api_base
+    assert model is not None  # plan_endpoint names the model or raises
     if api_base and not endpoint.spec:
         for url in api_base.split(","):
             validate.check_url(url.strip())

@@ -16,6 +16,7 @@ benchmark's official set carries the coverage mark (``harness.coverage``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness import stats
@@ -102,7 +103,7 @@ def parse_columns(text: str | None, results: list[RunResult]) -> list[ColumnSpec
                 f"{', overall' if known else ''})"
             )
         if metric and not any(
-            metric in r.benchmarks.get(bench).headline for r in results if bench in r.benchmarks
+            metric in r.benchmarks[bench].headline for r in results if bench in r.benchmarks
         ):
             raise ConfigError(f"--columns: no run of '{bench}' has the metric '{metric}'")
         specs.append(ColumnSpec(bench, metric or None))
@@ -151,7 +152,7 @@ def _cell(result: RunResult, spec: ColumnSpec, n_boot: int, seed: int) -> Cell:
         return Cell(None)
     metric = spec.metric or primary_metric(spec.benchmark, entry.headline)
     value = entry.headline.get(metric) if metric else None
-    if value is None:
+    if metric is None or value is None:
         return Cell(None)
     if metric == entry.primary:
         interval = entry.interval
@@ -193,7 +194,7 @@ def build_table(
     baseline: RunResult,
     columns: list[ColumnSpec],
     labels: dict[str, str],
-    references: list[RunResult] = (),
+    references: Sequence[RunResult] = (),
     n_boot: int = stats.N_BOOT,
     seed: int = stats.SEED,
 ) -> PaperTable:
@@ -209,7 +210,7 @@ def build_table(
                 cells[index].p_adjusted = adjusted
         rows.append(PaperRow(labels.get(result.name, result.name), result, cells, is_baseline))
     for i in range(len(columns)):
-        shown = [_shown(row.cells[i].value) for row in rows if row.cells[i].value is not None]
+        shown = [_shown(value) for row in rows if (value := row.cells[i].value) is not None]
         best = max(shown, key=float) if shown else None
         for row in rows:
             cell = row.cells[i]

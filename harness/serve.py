@@ -126,7 +126,7 @@ def build_spec(serve: ServeConfig, model: str | None = None) -> ServerSpec:
         extra_args=list(serve.serve_arg),
     )
     if isinstance(spec, CustomSpec):
-        spec.template = serve.serve_command
+        spec.template = serve.serve_command or ""  # checked above: custom needs a command
     return spec
 
 
