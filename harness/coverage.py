@@ -133,9 +133,12 @@ class Coverage:
         official = tuple(s for s in self.official_subsets if s in wanted)
         return Coverage(subsets, official, self.trials, self.data_version, self.limit)
 
-    def for_metric(self, metric: str) -> Coverage:
-        """A metric named after subsets (``pass^1/airline``, ``cross/avg@4``) covers
-        those subsets; any other headline metric covers the whole benchmark."""
+    def for_metric(self, metric: str, scope: Iterable[str] | None = None) -> Coverage:
+        """What one headline metric covers: the subsets ``scope`` names (its adapter's
+        ``metric_subsets``), else those its name names (``pass^1/airline``,
+        ``cross/avg@4``), else the whole benchmark."""
+        if scope is not None:
+            return self.restrict(scope)
         known = {s.name for s in self.subsets} | set(self.official_subsets)
         parts = [p for p in metric.split("/") if p in known]
         return self.restrict(parts) if parts else self

@@ -12,7 +12,7 @@ no official set size (so its coverage has no denominator).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,8 @@ class BenchmarkInfo:
     order: int = 100
     official: OfficialSet | None = None  # the official full set (harness.coverage)
     pass_hat_k_trials: str = ""  # "", "scored" or "all" (Adapter.pass_hat_k_trials)
+    # metric -> the subsets it is computed from, when its name does not say
+    metric_subsets: Callable[[str], tuple[str, ...] | None] = lambda metric: None
 
 
 def benchmark_info(benchmark: str) -> BenchmarkInfo:
@@ -57,6 +59,7 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
         order=adapter.table_order,
         official=_official_set(adapter),
         pass_hat_k_trials=adapter.pass_hat_k_trials,
+        metric_subsets=adapter.metric_subsets,
     )
 
 

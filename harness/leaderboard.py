@@ -77,6 +77,10 @@ class BenchmarkEntry:
     unscored: str = ""  # why the benchmark has no number (harness.unscored), if it has none
     unscored_subsets: dict[str, str] = field(default_factory=dict)  # subset -> why
     coverage: Coverage | None = None  # what the numbers cover; None for published rows
+    # headline metric -> the subsets it is computed from (Adapter.metric_subsets)
+    metric_scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # metric -> why it has no number: none of the subsets it is over was run
+    not_run_metrics: dict[str, str] = field(default_factory=dict)
     # subset -> k -> pass^k with its interval (benchmarks that report pass^k)
     pass_hat_k: dict[str, dict[int, Estimate]] = field(default_factory=dict)
 
@@ -89,14 +93,28 @@ class BenchmarkEntry:
         """Whether the headline is over less than the benchmark's official set."""
         return self.coverage is not None and self.coverage.partial
 
+    def metric_coverage(self, metric: str) -> Coverage | None:
+        """What one headline metric covers: the benchmark's coverage itself when the
+        metric is over all of its official subsets, else that of its subsets."""
+        if self.coverage is None:
+            return None
+        found = self.coverage.for_metric(metric, self.metric_scopes.get(metric))
+        whole = found.official_subsets == self.coverage.official_subsets and (
+            found.official_subsets or len(found.subsets) == len(self.coverage.subsets)
+        )
+        return self.coverage if whole else found
+
     def metric_partial(self, metric: str) -> bool:
         """Whether one headline metric (of the benchmark or of a subset) is partial."""
-        return self.coverage is not None and self.coverage.for_metric(metric).partial
+        coverage = self.metric_coverage(metric)
+        return coverage is not None and coverage.partial
 
     def why_none(self, metric: str) -> str:
         """Why ``metric`` has no value because nothing behind it was scored ('' otherwise)."""
         if self.unscored:
             return self.unscored
+        if metric in self.not_run_metrics:
+            return self.not_run_metrics[metric]
         for subset, why in self.unscored_subsets.items():
             if subset in metric.split("/"):
                 return why
@@ -252,6 +270,24 @@ def _coverage(benchmark: str, tasks: list[TaskOutcome], trials: int, limit: int 
     return coverage_of(benchmark_info(benchmark).official, scored, int(trials), limit)
 
 
+def _drop_not_run(entry: BenchmarkEntry) -> None:
+    """A metric over subsets none of which was run shows no number (a group score
+    that the official formula would put at 0), only that it was not run."""
+    scope_of = benchmark_info(entry.benchmark).metric_subsets
+    for metric in entry.headline:
+        scope = scope_of(metric)
+        if scope is not None:
+            entry.metric_scopes[metric] = tuple(scope)
+    coverage = entry.coverage
+    if coverage is None or not coverage.declared:
+        return
+    for metric, scope in entry.metric_scopes.items():
+        if is_count_metric(metric) or coverage.restrict(scope).samples_scored:
+            continue
+        entry.not_run_metrics[metric] = "not run"
+        entry.headline[metric] = None
+
+
 def _pass_hat_k(
     benchmark: str, tasks: list[TaskOutcome], n_boot: int, seed: int
 ) -> dict[str, dict[int, Estimate]]:
@@ -351,6 +387,7 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
         _primary_interval(entry, group, n_boot, seed)
         trials = settings.get("trials") or manifest.get("trials") or 1
         entry.coverage = _coverage(benchmark, group, trials, run_limit(manifest, benchmark))
+        _drop_not_run(entry)
         entry.pass_hat_k = _pass_hat_k(benchmark, group, n_boot, seed)
         entries[benchmark] = entry
     name = str(scores.get("run_id") or manifest.get("run_id") or run_dir.name)
@@ -570,10 +607,12 @@ def _coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") -
     """The note that explains a partial mark: what the marked number covers (the
     benchmark, or the subsets a per-subset metric is over)."""
     assert entry.coverage is not None
-    coverage = entry.coverage.for_metric(metric) if metric else entry.coverage
+    coverage = entry.metric_coverage(metric) if metric else entry.coverage
     where = benchmark_label(entry.benchmark)
     if coverage is not entry.coverage:
-        where += " " + ", ".join(s.name for s in coverage.subsets)
+        # A group score by its name; a per-subset metric by the subsets it is over.
+        named = metric if metric in entry.metric_scopes else ""
+        where += " " + (named or ", ".join(s.name for s in coverage.subsets))
     return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
 
 
@@ -659,8 +698,10 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
                 cells[f"metric:{column}"] = None if value is None else int(value)
                 continue
             partial = value is not None and entry.metric_partial(column)
+            # A metric over subsets none of which ran shows '-', like a subset not run.
+            why = "" if column in entry.not_run_metrics else entry.why_none(column)
             cells[f"metric:{column}"] = MetricValue(
-                value, metric_interval(entry, column), entry.why_none(column), partial=partial
+                value, metric_interval(entry, column), why, partial=partial
             )
             if partial:
                 coverage_notes.append(_coverage_note(result, entry, column))
@@ -996,7 +1037,7 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
             unit = "count" if is_count_metric(name) else FRACTION
             coverage = None
             if entry.coverage is not None and unit == FRACTION and value is not None:
-                coverage = entry.coverage.for_metric(name)
+                coverage = entry.metric_coverage(name)
             note = (
                 entry.why_none(name)
                 if value is None

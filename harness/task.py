@@ -320,6 +320,12 @@ class Adapter(ABC):
         over less than this as partial; None: no official size is known."""
         return None
 
+    def metric_subsets(self, metric: str) -> tuple[str, ...] | None:
+        """The subsets a headline metric is computed from, when its name does not
+        say (e.g. a group score over several categories); None: the subsets its
+        '/'-separated name parts name, or the whole benchmark."""
+        return None
+
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         """A built-in stand-in for the user simulator or judge (``role`` "user" or
         "judge") named ``name`` on the command line, e.g. an offline stub judge."""

@@ -101,3 +101,48 @@ def test_tau2_official_sizes_match_the_installed_task_set():
     official = adapter.official_set()
     for domain, size in official.sizes.items():
         assert len(adapter.load_first(domain, None)) == size, domain
+
+
+def _bfcl_run(root, categories: dict[str, list[bool]]):
+    from fake_runs import make_run, pass_fail_records
+
+    from harness.scoring import score_run
+
+    records = []
+    for category, outcomes in categories.items():
+        records += pass_fail_records("bfcl", category, outcomes, prefix=f"{category}_")
+    run_dir = make_run(root, "bfcl", records, {})
+    score_run(run_dir, rescore=False)
+    return run_dir
+
+
+def test_a_group_score_covers_its_own_categories_and_is_dash_when_none_ran(tmp_path):
+    from harness.adapters.bfcl.aggregate import GROUPS, categories_of
+    from harness.adapters.bfcl.categories import CATEGORY_SIZES
+    from harness.leaderboard import load_run, render
+
+    # Every entry of the Hallucination categories, one of the simple ones, nothing agentic.
+    hallucination = categories_of(GROUPS["hallucination"])
+    run_dir = _bfcl_run(
+        tmp_path,
+        {
+            **{name: [True] * CATEGORY_SIZES[name] for name in hallucination},
+            "simple_python": [True, False],
+        },
+    )
+    entry = load_run(run_dir, n_boot=50).benchmarks["bfcl"]
+    assert entry.partial and entry.metric_partial("overall")
+    assert not entry.metric_partial("hallucination")  # its categories ran in full
+    assert entry.metric_partial("non_live")
+    assert entry.headline["agentic"] is None and entry.why_none("agentic") == "not run"
+    assert entry.headline["overall"] is not None  # official: a category not run counts 0
+    table = next(
+        c for c in render([run_dir], "md", n_boot=50).split("### ") if c.startswith("BFCL")
+    )
+    header, _, row = [line for line in table.splitlines() if line.startswith("|")][:3]
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[columns.index("agentic (%)")] == "-"
+    assert cells[columns.index("hallucination (%)")] == "100.00"  # no mark
+    assert cells[columns.index("non_live (%)")].endswith("*")
+    assert "bfcl BFCL-v4 non_live: 2/1150 samples" in table

@@ -132,6 +132,15 @@ class BFCLAdapter(Adapter):
 
         return {"bfcl-eval": package_version(), "data": "BFCL_v4"}
 
+    def metric_subsets(self, metric: str) -> tuple[str, ...] | None:
+        from .aggregate import GROUPS, categories_of, overall_categories
+
+        if metric in GROUPS:
+            return tuple(categories_of(metric))
+        if metric in ("overall", "overall_run"):
+            return tuple(overall_categories())
+        return None
+
     def official_set(self) -> OfficialSet:
         from .aggregate import overall_categories
         from .official import package_version

@@ -77,6 +77,11 @@ OVERALL = Weighted(
 
 def overall_categories() -> list[str]:
     """The categories the official Overall is computed from, in table order."""
+    return categories_of(OVERALL)
+
+
+def categories_of(part: object) -> list[str]:
+    """The categories a formula part (a group's name or a Weighted) is computed from."""
     found: set[str] = set()
 
     def walk(part: object) -> None:
@@ -90,7 +95,7 @@ def overall_categories() -> list[str]:
             for child, _ in part.parts:
                 walk(child)
 
-    walk(OVERALL)
+    walk(part)
     return [name for name in ALL_CATEGORIES if name in found]
 
 
