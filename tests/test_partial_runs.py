@@ -155,9 +155,14 @@ def test_compare_marks_both_values_and_names_each_runs_coverage(
     b = load_run(run_dir, n_boot=N_BOOT)
     comparisons = compare_runs(a.tasks, b.tasks, n_boot=N_BOOT)
     text = compare_markdown(a, b, comparisons, max_flips=3)
-    row = next(line for line in text.splitlines() if line.startswith(f"| {bench} |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[3].endswith(PARTIAL_MARK) and cells[4].endswith(PARTIAL_MARK)
+    table = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|")
+    ]
+    header, cells = table[0], next(row for row in table if row[0] == bench)
+    for column in ("A (%)", "B (%)"):
+        assert cells[header.index(column)].endswith(PARTIAL_MARK), column
     assert text.count(LEGEND) == 1 and coverage in text
     data = json.loads(compare_json(a, b, comparisons))
     assert data["benchmarks"][0]["partial"][bench] is True
