@@ -18,6 +18,7 @@ from harness.adapters.bfcl.multi_turn import (
     parse_gold_call,
 )
 from harness.adapters.bfcl.simulators import Call
+from harness.errors import ConfigError
 from harness.models.base import ScriptedClient
 from harness.strategies.base import PlainStrategy
 from harness.task import Sample, Services
@@ -99,6 +100,21 @@ def test_step_cap_matches_bfcl():
     result = score(sample, capped)
     assert not result.passed
     assert result.details["error_type"] == "multi_turn:force_terminated"
+
+
+def test_a_lower_step_cap_is_an_option_that_ends_the_entry_sooner():
+    sample = ADAPTER.load("multi_turn_base", options={"max_steps_per_turn": 2})[0]
+    assert sample.limits.max_steps_per_turn == 2
+    calls = [AssistantTurn(tool_calls=[ToolCall("", "pwd", {}, "{}")]) for _ in range(5)]
+    capped = run(sample, ScriptedClient(calls))
+    assert capped.termination == "max_steps_per_turn"
+    assert len(capped.turns) == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "3", 2.5])
+def test_a_step_cap_that_is_not_a_positive_integer_is_a_config_error(bad):
+    with pytest.raises(ConfigError, match="max_steps_per_turn"):
+        ADAPTER.load("multi_turn_base", options={"max_steps_per_turn": bad})
 
 
 def test_gold_calls_with_positional_arguments_parse():

@@ -67,17 +67,27 @@ def _missing_modules(*names: str) -> list[str]:
     return [name for name in names if importlib.util.find_spec(name) is None]
 
 
+def _steps_per_turn(options: dict[str, Any]) -> int:
+    """The per-turn step cap of multi-turn entries. BFCL's own is 21; a lower one
+    (option ``max_steps_per_turn``) is not BFCL's protocol: it exists to keep a
+    slow model's smoke runs short, and the suite's options record it."""
+    value = options.get("max_steps_per_turn", MAX_STEPS_PER_TURN)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"bfcl option max_steps_per_turn must be a positive integer, got {value!r}")
+    return value
+
+
 def _single_turn_limits() -> EpisodeLimits:
     return EpisodeLimits(single_step=True, max_steps=None, wall_time_s=None)
 
 
-def _multi_step_limits() -> EpisodeLimits:
+def _multi_step_limits(max_steps_per_turn: int = MAX_STEPS_PER_TURN) -> EpisodeLimits:
     from .decode import fc_reply_undecodable
 
     # BFCL has no cap on total steps or time, only the per-turn step cap; a
     # reply it cannot decode ends the turn.
     return EpisodeLimits(
-        max_steps_per_turn=MAX_STEPS_PER_TURN,
+        max_steps_per_turn=max_steps_per_turn,
         max_steps=None,
         wall_time_s=None,
         reply_ends_turn=fc_reply_undecodable,
@@ -189,11 +199,12 @@ class BFCLAdapter(Adapter):
         mode = (options or {}).get("mode", "fc")
         if mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
+        steps = _steps_per_turn(options or {})
         entries = load_entries(subset, ids, limit)
         register_benchmark_data(entries)
-        return [self._sample(entry, mode) for entry in entries]
+        return [self._sample(entry, mode, steps) for entry in entries]
 
-    def _sample(self, entry: Any, mode: str) -> Sample:
+    def _sample(self, entry: Any, mode: str, steps_per_turn: int = MAX_STEPS_PER_TURN) -> Sample:
         from .tools import openai_tools
 
         kind = kind_of(entry.category)
@@ -212,7 +223,7 @@ class BFCLAdapter(Adapter):
                 **common,
             )
         make_user = _memory_user if kind is Kind.MEMORY else _scripted_user
-        limits = _multi_step_limits()
+        limits = _multi_step_limits(steps_per_turn)
         # Memory: the step cap ends only the conversation (MemoryConversations).
         limits.step_cap_ends_episode = kind is not Kind.MEMORY
         return Sample(
