@@ -142,7 +142,17 @@ def test_sglang_and_llamacpp_command_lines():
     ]
     assert args[args.index("--chat_format") + 1] == "chatml-function-calling"
     assert args[args.index("--interrupt_requests") + 1] == "False"
+    assert args[args.index("--n_ctx") + 1] == "16384"
     assert llama.gpus() == 0
+
+
+def test_a_llamacpp_default_given_again_with_serve_arg_is_the_users():
+    llama = LlamaCppSpec("/m/q.gguf", "q", extra_args=["--n_ctx", "4096", "--interrupt_requests=True"])
+    command = [*llama.arguments("127.0.0.1", 9), *llama.extra_args]
+    assert command.count("--n_ctx") == 1
+    assert command[command.index("--n_ctx") + 1] == "4096"
+    assert not [arg for arg in command if arg == "--interrupt_requests"]
+    assert "--interrupt_requests=True" in command
 
 
 def test_llamacpp_server_can_run_in_a_python_of_its_own(tmp_path, monkeypatch):

@@ -228,10 +228,17 @@ class LlamaCppSpec(ServerSpec):
 
     def arguments(self, host: str, port: int) -> list[str]:
         args = ["--model", self.checkpoint, "--host", host, "--port", str(port)]
-        args += ["--model_alias", self.served_name, "--n_ctx", str(self.context_tokens)]
+        args += ["--model_alias", self.served_name]
+        # Defaults the user can replace with --serve-arg (e.g. a smaller window,
+        # which also bounds how long one reply can run: llama-cpp-python's
+        # chatml-function-calling writes tool arguments with no token cap).
+        given = {arg.split("=", 1)[0] for arg in self.extra_args if arg.startswith("--")}
+        if "--n_ctx" not in given:
+            args += ["--n_ctx", str(self.context_tokens)]
         # By default a new request interrupts the one being generated; a run
         # sends many at once.
-        args += ["--interrupt_requests", "False"]
+        if "--interrupt_requests" not in given:
+            args += ["--interrupt_requests", "False"]
         if self.tool_parser:
             args += ["--chat_format", self.tool_parser]
         if self.loras:
