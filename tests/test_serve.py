@@ -147,7 +147,9 @@ def test_sglang_and_llamacpp_command_lines():
 
 
 def test_a_llamacpp_default_given_again_with_serve_arg_is_the_users():
-    llama = LlamaCppSpec("/m/q.gguf", "q", extra_args=["--n_ctx", "4096", "--interrupt_requests=True"])
+    llama = LlamaCppSpec(
+        "/m/q.gguf", "q", extra_args=["--n_ctx", "4096", "--interrupt_requests=True"]
+    )
     command = [*llama.arguments("127.0.0.1", 9), *llama.extra_args]
     assert command.count("--n_ctx") == 1
     assert command[command.index("--n_ctx") + 1] == "4096"

@@ -33,11 +33,12 @@ from real_model_tier import (
     SHARED_DATA,
     TRUNCATING_MAX_TOKENS,
     BenchmarkFigures,
+    benchmark_suites,
     bfcl_suite_yaml,
     figures_by_benchmark,
     parse_errors,
     report_table,
-    suite_yaml,
+    server_arguments,
 )
 
 # The whole tier runs in the first test's setup (about 15 minutes on 2 idle cores).
@@ -59,6 +60,9 @@ class TierRun:
         return figures_by_benchmark(self.records)
 
 
+BENCHMARKS = ("bfcl", "tau2", "vitabench", "finmcp")
+
+
 @dataclass
 class Tier:
     runs: dict[str, TierRun]
@@ -67,6 +71,11 @@ class Tier:
     @property
     def records(self) -> list[dict[str, Any]]:
         return [record for run in self.runs.values() for record in run.records]
+
+    @property
+    def benchmark_records(self) -> list[dict[str, Any]]:
+        """The records of the four benchmarks' own runs (not the strategies')."""
+        return [record for name in BENCHMARKS for record in self.runs[name].records]
 
 
 def _gguf() -> Path:
@@ -79,7 +88,9 @@ def _gguf() -> Path:
     return Path(gguf)
 
 
-def _run(name: str, folder: Path, gguf: Path, suite: str, *extra: str) -> TierRun:
+def _run(
+    name: str, folder: Path, gguf: Path, suite: str, *extra: str, context_tokens: int = 2048
+) -> TierRun:
     suite_file = folder / f"{name}.yaml"
     suite_file.write_text(suite, encoding="utf-8")
     out = folder / name
@@ -104,6 +115,7 @@ def _run(name: str, folder: Path, gguf: Path, suite: str, *extra: str) -> TierRu
             "600",
             "--no-cache",
             "--quiet",
+            *server_arguments(context_tokens),
             *extra,
         ]
     )
@@ -127,7 +139,10 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Tier:
     folder = tmp_path_factory.mktemp("real-model-tier")
     strategy_suite = bfcl_suite_yaml("real-model-strategies", "simple_python", 2)
     runs = [
-        _run("benchmarks", folder, gguf, suite_yaml(SHARED_DATA)),
+        *(
+            _run(suite.name, folder, gguf, suite.yaml, context_tokens=suite.context_tokens)
+            for suite in benchmark_suites(SHARED_DATA)
+        ),
         _run(
             "rehearsal-parallel-2",
             folder,
@@ -183,16 +198,16 @@ def test_every_sample_and_trial_is_scored_without_infrastructure_errors(tier):
 
 
 def test_every_benchmark_ran(tier):
-    figures = tier.runs["benchmarks"].figures
-    assert set(figures) == {"bfcl", "tau2", "vitabench", "finmcp"}
-    subsets = {(r["benchmark"], r["subset"]) for r in tier.runs["benchmarks"].records}
+    figures = figures_by_benchmark(tier.benchmark_records)
+    assert set(figures) == set(BENCHMARKS)
+    subsets = {(r["benchmark"], r["subset"]) for r in tier.benchmark_records}
     assert {s for b, s in subsets if b == "tau2"} == {"airline", "retail", "telecom"}
     assert {s for b, s in subsets if b == "vitabench"} == {"delivery", "instore"}
     assert {s for b, s in subsets if b == "finmcp"} == {"single_tool", "multi_tool", "multi_turn"}
 
 
 def test_a_well_formed_call_ran_against_each_benchmarks_environment(tier):
-    figures = tier.runs["benchmarks"].figures
+    figures = figures_by_benchmark(tier.benchmark_records)
     executed = {name: entry.calls.executed for name, entry in figures.items()}
     assert all(count >= 1 for count in executed.values()), executed
 
@@ -233,7 +248,7 @@ def test_the_tools_reached_the_model(tier, tmp_path):
     above the same messages sent without them."""
     record = next(
         r
-        for r in tier.runs["benchmarks"].records
+        for r in tier.runs["bfcl"].records
         if r["subset"] == "simple_python" and r["trajectory"]["turns"]
     )
     with_tools = record["trajectory"]["turns"][0]["usage"]["prompt_tokens"]
