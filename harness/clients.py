@@ -33,6 +33,7 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
     from harness.models.cache import CachingClient
     from harness.models.litellm_client import LiteLLMClient
     from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
+    from harness.models.tool_placement import SystemMessageForTools
 
     client: ModelClient
     if settings.api_base and "," in settings.api_base:
@@ -65,6 +66,7 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
         from harness.serving.client import ServedModelClient
 
         client = ServedModelClient(client, settings.served.identity, settings.served.label)
+    client = SystemMessageForTools(client, settings.tool_placement)
     client = ConcurrencyLimitedClient(client, settings.concurrency)
     client = RetryingClient(
         client,

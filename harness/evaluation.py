@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -126,12 +127,23 @@ def _preflight(settings: Any) -> None:
         return
     from harness.models.openai_http import served_name
     from harness.models.preflight import preflight
+    from harness.models.redact import redact_url
     from harness.models.settings import is_builtin
 
     if is_builtin(settings.name):
         return
     for url in settings.api_base.split(","):
-        preflight(url.strip(), served_name(settings.name), settings.tool_choice, settings.timeout_s)
+        findings = preflight(
+            url.strip(), served_name(settings.name), settings.tool_choice, settings.timeout_s
+        )
+        if findings.tools_need_system_message and not settings.tool_placement.system_message:
+            settings.tool_placement.system_message = True
+            print(
+                f"{redact_url(url.strip())} shows the model its tools only inside a system "
+                "message (llama-cpp-python's chatml-function-calling does): conversations "
+                "without one get an empty system message",
+                file=sys.stderr,
+            )
 
 
 def _model_factory(base: Any) -> Any:

@@ -159,7 +159,7 @@ def test_context_overflow_is_counted_by_the_retry_wrapper():
 def test_the_preflight_request_is_the_runs_wire_format(toy_suite, tmp_path):
     with FakeServer(handler=toy_reply) as server:
         assert run(toy_suite, server, tmp_path / "r", "--tool-choice", "required") == 0
-        (first,) = server.preflight_requests
+        first = server.preflight_requests[0]
         assert server.chat_requests  # the run itself went on
     body = first.body
     assert body["tool_choice"] == "required" and body["tools"][0]["type"] == "function"
@@ -216,3 +216,33 @@ def test_a_refused_tool_choice_is_named(toy_suite, tmp_path, capsys):
         code = run(toy_suite, server, tmp_path / "r", "--tool-choice", "required")
     err = capsys.readouterr().err
     assert code == 2 and "refuses --tool-choice required" in err
+
+
+def chatml_function_calling_counts(request: dict) -> Reply:
+    """Token counts like llama-cpp-python's chatml-function-calling format: the
+    tool list is written into the system message only."""
+    messages = request["messages"]
+    shown = bool(request.get("tools")) and any(m["role"] == "system" for m in messages)
+    return Reply(content="ok", prompt_tokens=10 * len(messages) + (80 if shown else 0))
+
+
+def test_a_server_that_shows_tools_only_in_a_system_message_gets_one(toy_suite, tmp_path, capsys):
+    with FakeServer(handler=toy_reply, preflight_reply=chatml_function_calling_counts) as server:
+        assert run(toy_suite, server, tmp_path / "r") == 0
+        requests = server.chat_requests
+    assert requests and all(
+        r.body["messages"][0] == {"role": "system", "content": ""} for r in requests
+    )
+    lines = [line for line in capsys.readouterr().err.splitlines() if "system message" in line]
+    assert len(lines) == 1 and "only inside a system message" in lines[0]
+
+
+def test_a_server_that_shows_tools_anyway_gets_no_system_message(toy_suite, tmp_path, capsys):
+    def counts(request: dict) -> Reply:
+        return Reply(content="ok", prompt_tokens=10 * len(request["messages"]) + 80)
+
+    with FakeServer(handler=toy_reply, preflight_reply=counts) as server:
+        assert run(toy_suite, server, tmp_path / "r") == 0
+        requests = server.chat_requests
+    assert requests and not any(m["role"] == "system" for r in requests for m in r.body["messages"])
+    assert "system message" not in capsys.readouterr().err

@@ -73,7 +73,9 @@ def _steps_per_turn(options: dict[str, Any]) -> int:
     slow model's smoke runs short, and the suite's options record it."""
     value = options.get("max_steps_per_turn", MAX_STEPS_PER_TURN)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"bfcl option max_steps_per_turn must be a positive integer, got {value!r}")
+        raise ConfigError(
+            f"bfcl option max_steps_per_turn must be a positive integer, got {value!r}"
+        )
     return value
 
 

@@ -58,8 +58,24 @@ class Refusal:
     message: str
 
 
-def _post(url: str, body: dict, timeout: float) -> Refusal | None:
-    """None when the server accepted (or did not answer in time); a Refusal otherwise."""
+@dataclass
+class Accepted:
+    """The server answered; its prompt-token count, when it gave one."""
+
+    prompt_tokens: int | None = None
+
+
+def _prompt_tokens(text: bytes) -> int | None:
+    try:
+        value = json.loads(text).get("usage", {}).get("prompt_tokens")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | None:
+    """A Refusal, or Accepted with the reply's prompt tokens; None when the
+    server did not answer in time or could not be reached."""
     request = urllib.request.Request(
         f"{url.rstrip('/')}/chat/completions",
         data=json.dumps(body).encode("utf-8"),
@@ -69,8 +85,7 @@ def _post(url: str, body: dict, timeout: float) -> Refusal | None:
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            response.read(1 << 20)
-        return None
+            return Accepted(_prompt_tokens(response.read(1 << 20)))
     except urllib.error.HTTPError as exc:
         text = exc.read(4000).decode("utf-8", errors="replace")
         try:
@@ -85,21 +100,38 @@ def _post(url: str, body: dict, timeout: float) -> Refusal | None:
         return None
 
 
-def preflight(url: str, model: str, tool_choice: str, timeout: float) -> None:
+# An empty system message adds a few tokens of its own (role markers); a server
+# that writes the tools into it adds the whole tool list (PING_TOOL: ~40 tokens).
+SYSTEM_MESSAGE_SHOWS_TOOLS_TOKENS = 15
+
+
+@dataclass
+class PreflightFindings:
+    """What the run should adapt to (it stops, with a ConfigError, on a refusal)."""
+
+    tools_need_system_message: bool = False
+
+
+def preflight(url: str, model: str, tool_choice: str, timeout: float) -> PreflightFindings:
     """ConfigError (one line) when the server at ``url`` refuses a request with
-    tools and parallel tool calls in its history."""
+    tools and parallel tool calls in its history; otherwise what was found out
+    about where the server shows the tools."""
     params = SamplingParams(temperature=0.0, max_tokens=1)
     body = chat_request(model, PARALLEL_HISTORY, [PING_TOOL], params, tool_choice)
     refusal = _post(url, body, timeout)
-    if refusal is None:
-        return
+    if refusal is None:  # no answer in time: nothing learnt
+        return PreflightFindings()
+    if isinstance(refusal, Accepted):
+        return _findings(url, model, tool_choice, params, timeout)
     # Which part: tools at all, or the parallel calls in the history?
     plain = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
+    if not isinstance(plain, Refusal):
+        plain = None
     where = redact_url(url)
     if plain is not None and tool_choice not in ("auto", "omit"):
         # The server may take tools but not this tool_choice (llama-cpp-python: "required").
         auto = chat_request(model, TOOLS_ONLY, [PING_TOOL], params, "auto")
-        if _post(url, auto, timeout) is None:
+        if not isinstance(_post(url, auto, timeout), Refusal):
             raise ConfigError(
                 f"the server at {where} refuses --tool-choice {tool_choice} (HTTP "
                 f"{plain.status}: {plain.message or 'no message'}); use --tool-choice auto"
@@ -116,3 +148,21 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> None:
         f"{plain.message or 'no message'}); start it with a tool-call parser (vLLM: --enable-auto-tool-choice "
         "--tool-call-parser hermes), or use --prompt-mode, or --tool-choice omit"
     )
+
+
+def _findings(
+    url: str, model: str, tool_choice: str, params: SamplingParams, timeout: float
+) -> PreflightFindings:
+    """Whether the tools reach the model only inside a system message: the same
+    question costs far more prompt tokens with an empty system message first."""
+    if tool_choice == "omit":
+        return PreflightFindings()
+    bare = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
+    with_system = [{"role": "system", "content": ""}, *TOOLS_ONLY]
+    framed = _post(url, chat_request(model, with_system, [PING_TOOL], params, tool_choice), timeout)
+    if not (isinstance(bare, Accepted) and isinstance(framed, Accepted)):
+        return PreflightFindings()
+    if bare.prompt_tokens is None or framed.prompt_tokens is None:
+        return PreflightFindings()
+    extra = framed.prompt_tokens - bare.prompt_tokens
+    return PreflightFindings(tools_need_system_message=extra >= SYSTEM_MESSAGE_SHOWS_TOOLS_TOKENS)

@@ -19,6 +19,7 @@ from harness.models.local_server import (
     FitReport,
     is_loopback_url,
 )
+from harness.models.tool_placement import ToolPlacement
 
 BUILTIN_MODELS = {
     "oracle": "plays each benchmark's gold actions (parity checks; no network)",
@@ -60,6 +61,9 @@ class ModelSettings:
     fit_report: FitReport = field(default_factory=FitReport)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
     tool_choice: str = "auto"
+    # Whether tool-offering conversations get an empty system message first
+    # (models/tool_placement.py); the preflight may switch it on.
+    tool_placement: ToolPlacement = field(default_factory=ToolPlacement)
     # --- local servers (harness/replicas.py, harness/serve.py) ---
     # Calls in flight per replica (url -> limit) when api_base lists several
     # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.models.base import ModelClient, WrappedClient
+from harness.models.tool_placement import with_system_message
 from harness.serving.specs import CHATML_FUNCTION_CALLING, LlamaCppSpec
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -41,13 +42,3 @@ class ServedModelClient(WrappedClient):
         described["url"] = described.get("api_base")
         described["api_base"] = self.label
         return described
-
-
-def with_system_message(messages: list[Message], tools: list[ToolSchema]) -> list[Message]:
-    """The conversation with an empty system message first when tools are offered
-    and it has none. llama-cpp-python's chatml-function-calling format writes the
-    tool list into the system message and nowhere else, so a conversation without
-    one (a single-turn question) would reach the model without its tools."""
-    if not tools or any(message.get("role") == "system" for message in messages):
-        return messages
-    return [{"role": "system", "content": ""}, *messages]

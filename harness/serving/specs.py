@@ -26,7 +26,7 @@ from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_
 # The server's output, in the run folder.
 SERVER_LOG = "server.log"
 
-# llama-cpp-python's chat format for OpenAI tools (see client.with_system_message).
+# llama-cpp-python's chat format for OpenAI tools (see models/tool_placement.py).
 CHATML_FUNCTION_CALLING = "chatml-function-calling"
 
 
