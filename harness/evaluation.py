@@ -29,6 +29,7 @@ from harness import validate
 from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, MAX_WORK_ITEMS, RunConfig
 from harness.errors import ConfigError
 from harness.manifest import Manifest
+from harness.models.redact import environment_read_once
 
 
 @dataclass
@@ -81,20 +82,22 @@ class RunSummary:
 def run_suite(config: RunConfig) -> RunSummary:
     """Run (or resume) one suite; ConfigError for a config that cannot run."""
     started, started_at = time.monotonic(), _now_iso()
-    run = _plan(config)
-    with run.session(started, started_at) as session:
-        asyncio.run(run.run_items(session))
-    return run.finish(session.counts, started)
+    with environment_read_once():
+        run = _plan(config)
+        with run.session(started, started_at) as session:
+            asyncio.run(run.run_items(session))
+        return run.finish(session.counts, started)
 
 
 async def run_suite_async(config: RunConfig) -> RunSummary:
     """``run_suite`` inside a running event loop: the episodes run on the caller's
     loop; planning, a server's start and the final scoring block it meanwhile."""
     started, started_at = time.monotonic(), _now_iso()
-    run = _plan(config)
-    with run.session(started, started_at) as session:
-        await run.run_items(session)
-    return run.finish(session.counts, started)
+    with environment_read_once():
+        run = _plan(config)
+        with run.session(started, started_at) as session:
+            await run.run_items(session)
+        return run.finish(session.counts, started)
 
 
 def _now_iso() -> str:

@@ -251,3 +251,22 @@ def test_every_credential_shape_has_the_literals_its_quick_test_needs():
     for text in samples:
         assert may_need_masking(json.dumps({"t": text})), text
     assert not may_need_masking(json.dumps({"t": "an ordinary reply about triangles"}))
+
+
+def test_a_run_reads_the_environment_for_credentials_once(monkeypatch):
+    """Inside environment_read_once (every run_suite) replies are masked against
+    one reading of the environment, not a fresh decode of os.environ each time."""
+    from harness.models import redact
+
+    monkeypatch.setenv("EXAMPLE_API_KEY", "sk-first-value-0123456789")
+    reads = []
+    real = redact.environment_secrets
+    monkeypatch.setattr(redact, "environment_secrets", lambda: reads.append(1) or real())
+    with redact.environment_read_once():
+        for _ in range(5):
+            assert redact.mask("key sk-first-value-0123456789") == f"key {redact.MASK}"
+        with redact.environment_read_once():  # nested: the outer reading stands
+            redact.mask("x")
+    assert len(reads) == 1
+    redact.mask("x")
+    assert len(reads) == 2  # outside a run: read afresh

@@ -198,6 +198,22 @@ def secret_scope() -> Iterator[None]:
         _environment_snapshot = saved_snapshot
 
 
+@contextlib.contextmanager
+def environment_read_once() -> Iterator[None]:
+    """The environment's credentials read once for the block (a run), unless an
+    enclosing secret_scope() already did; every reply masked inside it is masked
+    against that reading instead of decoding os.environ again."""
+    global _environment_snapshot
+    if _environment_snapshot is not None:
+        yield
+        return
+    _environment_snapshot = environment_secrets()
+    try:
+        yield
+    finally:
+        _environment_snapshot = None
+
+
 def add_benchmark_data(text: str) -> None:
     """Register the credential-looking values inside a benchmark's own data (text
     the benchmark ships, never a credential of the run), so that masking leaves

@@ -128,6 +128,30 @@ class MeteredClient(WrappedClient):
         return turn
 
 
+def _accumulate(total: dict[str, Any], record: dict[str, Any]) -> None:
+    """Add ``record`` into ``total`` in place (add_records without a new dict per
+    record: a run's sum is taken over every record)."""
+    for key, value in record.items():
+        if isinstance(value, dict):
+            inner = total.get(key)
+            if not isinstance(inner, dict):
+                inner = total[key] = {}
+            _accumulate(inner, value)
+        else:
+            total[key] = (total.get(key) or 0) + (value or 0)
+
+
+def _rounded(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _rounded(value)
+        if isinstance(value, dict)
+        else round(value, 4)
+        if isinstance(value, float)
+        else value
+        for key, value in record.items()
+    }
+
+
 def _scaled(record: dict[str, Any], factor: float) -> dict[str, Any]:
     return {
         key: _scaled(value, factor) if isinstance(value, dict) else round(value * factor, 4)
@@ -145,7 +169,8 @@ def aggregate_costs(records: list[dict[str, Any]]) -> dict[str, Any]:
     costs = [c for c in found if isinstance(c, dict)]
     total: dict[str, Any] = {}
     for cost in costs:
-        total = add_records(total, cost)
+        _accumulate(total, cost)
+    total = _rounded(total)
     mean = _scaled(total, 1 / len(costs)) if costs else {}
     return {
         "n_records": len(costs),
