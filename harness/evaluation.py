@@ -219,6 +219,7 @@ class _PlannedRun:
             check_same_weights(old.to_dict(), manifest.to_dict(), self.run_dir)
             manifest.created_at = old.created_at or manifest.created_at
             manifest.active_spans = list(old.active_spans or [])
+            manifest.server_spans = old.server_spans
             manifest.resumed_at = now_iso()
         store.open_for_append()
         try:
@@ -234,11 +235,13 @@ class _PlannedRun:
             except BaseException:
                 if todo:  # an interrupted run still spent this time on the run
                     manifest.add_active_span(started_at, time.monotonic() - started)
+                    self.endpoint.record_server_spans(manifest)
                     store.write_manifest(manifest)
                 raise
             manifest.finished_at = now_iso()
             if todo:
                 manifest.add_active_span(started_at, time.monotonic() - started)
+            self.endpoint.record_server_spans(manifest)
             manifest.last_summary = {
                 **session.counts.__dict__,  # elapsed_s: the episodes, scoring and records
                 "command_s": round(time.monotonic() - started, 3),  # the whole command

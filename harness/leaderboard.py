@@ -36,6 +36,7 @@ from harness.headlines import (
     primary_metrics,
     sort_benchmarks,
 )
+from harness.pricing import MoneyCost, run_money
 from harness.reference import ReferenceTable, load_references
 from harness.results import load_scores, scored_records, training_step
 from harness.stats import Estimate, Interval, TaskOutcome
@@ -163,6 +164,7 @@ class Cost:
     cached_calls: int = 0  # model calls answered by the response cache
     wall_s: float | None = None
     by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    money: MoneyCost | None = None  # USD, GPU-seconds, rehearsal ratio (harness.pricing)
 
 
 @dataclass
@@ -237,6 +239,7 @@ def _cost(scores: dict[str, Any], manifest: dict[str, Any]) -> Cost:
         cached_calls=sum(int(u.get("cached_calls", 0)) for u in usage.values()),
         wall_s=_wall_seconds(manifest),
         by_role=usage,
+        money=run_money(scores, manifest),
     )
 
 
@@ -543,6 +546,9 @@ def summary_table(results: list[RunResult]) -> Table:
         Column("calls", "model calls", "count"),
         Column("prompt_tokens", "prompt tokens", "tokens"),
         Column("completion_tokens", "completion tokens", "tokens"),
+        Column("cost_usd", "cost (USD)", "usd"),
+        Column("gpu_s", "GPU-s", "gpu_seconds"),
+        Column("rehearsal_ratio", "rehearsal cost ×"),
         Column("cached_calls", "cached calls", "count"),
         Column("wall_s", "wall time", "seconds"),
     ]
@@ -598,8 +604,10 @@ def summary_table(results: list[RunResult]) -> Table:
             cells["completion_tokens"] = result.cost.completion_tokens
             cells["cached_calls"] = result.cost.cached_calls
             cells["wall_s"] = result.cost.wall_s
+            cells.update(money_cells(result.cost.money))
         rows.append(cells)
     notes += _with_legend(coverage_notes)
+    notes += money_notes([r for r in results if not r.is_reference])
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
 
 
@@ -614,6 +622,58 @@ def _coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") -
         named = metric if metric in entry.metric_scopes else ""
         where += " " + (named or ", ".join(s.name for s in coverage.subsets))
     return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
+
+
+def money_cells(money: MoneyCost | None) -> dict[str, Any]:
+    """The summary's cost cells: None ("-") where a cost cannot be known."""
+    if money is None:
+        return {}
+    if money.cpu_only:
+        gpu: Any = "CPU-only"
+    else:
+        gpu = money.gpu_seconds
+    ratio = None
+    if money.rehearsal_ratio is not None:
+        ratio = f"{money.rehearsal_ratio:.2f}× {money.rehearsal_basis}"
+    return {"cost_usd": money.usd, "gpu_s": gpu, "rehearsal_ratio": ratio}
+
+
+def _money_reasons(money: MoneyCost) -> list[str]:
+    """Why a run's cost cells show "-" (or "CPU-only"), and what a known USD leaves out."""
+    found = []
+    if money.usd is None:
+        found.append(f'cost (USD) "-": {money.usd_note}')
+    elif money.usd_note:
+        found.append(f"cost (USD) {money.usd_note}")
+    if money.cpu_only:
+        found.append(f'GPU-s "CPU-only": {money.gpu_note}')
+    elif money.gpu_seconds is None:
+        found.append(f'GPU-s "-": {money.gpu_note}')
+    if money.rehearsal_ratio is None:
+        found.append(f'rehearsal cost × "-": {money.rehearsal_note}')
+    return found
+
+
+def money_notes(results: list[RunResult]) -> list[str]:
+    """Where each cost figure comes from, and each reason for a "-", said once."""
+    moneys = [(r.name, r.cost.money) for r in results if r.cost and r.cost.money]
+    if not moneys:
+        return []
+    sources = sorted({m.price_source for _, m in moneys if m.price_source})
+    notes = [
+        "cost (USD): API calls at base per-token prices from the "
+        + (", ".join(sources) or "litellm cost map")
+        + " (no long-context tiers or cache discounts; replies replayed from the response "
+        "cache priced as the calls they replay). GPU-s: wall time of the server the run "
+        "started (--serve) × its GPUs. rehearsal cost ×: rehearsals' cost over the "
+        "committed episodes' (USD when every call is priced, else tokens)."
+    ]
+    reasons: dict[str, list[str]] = {}
+    for name, money in moneys:
+        for text in _money_reasons(money):
+            reasons.setdefault(text, []).append(name)
+    notes += [f"{text} ({', '.join(names)})" for text, names in reasons.items()]
+    return notes
 
 
 def _with_legend(coverage_notes: list[str]) -> list[str]:
@@ -877,6 +937,10 @@ def format_cell(value: Any, kind: str) -> str:
         return format_seconds(value)
     if kind == "tokens":
         return f"{int(value):,}"
+    if kind == "usd" and isinstance(value, int | float):
+        return f"{value:,.2f}" if value >= 0.01 else f"{value:.4f}"
+    if kind == "gpu_seconds" and isinstance(value, int | float):
+        return f"{value:,.0f}"
     return str(value)
 
 
@@ -1079,7 +1143,26 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
         add("run", "completion_tokens", result.cost.completion_tokens, "tokens")
         add("run", "cached_calls", result.cost.cached_calls, "count")
         add("run", "wall_s", "" if result.cost.wall_s is None else result.cost.wall_s, "s")
+        money = result.cost.money
+        if money is not None:
+            add("run", "cost_usd", money.usd, "USD", note=money.usd_note)
+            add("run", "gpu_seconds", money.gpu_seconds, "GPU-s", note=money.gpu_note)
+            add("run", "server_seconds", money.server_seconds, "s")
+            ratio_unit = f"ratio ({money.rehearsal_basis})" if money.rehearsal_basis else "ratio"
+            add(
+                "run",
+                "rehearsal_ratio",
+                money.rehearsal_ratio,
+                ratio_unit,
+                note=money.rehearsal_note,
+            )
     return rows
+
+
+def _cost_json(cost: Cost) -> dict[str, Any]:
+    data = dict(cost.__dict__)
+    data["money"] = None if cost.money is None else cost.money.to_dict()
+    return data
 
 
 def render_csv(results: list[RunResult]) -> str:
@@ -1151,7 +1234,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
             "published": result.composite.published,
         },
         "extra": result.extra,
-        "cost": None if result.cost is None else result.cost.__dict__,
+        "cost": None if result.cost is None else _cost_json(result.cost),
     }
 
 

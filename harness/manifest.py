@@ -103,6 +103,7 @@ SHAPE: dict[str, tuple[type, ...]] = {
     "server": (dict,),
     "fingerprint": (dict,),
     "active_spans": (list,),
+    "server_spans": (list,),
     "last_summary": (dict,),
 }
 
@@ -161,6 +162,9 @@ class Manifest:
     step: int | None = None
     # Progress
     active_spans: list[dict[str, Any]] | None = None
+    # Each start-to-stop of the run's own server (serve.EndpointPlan.serving):
+    # kind, seconds, GPUs held; the leaderboard's GPU-seconds.
+    server_spans: list[dict[str, Any]] | None = None
     resumed_at: str | None = None
     finished_at: str | None = None
     last_summary: dict[str, Any] | None = None

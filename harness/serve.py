@@ -163,6 +163,9 @@ class EndpointPlan:
     model: str | None = None  # the model name the run asks for
     api_base: str | None = None  # the URL(s) it calls
     replica_limits: dict[str, int] = field(default_factory=dict)
+    # Each time this plan's server ran: start to stop, with the GPUs it held (the
+    # leaderboard's GPU-seconds); ``record_server_spans`` copies them to the manifest.
+    server_spans: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def url(self) -> str | None:
@@ -208,13 +211,29 @@ class EndpointPlan:
         )
         print(f"starting the {self.spec.kind} server (log: {server.log_path})", file=sys.stderr)
         started = time.monotonic()
-        with server:
-            print(
-                f"{self.spec.kind} server ready at {server.url} "
-                f"after {time.monotonic() - started:.0f} s",
-                file=sys.stderr,
+        try:
+            with server:
+                print(
+                    f"{self.spec.kind} server ready at {server.url} "
+                    f"after {time.monotonic() - started:.0f} s",
+                    file=sys.stderr,
+                )
+                yield server
+        finally:
+            # From start to stop: start-up and shutdown hold the GPUs too.
+            self.server_spans.append(
+                {
+                    "kind": self.spec.kind,
+                    "seconds": round(time.monotonic() - started, 3),
+                    "gpus": self.spec.gpus(),
+                }
             )
-            yield server
+
+    def record_server_spans(self, manifest: Any) -> None:
+        """Add this invocation's server spans to the ``Manifest``'s (kept across resumes)."""
+        if self.server_spans:
+            manifest.server_spans = [*(manifest.server_spans or []), *self.server_spans]
+            self.server_spans = []
 
 
 def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPlan:

@@ -341,11 +341,15 @@ def test_run_serve_evaluates_records_the_server_and_resumes_without_it(toy_env, 
     assert command[:2] == FAKE and "--model-name" in command and "step_200" in command
     assert wait_gone(read_pids(pid_file)[0])
     assert "listening on" in (out / "server.log").read_text()
+    # The server's wall time is recorded; a custom command holds no GPU.
+    (span,) = manifest["server_spans"]
+    assert span["kind"] == "custom" and span["gpus"] == 0 and span["seconds"] > 0
     # A rerun (on another port) resumes the same run, and starts no server for nothing.
     pid_file.unlink()
     assert main(argv) == 0
     assert "nothing left to run; the server is not started" in capsys.readouterr().err
     assert not pid_file.exists()
+    assert json.loads((out / "manifest.json").read_text())["server_spans"] == [span]
 
 
 def test_run_serve_vllm_starts_vllm_with_the_hermes_parser(toy_env, tmp_path, monkeypatch):
@@ -371,6 +375,7 @@ def test_run_serve_vllm_starts_vllm_with_the_hermes_parser(toy_env, tmp_path, mo
     out = tmp_path / "run"
     argv = ["run", "--suite", str(suite), "--serve", "vllm", "--checkpoint", str(checkpoint)]
     argv += ["--reasoning-parser", "qwen3", "--serve-arg=--max-model-len", "--serve-arg", "8192"]
+    argv += ["--tensor-parallel-size", "2"]
     assert main([*argv, "--no-cache", "--quiet", "--out", str(out), "--limit", "1"]) == 0
     args = json.loads(seen.read_text())
     assert args[:2] == ["serve", str(checkpoint.resolve())]
@@ -380,6 +385,13 @@ def test_run_serve_vllm_starts_vllm_with_the_hermes_parser(toy_env, tmp_path, mo
     server = json.loads((out / "manifest.json").read_text())["server"]
     assert server["kind"] == "vllm" and server["tool_parser"] == "hermes"
     assert server["reasoning_parser"] == "qwen3" and server["command"][1:] == args
+    # GPU-seconds: the server's wall time times the 2 GPUs tensor parallelism holds.
+    (span,) = json.loads((out / "manifest.json").read_text())["server_spans"]
+    assert span["kind"] == "vllm" and span["gpus"] == 2
+    from harness.leaderboard import load_run
+
+    money = load_run(out, n_boot=10).cost.money
+    assert money.gpu_seconds == pytest.approx(2 * span["seconds"]) and not money.cpu_only
 
 
 def test_another_parser_is_another_model_but_server_arguments_may_change(toy_env, tmp_path, capsys):
@@ -392,6 +404,8 @@ def test_another_parser_is_another_model_but_server_arguments_may_change(toy_env
     # A changed server argument (memory settings after a crash, say) resumes the run.
     assert main([*argv, "--limit", "2", "--serve-arg=--latency", "--serve-arg", "0.01"]) == 0
     assert len(read_records(out / "samples.jsonl").latest) == 4
+    # Both server starts that did work are counted in the run's server time.
+    assert len(json.loads((out / "manifest.json").read_text())["server_spans"]) == 2
     assert json.loads((out / "manifest.json").read_text())["server"]["extra_args"] == [
         "--latency",
         "0.01",

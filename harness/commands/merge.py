@@ -168,6 +168,10 @@ def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> dict[str, Any
         # last finish, not the sum of the shards' active spans.
         if key not in ("resumed_at", "last_summary", "finished_at", "active_spans")
     }
+    # Each shard's server held its own GPUs: their server time adds up.
+    spans = [span for s in shards for span in s.manifest.get("server_spans") or []]
+    if spans:
+        manifest["server_spans"] = spans
     labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
     manifest["run_id"] = out.name
     manifest["shard"] = f"merged from {', '.join(labels)}"
