@@ -182,9 +182,22 @@ def test_errors_missing_not_run_feedback_and_cost_are_always_visible(tmp_path):
     row = next(line for line in summary.splitlines() if line.startswith("| augmented"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert "augmented (NON-STANDARD)" in cells and "stub" in cells
-    # records, errors, missing, not run, calls, prompt tokens, completion tokens, cached
-    # calls, wall time
-    assert cells[-9:] == ["4", "1", "2", "tau2/telecom", "8", "400", "40", "0", "1h02m"]
+    # records, errors, missing, not run, calls, prompt tokens, completion tokens, cost
+    # (USD: "stub" has no price), GPU-s, rehearsal ×, cached calls, wall time
+    assert cells[-12:] == [
+        "4",
+        "1",
+        "2",
+        "tau2/telecom",
+        "8",
+        "400",
+        "40",
+        "-",
+        "-",
+        "-",
+        "0",
+        "1h02m",
+    ]
     assert "telecom (user tools unavailable)" in detail and "| 1 | 0 | 2 |" in detail
 
 
