@@ -208,9 +208,12 @@ def rehearsal_ratio(
     rehearsal, committed = total.get("rehearsal") or {}, total.get("committed") or {}
     if not any(int(v.get("calls", 0)) for v in _phase_usage(rehearsal).values()):
         return None, "", "no rehearsal"
-    usd = [price_usage(_phase_usage(p), models) for p in (rehearsal, committed)]
-    if all(value is not None and not note for value, note, _ in usd) and usd[1][0]:
-        return usd[0][0] / usd[1][0], "USD", ""
+    (rehearsal_usd, rehearsal_gap, _), (committed_usd, committed_gap, _) = (
+        price_usage(_phase_usage(phase), models) for phase in (rehearsal, committed)
+    )
+    # In USD only when both phases are fully priced (nothing served or unknown).
+    if rehearsal_usd is not None and committed_usd and not (rehearsal_gap or committed_gap):
+        return rehearsal_usd / committed_usd, "USD", ""
     committed_tokens = _tokens(committed)
     if committed_tokens == 0:
         return None, "", "the committed episodes reported no tokens"

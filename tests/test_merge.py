@@ -145,3 +145,19 @@ def test_shards_of_different_runs_are_refused(runs, tmp_path, capsys):
 def test_merging_into_an_existing_run_is_refused(runs, capsys):
     assert merge(*shards(runs), "--out", str(runs / "whole")) == 2
     assert "not a merge" in capsys.readouterr().err
+
+
+def test_merged_shards_add_up_their_server_time(runs, tmp_path):
+    # Each shard's own server held its GPUs: the merged run's GPU-seconds are the sum.
+    copies = []
+    for index, root in enumerate(shards(runs), 1):
+        copy = tmp_path / f"shard{index}"
+        shutil.copytree(root, copy)
+        manifest = json.loads((copy / "manifest.json").read_text())
+        manifest["server_spans"] = [{"kind": "vllm", "seconds": 10.0 * index, "gpus": 2}]
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+        copies.append(str(copy))
+    out = tmp_path / "merged"
+    assert merge(*copies, "--out", str(out)) == 0
+    spans = json.loads((out / "manifest.json").read_text())["server_spans"]
+    assert [s["seconds"] for s in spans] == [10.0, 20.0, 30.0]
