@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.headlines import benchmark_label, sort_benchmarks
 from harness.leaderboard import RunResult, latex_escape
+from harness.manifest import Manifest
 
 HARNESS_KEYS = ("harness", "harness_git", "python", "litellm", "platform")
 STAND_IN_USERS = ("scripted",)
@@ -43,13 +44,12 @@ def _text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def _model(manifest: dict[str, Any]) -> str:
-    model = manifest.get("model")
-    return _text(model.get("name") if isinstance(model, dict) else model)
+def _model(manifest: Manifest) -> str:
+    return _text((manifest.model or {}).get("name"))
 
 
-def _sampling(manifest: dict[str, Any]) -> str:
-    sampling = manifest.get("sampling") or {}
+def _sampling(manifest: Manifest) -> str:
+    sampling = manifest.sampling or {}
     parts = [
         f"{key} {_text(sampling.get(key))}"
         for key in ("temperature", "top_p", "max_tokens")
@@ -61,10 +61,10 @@ def _sampling(manifest: dict[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
-def _seeds(manifest: dict[str, Any]) -> str:
-    sampling = manifest.get("sampling") or {}
-    seed = sampling.get("seed", manifest.get("seed"))
-    trials = manifest.get("trials") or 1
+def _seeds(manifest: Manifest) -> str:
+    sampling = manifest.sampling or {}
+    seed = sampling.get("seed", manifest.seed)
+    trials = manifest.trials or 1
     if not isinstance(seed, int):
         return f"{_text(seed)} (trials: {trials})"
     if trials == 1:
@@ -72,8 +72,8 @@ def _seeds(manifest: dict[str, Any]) -> str:
     return f"{seed} .. {seed + trials - 1} (trial t uses seed + t; {trials} trials)"
 
 
-def _strategy(manifest: dict[str, Any]) -> str:
-    strategy = manifest.get("strategy") or {}
+def _strategy(manifest: Manifest) -> str:
+    strategy = manifest.strategy or {}
     if not isinstance(strategy, dict):
         return _text(strategy)
     text = _text(strategy.get("label") or strategy.get("name"))
@@ -105,16 +105,16 @@ def documented_deviations(benchmark: str) -> str:
     return f"adapters/{folder.name}/DEVIATIONS.md" if path.is_file() else ""
 
 
-def _benchmark_versions(manifest: dict[str, Any], benchmark: str) -> list[tuple[str, str]]:
-    versions = manifest.get("versions") or {}
+def _benchmark_versions(manifest: Manifest, benchmark: str) -> list[tuple[str, str]]:
+    versions = manifest.versions or {}
     prefix = f"{benchmark}."
     return [
         (k[len(prefix) :], _text(v)) for k, v in sorted(versions.items()) if k.startswith(prefix)
     ]
 
 
-def _suite_options(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    suite = manifest.get("suite") or {}
+def _suite_options(manifest: Manifest) -> dict[str, dict[str, Any]]:
+    suite = manifest.suite or {}
     out: dict[str, dict[str, Any]] = {}
     for entry in suite.get("entries") or [] if isinstance(suite, dict) else []:
         if isinstance(entry, dict) and entry.get("options"):
@@ -122,18 +122,12 @@ def _suite_options(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _section(manifest: dict[str, Any], key: str) -> dict[str, Any]:
-    """One part of the manifest (``model``, ``suite``...), or {} where it is missing."""
-    part = manifest.get(key)
-    return part if isinstance(part, dict) else {}
-
-
-def deviations(result: RunResult, manifest: dict[str, Any]) -> list[str]:
+def deviations(result: RunResult, manifest: Manifest) -> list[str]:
     """What departs from the benchmarks as published under this run's settings."""
     out = []
     if not str(result.env_feedback).startswith("standard"):
         out.append(f"environment feedback: {result.env_feedback}")
-    model = _section(manifest, "model")
+    model = manifest.model or {}
     if model.get("prompt_mode"):
         out.append("tools in the prompt, calls parsed from text (prompt mode)")
     if model.get("tool_choice") not in (None, "auto"):
@@ -163,9 +157,9 @@ def deviations(result: RunResult, manifest: dict[str, Any]) -> list[str]:
 def run_appendix(result: RunResult, label: str) -> RunAppendix:
     from harness.store import RunStore
 
-    manifest = RunStore(result.run_dir).read_manifest() if result.run_dir is not None else {}
-    versions = manifest.get("versions") or {}
-    suite = _section(manifest, "suite")
+    manifest = RunStore(result.run_dir).load_manifest() if result.run_dir else Manifest()
+    versions = manifest.versions or {}
+    suite = manifest.suite or {}
     items = [
         ("run folder", _text(result.run_dir.name if result.run_dir else result.name)),
         ("model", _model(manifest)),
