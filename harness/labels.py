@@ -23,7 +23,7 @@ from typing import Any
 from harness.errors import ConfigError
 
 # Okabe & Ito's colour-blind-safe palette (without black, which text and axes use),
-# then Tableau's for more runs than that.
+# then Tableau colours unlike any of those, for more runs than that.
 PALETTE = (
     "#0072B2",
     "#E69F00",
@@ -32,15 +32,12 @@ PALETTE = (
     "#CC79A7",
     "#56B4E9",
     "#F0E442",
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
     "#d62728",
     "#9467bd",
     "#8c564b",
-    "#e377c2",
     "#7f7f7f",
     "#bcbd22",
+    "#2ca02c",
     "#17becf",
 )
 REFERENCE_COLOUR = "#555555"

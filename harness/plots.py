@@ -44,6 +44,7 @@ _BUDGET_KEYS = ("n", "N", "budget", "rehearsals", "num_rehearsals", "n_rehearsal
 SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
 PARTIAL_HATCH = "///"
 PARTIAL_NOTE = "hatched: partial (less than the full set)"
+OPEN_NOTE = "open marker: partial (less than the full set)"
 OVERALL = "overall"
 # Value labels sit on a light box, so a dashed baseline through them leaves them legible.
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
@@ -75,8 +76,7 @@ class FigureContext:
         return self.styles.get(result.name) or RunStyle(result.name, "#333333")
 
     def label(self, result: RunResult) -> str:
-        text = self.style(result).label
-        return f"{text} (partial)" if self.partial.get(result.name) else text
+        return self.style(result).label
 
     def is_partial(self, result: RunResult, key: str) -> bool:
         return bool(self.partial.get(result.name, {}).get(key))
@@ -304,6 +304,13 @@ def _partial_handle() -> tuple[Any, str]:
     return Patch(facecolor="white", edgecolor="#333333", hatch=PARTIAL_HATCH), PARTIAL_NOTE
 
 
+def _open_marker_handle() -> tuple[Any, str]:
+    from matplotlib.lines import Line2D
+
+    marker = Line2D([], [], marker="o", linestyle="", mfc="white", mec="#333333")
+    return marker, OPEN_NOTE
+
+
 def _reference_lines(
     ax: Any, context: FigureContext, key: str, x_span: tuple[float, float] | None = None
 ) -> None:
@@ -445,7 +452,9 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
     lines = budget_lines(results)
     if not lines:
         return None
-    keys = _series_keys([r for line in lines for r in line.runs])
+    # A panel needs a point with a budget: plain runs alone draw no budget curve.
+    budgeted = [r for line in lines for r in line.runs if rehearsal_budget(r.strategy_settings)[1]]
+    keys = _series_keys(budgeted)
     if not keys:
         return None
     count = len(keys)
@@ -488,17 +497,7 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
         ax.set_ylabel(_axis_label(quantity_of(key)))
         _percent_axis(ax, top)
         ax.grid(axis="x", alpha=0.3)
-    extra = []
-    if any_partial:
-        from matplotlib.lines import Line2D
-
-        extra.append(
-            (
-                Line2D([], [], marker="o", linestyle="", mfc="white", mec="#333333"),
-                "open marker: partial",
-            )
-        )
-    _legend_below(figure, axes, extra)
+    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
     return Plot("budget", "Score against test-time budget (rehearsals N)", figure)
 
 
@@ -519,15 +518,20 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
     count = len(panels)
     figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
     axes = _panels(figure, count)
+    any_partial = False
     for ax, (bench, subset) in zip(axes, panels, strict=True):
         for result, curve in curves[(bench, subset)]:
             style = context.style(result)
             ks = sorted(curve)
+            coverage = result.benchmarks[bench].coverage
+            partial = coverage is not None and coverage.restrict([subset]).partial
+            any_partial = any_partial or partial
             ax.plot(
                 ks,
                 [100 * curve[k].value for k in ks],
                 marker="o",
                 color=style.colour,
+                mfc="white" if partial else style.colour,
                 label=context.label(result),
             )
             ax.fill_between(
@@ -544,7 +548,7 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
         ax.set_ylabel("pass^k (%), 95% CI band")
         _percent_axis(ax)
         ax.set_ylim(-3, 105)
-    _legend_below(figure, axes)
+    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
     return Plot("passk", "pass^k against k", figure)
 
 
@@ -574,6 +578,7 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
     count = len(keys)
     figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
     axes = _panels(figure, count)
+    any_partial = False
     for ax, key in zip(axes, keys, strict=True):
         for result in runs:
             tokens = costs.get(result.name, {}).get(key)
@@ -582,6 +587,7 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
                 continue
             style = context.style(result)
             partial = context.is_partial(result, key)
+            any_partial = any_partial or partial
             ax.errorbar(
                 [tokens], [100 * point.value], yerr=_yerr([point]), marker="o", capsize=3,
                 color=style.colour, mfc="white" if partial else style.colour,
@@ -600,7 +606,7 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
         ax.set_ylabel(_axis_label(quantity_of(key)))
         _percent_axis(ax)
         ax.margins(x=0.15)
-    _legend_below(figure, axes)
+    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
     return Plot("cost", "Score against cost", figure)
 
 

@@ -140,8 +140,8 @@ def test_labels_file_names_and_colours_runs_the_same_in_every_figure(tmp_path, t
     assert line_colours["base"] == "#112233"
     # The run the file gives no colour takes the palette colour of its place in the
     # sorted run order (second), in both figures.
-    assert colours["better (partial)"] == {PALETTE[1].lower()}
-    assert line_colours["better (partial)"] == PALETTE[1].lower()
+    assert colours["better"] == {PALETTE[1].lower()}
+    assert line_colours["better"] == PALETTE[1].lower()
 
 
 def test_default_colours_follow_sorted_run_order_not_the_figure():
@@ -168,10 +168,17 @@ def test_partial_numbers_are_hatched_and_say_so_in_the_legend(tmp_path, two_runs
     results = [load_run(r, n_boot=50) for r in two_runs]
     bars = build_plots(results, ["bars"])[0]
     hatches = {label: patch.get_hatch() for label, patch in _bars(bars.figure)}
-    assert hatches["better (partial)"] == PARTIAL_HATCH  # --limit 6
+    assert hatches["better"] == PARTIAL_HATCH  # 6 of 278 tasks, --limit 6
     assert hatches["base"] is None
     legend = [t.get_text() for t in bars.figure.legends[0].get_texts()]
-    assert "better (partial)" in legend and any(t.startswith("hatched: partial") for t in legend)
+    assert "better" in legend and any(t.startswith("hatched: partial") for t in legend)
+    # Curves mark a partial run's points with open markers, explained in the legend.
+    passk = build_plots(results, ["passk"])[0]
+    lines = {line.get_label(): line for line in passk.figure.axes[0].lines}
+    assert lines["better"].get_markerfacecolor() == "white"
+    assert lines["base"].get_markerfacecolor() != "white"
+    legend = [t.get_text() for t in passk.figure.legends[0].get_texts()]
+    assert any(t.startswith("open marker: partial") for t in legend)
 
 
 def test_published_rows_are_dashed_baselines_not_bars(tmp_path, two_runs):
@@ -179,7 +186,7 @@ def test_published_rows_are_dashed_baselines_not_bars(tmp_path, two_runs):
     gpt = next(r for r in results if r.is_reference and r.model == "GPT-4.1")
     bars = build_plots([r for r in results if not r.is_reference] + [gpt], ["bars"])[0]
     ax = bars.figure.axes[0]
-    assert {label for label, _ in _bars(bars.figure)} == {"base", "better (partial)"}
+    assert {label for label, _ in _bars(bars.figure)} == {"base", "better"}
     dashed = [c for c in ax.collections if c.get_label() == "GPT-4.1 (published, tau2)"]
     assert len(dashed) == 1
     segment = dashed[0].get_segments()[0]
