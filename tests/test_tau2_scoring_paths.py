@@ -121,3 +121,32 @@ def test_a_live_state_of_other_calls_is_ignored(retail):
     cut.final_state = fresh_copy(trajectory).final_state
     score = ADAPTER.score_now(retail, cut, Services())
     assert (score.details["state_source"], score.reward) == ("replay", 0.0)
+
+
+def test_policy_and_tools_are_planned_from_disk_without_loading_a_database(
+    private_cache, monkeypatch
+):
+    """The first planning of a domain stores its policy and tool schemas; a new
+    process plans from them and loads no database until an episode starts."""
+    domains._facts.cache_clear()
+    computed = (domains.policy("airline"), domains.agent_tools("airline"))
+    path = private_cache / gold_cache.tau2_version() / "airline" / "facts.json"
+    assert path.is_file()
+
+    domains._facts.cache_clear()
+    domains._pristine.cache_clear()
+
+    def refuse(domain):
+        raise AssertionError("a database was loaded to plan")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(domains, "_pristine", refuse)
+        assert (domains.policy("airline"), domains.agent_tools("airline")) == computed
+        assert domains.user_tools("airline") is None
+
+    # A broken or older entry is recomputed.
+    path.write_text('{"format": 0}')
+    domains._facts.cache_clear()
+    assert domains.policy("airline") == computed[0]
+    assert json.loads(path.read_text())["format"] == domains.FACTS_FORMAT
+    domains._facts.cache_clear()

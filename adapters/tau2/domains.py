@@ -192,18 +192,72 @@ def initialized_environment(domain: str, task: Task) -> Tau2Env:
     return env
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What a sample is planned from: the policy and the tool schemas. They depend
+    only on the installed tau2, so they are kept on disk beside the gold hashes
+    (gold_cache.py): planning a run then loads no database (a second per domain);
+    the first episode of the domain does."""
+
+    policy: str
+    tool_schemas: tuple[dict[str, Any], ...]
+    user_tool_schemas: tuple[dict[str, Any], ...] | None
+
+
+FACTS_FORMAT = 1  # bump when what _Facts holds, or how it is computed, changes
+
+
+def _facts_from_disk(data: object) -> _Facts | None:
+    if not isinstance(data, dict) or data.get("format") != FACTS_FORMAT:
+        return None
+    policy, tools, user = (
+        data.get("policy"),
+        data.get("tool_schemas"),
+        data.get("user_tool_schemas"),
+    )
+    if not isinstance(policy, str) or not isinstance(tools, list):
+        return None
+    if user is not None and not isinstance(user, list):
+        return None
+    return _Facts(policy, tuple(tools), None if user is None else tuple(user))
+
+
+@functools.cache
+def _facts(domain: str) -> _Facts:
+    from . import gold_cache
+
+    path = gold_cache.cache_folder() / domain / "facts.json"
+    found = _facts_from_disk(gold_cache.read_json(path))
+    if found is not None:
+        return found
+    pristine = _pristine(domain)
+    facts = _Facts(pristine.policy, pristine.tool_schemas, pristine.user_tool_schemas)
+    gold_cache.write_json(
+        path,
+        {
+            "format": FACTS_FORMAT,
+            "policy": facts.policy,
+            "tool_schemas": list(facts.tool_schemas),
+            "user_tool_schemas": None
+            if facts.user_tool_schemas is None
+            else list(facts.user_tool_schemas),
+        },
+    )
+    return facts
+
+
 def policy(domain: str) -> str:
-    return _pristine(domain).policy
+    return _facts(domain).policy
 
 
 def agent_tools(domain: str) -> list[dict[str, Any]]:
     """The agent's tool schemas (OpenAI format), in tau2's order."""
-    return [dict(schema) for schema in _pristine(domain).tool_schemas]
+    return [dict(schema) for schema in _facts(domain).tool_schemas]
 
 
 def user_tools(domain: str) -> list[dict[str, Any]] | None:
     """The user's tool schemas, or None for domains where the user has no tools."""
-    schemas = _pristine(domain).user_tool_schemas
+    schemas = _facts(domain).user_tool_schemas
     return None if schemas is None else [dict(schema) for schema in schemas]
 
 

@@ -70,14 +70,27 @@ def _read(path: Path) -> Hashes | None:
 
 
 def _write(path: Path, hashes: Hashes) -> None:
+    write_json(path, {"agent_db": hashes[0], "user_db": hashes[1]})
+
+
+def write_json(path: Path, data: object) -> None:
+    """Write one cache entry; a folder that cannot be written costs nothing but
+    the recomputation next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump({"agent_db": hashes[0], "user_db": hashes[1]}, out)
+            json.dump(data, out)
         os.replace(tmp, path)  # atomic: concurrent writers leave one whole file
     except OSError:
         pass
+
+
+def read_json(path: Path) -> object | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def clear_memory() -> None:
