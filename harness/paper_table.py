@@ -112,18 +112,6 @@ def parse_columns(text: str | None, results: list[RunResult]) -> list[ColumnSpec
     return specs
 
 
-def holm_adjust(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given: the i-th smallest of m
-    is multiplied by (m - i + 1), made monotone, capped at 1."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [0.0] * len(p_values)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
-        adjusted[index] = running
-    return adjusted
-
-
 def _metric_interval(
     result: RunResult, spec: ColumnSpec, value: float, n_boot: int, seed: int
 ) -> Interval | None:
@@ -205,7 +193,7 @@ def build_table(
         is_baseline = result.name == baseline.name
         if not is_baseline:
             raw = _p_values(result, baseline, columns, n_boot, seed)
-            for index, adjusted in zip(raw, holm_adjust(list(raw.values())), strict=True):
+            for index, adjusted in zip(raw, stats.holm_adjust(list(raw.values())), strict=True):
                 cells[index].p_value = raw[index]
                 cells[index].p_adjusted = adjusted
         rows.append(PaperRow(labels.get(result.name, result.name), result, cells, is_baseline))
