@@ -62,9 +62,12 @@ class RunSummary:
 
     def report_lines(self) -> list[str]:
         """What the command line prints to stderr after a run."""
+        from harness.leaderboard import partial_lines
+
         lines = [self.line(), *self.notes]
         lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
-        return lines
+        # Numbers over less than the benchmark's official set say so here too.
+        return lines + partial_lines(self.run_dir)
 
     def line(self) -> str:
         cache = (

@@ -291,6 +291,29 @@ def _drop_not_run(entry: BenchmarkEntry) -> None:
         entry.headline[metric] = None
 
 
+def run_coverage(run_dir: Path) -> dict[str, Coverage]:
+    """benchmark -> what its numbers cover in one run folder (no intervals computed)."""
+    store = RunStore(Path(run_dir))
+    manifest = store.read_manifest()
+    scores = load_scores(Path(run_dir))
+    tasks = stats.task_outcomes(scores.get("records") or store.records())
+    groups = stats.by_benchmark(tasks.values())
+    trials = (scores.get("settings") or {}).get("trials") or manifest.get("trials") or 1
+    return {
+        bench: _coverage(bench, groups.get(bench, []), int(trials), run_limit(manifest, bench))
+        for bench in sort_benchmarks(scores.get("benchmarks") or {})
+    }
+
+
+def partial_lines(run_dir: Path) -> list[str]:
+    """One line per benchmark of a run whose numbers are partial, saying what they cover."""
+    return [
+        f"partial: {benchmark_label(bench)}: {coverage.describe()}"
+        for bench, coverage in run_coverage(run_dir).items()
+        if coverage.partial
+    ]
+
+
 def _pass_hat_k(
     benchmark: str, tasks: list[TaskOutcome], n_boot: int, seed: int
 ) -> dict[str, dict[int, Estimate]]:

@@ -23,7 +23,7 @@ from harness.cli import main
 from harness.commands.compare import render_json as compare_json
 from harness.commands.compare import render_markdown as compare_markdown
 from harness.coverage import LEGEND, PARTIAL_MARK
-from harness.leaderboard import load_run, render
+from harness.leaderboard import load_run, partial_lines, render
 from harness.report import ReportOptions, build_report
 from harness.scoring import score_run
 from harness.stats import compare_runs
@@ -229,3 +229,21 @@ def test_a_subset_not_run_shows_a_dash_not_a_zero(tau_run, tmp_path):
     other_row = next(r for r in rows if r.startswith("| other |"))
     other_cells = [c.strip() for c in other_row.strip("|").split("|")]
     assert other_cells[columns.index("pass^1/airline (%)")] == "-"
+
+
+def test_the_lines_after_a_run_say_which_numbers_are_partial(shared_data, tmp_path, capsys):
+    out = tmp_path / "fin-limit"
+    _cli_run(["run", "--suite", "finmcp", "--model", "oracle", "--limit", "1"] + [
+        "--data-dir", str(shared_data / "finmcp"), "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if line.startswith("partial: "))
+    assert line.startswith("partial: FinMCP-Bench: 3/613 samples, 3/3 subsets, 1 trial")
+    assert "run with a limit of 1 sample(s) per subset" in line
+    assert partial_lines(out) == [line]
+
+
+def test_no_partial_line_for_a_complete_run(tmp_path):
+    tasks = {"airline": [[True]] * 50, "retail": [[True]] * 114, "telecom": [[True]] * 114}
+    run_dir = make_run(tmp_path, "whole", _tau2_records(tasks), {})
+    score_run(run_dir, rescore=False)
+    assert partial_lines(run_dir) == []
