@@ -28,16 +28,18 @@ from __future__ import annotations
 import base64
 import html
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness import stats
 from harness.boundary import dumps_safe
 from harness.commands.compare import COLUMNS as COMPARE_COLUMNS
 from harness.commands.compare import coverage_notes, row_cells, scope_partial
+from harness.errors import ConfigError
 from harness.leaderboard import (
     RunResult,
     Table,
@@ -48,6 +50,7 @@ from harness.leaderboard import (
 )
 from harness.models.redact import masker
 from harness.reference import ReferenceTable
+from harness.report_data import PackedSamples, compress_text, pack_samples
 from harness.store import RunStore
 
 DEFAULT_MAX_CHARS = 20_000
@@ -56,6 +59,7 @@ MAX_DEPTH_SHOWN = 40
 MAX_SAMPLE_CHARS = 2_000_000
 PAGE_SIZE = 50
 MAX_FLIPS_SHOWN = 50
+MAX_BASELINES = 6  # up to this many runs, the page offers each as the baseline
 
 OUTCOME_FAIL, OUTCOME_PASS, OUTCOME_ERROR = 0, 1, 2
 
@@ -68,6 +72,7 @@ class ReportOptions:
     max_chars: int = DEFAULT_MAX_CHARS  # 0: keep every string whole
     plots: bool = True
     title: str = "harness report"
+    baseline: str | None = None  # the run others are compared against (default: the first)
 
 
 @dataclass
@@ -78,18 +83,6 @@ class ReportSummary:
 
 
 # --- escaping -------------------------------------------------------------------------------
-
-
-def json_for_script(data: Any) -> str:
-    """JSON that is safe inside a <script type="application/json"> element."""
-    text = dumps_safe(data, separators=(",", ":"), default=str)
-    return (
-        text.replace("&", "\\u0026")
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
 
 
 def _esc(value: Any) -> str:
@@ -140,37 +133,54 @@ def outcome_of(record: dict[str, Any]) -> int:
     return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
 
 
-def _detail(record: dict[str, Any], run_name: str, max_chars: int) -> dict[str, Any]:
-    """What the viewer shows of one record (everything but bulky load options)."""
-    keep = ("key", "status", "error", "score", "score_error", "metadata", "latency_s", "seed")
+def _detail(record: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """What the viewer shows of one record (everything but bulky load options; its
+    run and key travel in the index)."""
+    keep = ("status", "error", "score", "score_error", "metadata", "latency_s", "seed")
     detail = {name: record.get(name) for name in keep}
-    detail["run"] = run_name
     detail["trajectory"] = record.get("trajectory") or {}
     return truncate_strings(detail, max_chars)
 
 
-def detail_json(record: dict[str, Any], run_name: str, max_chars: int) -> str:
-    """One sample's JSON for its data block, within MAX_SAMPLE_CHARS unless
-    ``max_chars`` is 0: cut harder (and at last to a stub) until it fits."""
-    text = json_for_script(_detail(record, run_name, max_chars))
-    if max_chars <= 0:
-        return text
+def sample_detail(record: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """One sample's detail, its JSON within MAX_SAMPLE_CHARS unless ``max_chars`` is
+    0: cut harder (and at last to a stub) until it fits."""
+    detail = _detail(record, max_chars)
+    if max_chars <= 0 or len(dumps_safe(detail, default=str)) <= MAX_SAMPLE_CHARS:
+        return detail
     chars, items, depth = max_chars, MAX_ITEMS_SHOWN, MAX_DEPTH_SHOWN
-    while len(text) > MAX_SAMPLE_CHARS and chars > 100:
+    while chars > 100:
         chars, items, depth = chars // 10, max(5, items // 4), max(8, depth // 2)
-        detail = _detail(record, run_name, 0)
-        text = json_for_script(truncate_strings(detail, chars, items, depth))
-    if len(text) > MAX_SAMPLE_CHARS:
-        stub = {name: record.get(name) for name in ("key", "status", "latency_s", "seed")}
-        stub.update(run=run_name, trajectory={}, note="sample too large to show")
-        text = json_for_script(truncate_strings(stub, 1000))
-    return text
+        detail = truncate_strings(_detail(record, 0), chars, items, depth)
+        if len(dumps_safe(detail, default=str)) <= MAX_SAMPLE_CHARS:
+            return detail
+    stub = {name: record.get(name) for name in ("status", "latency_s", "seed")}
+    stub.update(trajectory={}, note="sample too large to show")
+    return truncate_strings(stub, 1000)
+
+
+# The index's row layout (the viewer reads rows by these positions).
+INDEX_COLUMNS = (
+    "run",
+    "benchmark",
+    "subset",
+    "sample_id",
+    "trial",
+    "outcome",
+    "reward",
+    "key",
+    "entry",
+)
 
 
 @dataclass
 class SampleData:
-    index: dict[str, Any]  # compact, parsed on load
-    details: list[str]  # one JSON text per sample, parsed when opened
+    index: dict[str, Any]  # compact; compressed into one block, inflated on load
+    packed: PackedSamples  # the details, shared and compressed in chunks
+
+    @property
+    def count(self) -> int:
+        return len(self.index["rows"])
 
 
 def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
@@ -185,7 +195,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
         return table[value]
 
     rows: list[list[Any]] = []
-    details: list[str] = []
+    details: list[dict[str, Any]] = []
     masking = masker()  # the known secrets gathered once for every record
     for result in results:
         if result.run_dir is None:
@@ -211,17 +221,22 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
                     record["key"],
                 ]
             )
-            # A key echoed in output must not be shown: masked as data, before the
+            # A key echoed in output must not be shown: masked as data, before any
             # JSON text exists (a pattern over JSON text can break its escapes).
-            details.append(detail_json(masking.mask(record), result.name, max_chars))
+            details.append(sample_detail(masking.mask(record), max_chars))
+    packed = pack_samples(details)
+    for row, entry in zip(rows, packed.roots, strict=True):
+        row.append(entry)
     index = {
+        "columns": list(INDEX_COLUMNS),
         "runs": runs,
         "benchmarks": benchmarks,
         "subsets": subsets,
         "rows": rows,
+        "chunks": packed.chunk_starts,
         "page_size": PAGE_SIZE,
     }
-    return SampleData(index, details)
+    return SampleData(index, packed)
 
 
 # --- HTML pieces -------------------------------------------------------------------------------
@@ -243,6 +258,25 @@ def table_html(table: Table) -> str:
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
         + (f'<ul class="notes">{notes}</ul>' if notes else "")
+    )
+
+
+def sample_link(run: str, key: str, beside: str | None = None) -> str:
+    """The viewer's address of a sample (a task key opens its first trial), shown
+    beside the same task in run ``beside``."""
+    target = "#sample=" + quote(f"{run}/{key}", safe="")
+    return target + ("&with=" + quote(beside, safe="") if beside else "")
+
+
+def flips_html(a: RunResult, b: RunResult, label: str, benchmark: str, keys: list[str]) -> str:
+    links = ", ".join(
+        f'<a class="flip" href="{_esc(sample_link(a.name, key, b.name))}">{_esc(key)}</a>'
+        for key in keys[:MAX_FLIPS_SHOWN]
+    )
+    more = len(keys) - min(len(keys), MAX_FLIPS_SHOWN)
+    return (
+        f"<li>{_esc(benchmark)} — {_esc(label)} ({len(keys)}): {links or '-'}"
+        f"{_esc(f' … and {more} more' if more else '')}</li>"
     )
 
 
@@ -270,16 +304,8 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
             warnings += [f"{item.label}: {w}" for w in item.warnings]
         warnings += coverage_notes(a, b, comparison)
         head = comparison.headline
-        for label, keys in (
-            ("A passed, B failed", head.a_only),
-            ("B passed, A failed", head.b_only),
-        ):
-            shown = ", ".join(keys[:MAX_FLIPS_SHOWN])
-            more = len(keys) - min(len(keys), MAX_FLIPS_SHOWN)
-            flips.append(
-                f"<li>{_esc(comparison.benchmark)} — {_esc(label)} ({len(keys)}): "
-                f"{_esc(shown or '-')}{_esc(f' … and {more} more' if more else '')}</li>"
-            )
+        flips.append(flips_html(a, b, "A passed, B failed", comparison.benchmark, head.a_only))
+        flips.append(flips_html(a, b, "B passed, A failed", comparison.benchmark, head.b_only))
     parts.append(
         f'<div class="scroll"><table><thead>{header}</thead><tbody>{"".join(rows)}</tbody>'
         "</table></div>"
@@ -290,8 +316,49 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
             + "".join(f"<li>{_esc(w)}</li>" for w in dict.fromkeys(warnings))
             + "</ul>"
         )
-    parts.append('<ul class="flips">' + "".join(flips) + "</ul>")
+    parts.append(
+        '<p class="notes">Each flipped task opens A and B side by side.</p>'
+        '<ul class="flips">' + "".join(flips) + "</ul>"
+    )
     return "".join(parts)
+
+
+def baseline_index(runs: list[RunResult], name: str | None) -> int:
+    if name is None:
+        return 0
+    names = [r.name for r in runs]
+    if name not in names:
+        raise ConfigError(f"--baseline {name!r} is none of the runs ({', '.join(names)})")
+    return names.index(name)
+
+
+def comparisons_html(runs: list[RunResult], options: ReportOptions) -> str:
+    """Every other run against the baseline; with up to MAX_BASELINES runs, the
+    comparisons against each run too, one shown at a time (the page's baseline choice)."""
+    chosen = baseline_index(runs, options.baseline)
+    bases = range(len(runs)) if len(runs) <= MAX_BASELINES else [chosen]
+    blocks, choices = [], []
+    for i in bases:
+        base = runs[i]
+        inner = "".join(
+            comparison_html(base, other, options.n_boot, options.seed)
+            for other in runs
+            if other is not base
+        )
+        hidden = "" if i == chosen else " hidden"
+        blocks.append(f'<div class="baseline" data-baseline="{i}"{hidden}>{inner}</div>')
+        selected = " selected" if i == chosen else ""
+        choices.append(f'<option value="{i}"{selected}>{_esc(base.name)}</option>')
+    chooser = (
+        '<div class="baseline-choice"><label>baseline (A) <select id="baseline">'
+        + "".join(choices)
+        + "</select></label></div>"
+    )
+    return (
+        chooser + "<p>Δ = B − A on shared tasks; 95% paired bootstrap CI; McNemar exact test on "
+        "tasks that passed in only one run; MDE = (z0.975 + z0.80) × SE(Δ), the smallest "
+        "difference found significant 80% of the time.</p>" + "".join(blocks)
+    )
 
 
 def plots_html(results: list[RunResult]) -> str:
@@ -323,6 +390,7 @@ def runs_html(results: list[RunResult]) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
+DATA_TYPE = "text/x-deflate-base64"  # not a script type: the browser never runs the blocks
 ASSETS = "report_assets"  # package data beside this module: the page's CSS and script
 
 
@@ -349,14 +417,27 @@ def viewer_html(samples: SampleData) -> str:
     )
 
 
+def distinct_names(results: list[RunResult]) -> list[RunResult]:
+    """The runs with names made distinct ("name (2)" for a second run of that name:
+    two folders of one run), so that the viewer and its links tell them apart."""
+    seen: dict[str, int] = {}
+    distinct = []
+    for result in results:
+        count = seen[result.name] = seen.get(result.name, 0) + 1
+        distinct.append(result if count == 1 else replace(result, name=f"{result.name} ({count})"))
+    return distinct
+
+
 def render_report(
     results: list[RunResult],
     references: list[ReferenceTable],
     options: ReportOptions,
 ) -> tuple[str, int]:
     """The report's HTML text and the number of samples it holds."""
+    results = distinct_names(results)
     runs = [r for r in results if not r.is_reference]
     samples = collect_samples(runs, options.max_chars)
+    index_json = dumps_safe(samples.index, separators=(",", ":"), default=str)
     nonce = secrets.token_urlsafe(16)
     policy = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
@@ -372,14 +453,9 @@ def render_report(
         f'<section id="leaderboard"><h2>Leaderboard</h2>{tables}</section>',
     ]
     if len(runs) >= 2:
-        comparisons = "".join(
-            comparison_html(runs[0], other, options.n_boot, options.seed) for other in runs[1:]
-        )
         sections.append(
-            '<section id="comparison"><h2>Paired comparisons (against the first run)</h2>'
-            "<p>Δ = B − A on shared tasks; 95% paired bootstrap CI; McNemar exact test on "
-            "tasks that passed in only one run; MDE = (z0.975 + z0.80) × SE(Δ), the smallest "
-            f"difference found significant 80% of the time.</p>{comparisons}</section>"
+            '<section id="comparison"><h2>Paired comparisons</h2>'
+            f"{comparisons_html(runs, options)}</section>"
         )
     if options.plots:
         sections.append(f'<section id="plots"><h2>Plots</h2>{plots_html(results)}</section>')
@@ -387,13 +463,13 @@ def render_report(
     body = "".join(sections)
     names = ["runs", "leaderboard", "comparison", "plots", "samples"]
     nav = "".join(f'<a href="#{n}">{n}</a>' for n in names if f'<section id="{n}">' in body)
+    # Base64 blocks: no record text can hold markup, whatever it contains.
     data_blocks = [
-        f'<script type="application/json" id="sample-index">{json_for_script(samples.index)}'
-        "</script>"
+        f'<script type="{DATA_TYPE}" id="sample-index">{compress_text(index_json)}</script>'
     ]
     data_blocks += [
-        f'<script type="application/json" id="d{i}">{text}</script>'
-        for i, text in enumerate(samples.details)
+        f'<script type="{DATA_TYPE}" id="c{i}">{chunk}</script>'
+        for i, chunk in enumerate(samples.packed.chunks)
     ]
     page = (
         "<!DOCTYPE html>\n"
@@ -403,13 +479,13 @@ def render_report(
         f"<title>{_esc(options.title)}</title><style>{asset_text('report.css')}</style></head><body>"
         f"<header><h1>{_esc(options.title)}</h1>"
         f"<div>generated {_esc(generated)} · {len(runs)} run(s) · "
-        f"{len(samples.details)} sample record(s)</div>"
+        f"{samples.count} sample record(s)</div>"
         f"<nav>{nav}</nav></header>"
         + body
         + "\n".join(data_blocks)
         + f'<script nonce="{nonce}">{asset_text("viewer.js")}</script></body></html>\n'
     )
-    return page, len(samples.details)
+    return page, samples.count
 
 
 def build_report(

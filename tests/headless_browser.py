@@ -62,51 +62,77 @@ def keep_artifact(path: Path) -> None:
 
 
 # Pages through the viewer's list and clicks every sample, as a reader would; a
-# sample "opens" when its detail heading appears without a script error.
+# sample "opens" when its detail heading appears without a script error. The
+# viewer inflates its data asynchronously: it marks the body with data-ready once
+# its list is shown and with data-opened once a sample's detail is drawn.
 _OPEN_EVERY_SAMPLE = r"""
 (function () {
   var errors = [];
   window.addEventListener("error", function (e) { errors.push(String(e.message)); });
-  var opened = 0, failed = [], pages = 0;
-  while (pages < 100000) {
-    var buttons = document.querySelectorAll("#list button");
-    for (var k = 0; k < buttons.length; k++) {
-      var before = errors.length;
-      document.getElementById("detail").replaceChildren();
-      buttons[k].click();
-      var heading = document.querySelector("#detail h3");
-      if (heading && errors.length === before) opened++;
-      else failed.push(buttons[k].textContent);
-    }
-    var label = document.getElementById("page").textContent;
-    document.getElementById("next").click();
-    pages++;
-    if (document.getElementById("page").textContent === label) break;
+  window.addEventListener("unhandledrejection", function (e) { errors.push(String(e.reason)); });
+  var opened = 0, failed = [], pages = 0, body = document.body;
+  // Calls then() once test() holds, re-checked whenever the body's attributes change.
+  function until(test, then) {
+    if (test()) { then(); return; }
+    var observer = new MutationObserver(function () {
+      if (!test()) return;
+      observer.disconnect();
+      then();
+    });
+    observer.observe(body, {attributes: true});
   }
-  var out = document.createElement("pre");
-  out.id = "probe-result";
-  out.textContent = JSON.stringify({opened: opened, failed: failed.slice(0, 20),
-                                    errors: errors.slice(0, 20), title: document.title});
-  document.body.appendChild(out);
+  function finish() {
+    var out = document.createElement("pre");
+    out.id = "probe-result";
+    out.textContent = JSON.stringify({opened: opened, failed: failed.slice(0, 20),
+                                      errors: errors.slice(0, 20), title: document.title});
+    body.appendChild(out);
+  }
+  function clickEach(k) {
+    var buttons = document.querySelectorAll("#list button");
+    if (k >= buttons.length) {
+      var label = document.getElementById("page").textContent;
+      document.getElementById("next").click();
+      pages++;
+      if (document.getElementById("page").textContent === label || pages > 100000) finish();
+      else clickEach(0);
+      return;
+    }
+    var before = errors.length, button = buttons[k], text = button.textContent;
+    document.getElementById("detail").replaceChildren();
+    body.removeAttribute("data-opened");
+    button.click();
+    until(function () { return body.hasAttribute("data-opened"); }, function () {
+      if (document.querySelector("#detail h3") && errors.length === before) opened++;
+      else failed.push(text);
+      clickEach(k + 1);
+    });
+  }
+  until(function () { return body.hasAttribute("data-ready"); }, function () {
+    until(function () { return body.hasAttribute("data-opened"); }, function () { clickEach(0); });
+  });
 })();
 """
 
 
-def open_every_sample(profile_dir: Path, report: Path) -> dict:
-    """Open every sample of a report in Chromium: {"opened", "failed", "errors", "title"}.
-
-    The probe runs in a copy of the report, allowed by the page's own script nonce.
-    """
+def run_probe(profile_dir: Path, report: Path, script: str, fragment: str = "") -> dict:
+    """Run ``script`` in a copy of the report (allowed by the page's own nonce) and
+    return the JSON it writes into ``<pre id="probe-result">``."""
     import html
     import json
     import re
 
     page = report.read_text(encoding="utf-8")
     nonce = re.search(r'<script nonce="([^"]+)">', page).group(1)
-    probe = f'<script nonce="{nonce}">{_OPEN_EVERY_SAMPLE}</script>'
+    probe = f'<script nonce="{nonce}">{script}</script>'
     copy = profile_dir / f"probe-{report.name}"
     copy.write_text(page.replace("</body></html>", probe + "</body></html>"), encoding="utf-8")
-    done = run_chromium(profile_dir, "--dump-dom", copy.as_uri())
+    done = run_chromium(profile_dir, "--dump-dom", copy.as_uri() + fragment)
     found = re.search(r'<pre id="probe-result">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stderr[-2000:]
     return json.loads(html.unescape(found.group(1)))
+
+
+def open_every_sample(profile_dir: Path, report: Path) -> dict:
+    """Open every sample of a report in Chromium: {"opened", "failed", "errors", "title"}."""
+    return run_probe(profile_dir, report, _OPEN_EVERY_SAMPLE)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness import report_data
 from harness.boundary import MAX_DEPTH, dumps_safe, loads_bounded, sanitise
 from harness.calls import try_parse_python_calls
 from harness.errors import ModelOutputError
@@ -345,10 +345,10 @@ def test_arbitrary_replies_always_give_standard_records_and_a_report_that_opens(
     out = tmp_path / "report.html"
     summary = build_report([run_dir], out, ReportOptions(plots=False))
     page = out.read_text(encoding="utf-8")
-    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
+    blocks = report_data.read_samples(page)
     assert summary.samples == len(blocks) == len(read_records(run_dir / "samples.jsonl").latest)
     for block in blocks:
-        strict_loads(block)
+        strict_loads(json.dumps(block, allow_nan=False))
 
 
 def test_report_truncates_lists_and_objects_and_bounds_each_sample(tmp_path):
@@ -364,13 +364,13 @@ def test_report_truncates_lists_and_objects_and_bounds_each_sample(tmp_path):
     build_report([run], out, ReportOptions(plots=False))
     page = out.read_text(encoding="utf-8")
     assert len(page) < 8_000_000
-    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
-    details = [strict_loads(b) for b in blocks]
-    rows = next(d for d in details if d["key"].startswith("toy/easy/big"))["trajectory"]["extra"]
+    keys = [row[7] for row in report_data.read_index(page)["rows"]]
+    details = dict(zip(keys, report_data.read_samples(page), strict=True))
+    rows = details["toy/easy/big#0"]["trajectory"]["extra"]
     assert len(rows["rows"]) == 201 and "99800 more items" in rows["rows"][-1]
-    wide_map = next(d for d in details if "wide" in d["key"])["trajectory"]["extra"]["map"]
+    wide_map = details["toy/easy/wide#0"]["trajectory"]["extra"]["map"]
     assert len(wide_map) == 201 and "49800 more keys" in wide_map["…"]
-    assert all(len(b) <= 2_000_000 for b in blocks)
+    assert all(len(json.dumps(d, ensure_ascii=False)) <= 2_000_000 for d in details.values())
 
 
 def test_the_episode_timeout_fires_even_when_an_episode_swallows_its_cancellation(tmp_path):

@@ -10,10 +10,12 @@ from urllib.parse import quote
 
 import pytest
 from fake_runs import make_run, pass_fail_records, record
-from headless_browser import dump_dom, keep_artifact, run_chromium
+from headless_browser import dump_dom, keep_artifact, run_chromium, run_probe
 
 from harness.cli import main
-from harness.report import ReportOptions, build_report, json_for_script
+from harness.errors import ConfigError
+from harness.report import ReportOptions, build_report
+from harness.report_data import read_index, read_samples
 
 # Each would change the page if the browser ever treated it as markup.
 SCRIPT_ATTACK = "<script>document.title='pwned'</script>"
@@ -76,13 +78,6 @@ def evil_run(tmp_path):
     )
 
 
-def test_json_for_script_leaves_no_markup_characters():
-    value = {"a": "</script><!-- & \u2028 \u2029 >", "<key>": ["&amp;"]}
-    text = json_for_script(value)
-    assert not set("<>&\u2028\u2029") & set(text)
-    assert json.loads(text) == value
-
-
 def test_model_output_is_escaped_in_the_html_text(evil_run, tmp_path):
     out = tmp_path / "report.html"
     summary = build_report([evil_run], out, ReportOptions(n_boot=100))
@@ -90,9 +85,15 @@ def test_model_output_is_escaped_in_the_html_text(evil_run, tmp_path):
     assert summary.samples == 3
     for attack in (SCRIPT_ATTACK, IMG_ATTACK, HTML_ATTACK, SVG_ATTACK, "<iframe", "<img src=y"):
         assert attack not in page
-    # Exactly our own script runs: the others are JSON blocks (index + one per sample).
-    assert page.count("<script") == 1 + 1 + 3
-    assert page.count('<script type="application/json"') == 4
+    # Exactly our own script runs: the others are base64 data blocks (index + chunks).
+    chunks = len(read_index(page)["chunks"])
+    assert page.count("<script") == 1 + 1 + chunks
+    assert page.count('<script type="text/x-deflate-base64"') == 1 + chunks
+    blocks = re.findall(r'<script type="text/x-deflate-base64" id="[^"]+">(.*?)</script>', page)
+    assert all(re.fullmatch(r"[A-Za-z0-9+/=]*", block) for block in blocks)
+    # The data holds the attacks as plain text.
+    evil = next(s for s in read_samples(page) if s["trajectory"]["messages"][3:])
+    assert evil["trajectory"]["messages"][3]["content"] == SCRIPT_ATTACK
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
     assert html.unescape(policy).startswith("default-src 'none'; img-src data:;")
     # The model name from the manifest is escaped in the leaderboard.
@@ -124,8 +125,11 @@ def test_no_injected_script_runs_in_chromium_and_the_viewer_shows_the_text(evil_
     assert "hidden from the agent" in detail and "hidden goal: insist on a refund" in detail
     assert "rehearsal memory (parallel, N = 1)" in detail
     assert "Lesson: check airport codes first. &lt;svg onload=" in detail
-    # Score details are shown as JSON, so their quotes are backslash-escaped.
-    assert '"judge_note": "&lt;iframe src=\\"javascript:alert(1)\\"&gt;' in detail
+    # A plain score detail is a row of its table, as text.
+    assert (
+        '<td>judge_note</td><td>&lt;iframe src="javascript:alert(1)"&gt;&lt;/iframe&gt;</td>'
+        in detail
+    )
     assert "line one\u2028line two\u2029end" in detail
     # The list shows the three samples of the run.
     assert "3 of 3 samples" in dom
@@ -147,9 +151,9 @@ def test_long_strings_are_cut_and_marked(tmp_path):
     )
     out = tmp_path / "r.html"
     build_report([run], out, ReportOptions(n_boot=50, max_chars=1000, plots=False))
-    page = out.read_text(encoding="utf-8")
-    assert "x" * 1000 + " … [truncated: 49000 more characters]" in page
-    assert "x" * 1001 not in page
+    (sample,) = read_samples(out.read_text(encoding="utf-8"))
+    shown = sample["trajectory"]["messages"][0]["content"]
+    assert shown == "x" * 1000 + " … [truncated: 49000 more characters]"
 
 
 def test_report_command_with_two_runs_comparison_plots_and_reference(tmp_path, capsys):
@@ -170,7 +174,12 @@ def test_report_command_with_two_runs_comparison_plots_and_reference(tmp_path, c
     assert main([*argv, "--n-boot", "200"]) == 0
     page = out.read_text(encoding="utf-8")
     assert "Paired comparisons" in page and "envace-8b against A = qwen3-8b" in page
-    assert "tau2/airline/t1, tau2/airline/t2" in page  # B passed, A failed
+    # B passed, A failed: each flipped task links to A and B side by side.
+    assert (
+        '<a class="flip" href="#sample=qwen3-8b%2Ftau2%2Fairline%2Ft1&amp;with=envace-8b">'
+        "tau2/airline/t1</a>, "
+        '<a class="flip" href="#sample=qwen3-8b%2Ftau2%2Fairline%2Ft2&amp;with=envace-8b">'
+    ) in page
     assert page.count('src="data:image/png;base64,') >= 2  # bars and cost at least
     assert "ref:envace" in page and "EnvACE-8B" in page
     assert "http://" not in page and "https://" not in page  # nothing to fetch
@@ -192,5 +201,123 @@ def test_credentials_echoed_in_records_are_masked(tmp_path, monkeypatch):
     out = tmp_path / "r.html"
     build_report([run], out, ReportOptions(n_boot=50, plots=False))
     page = out.read_text(encoding="utf-8")
-    assert "sk-live0123456789abcdef" not in page and "envsecret-0123456789" not in page
-    assert "auth failed for ***" in page and "the key is ***" in page
+    data = json.dumps(read_samples(page))
+    for text in (page, data):
+        assert "sk-live0123456789abcdef" not in text and "envsecret-0123456789" not in text
+    assert "auth failed for ***" in data and "the key is ***" in data
+
+
+def two_runs(tmp_path, runs=("base", "tuned")):
+    """Two runs of 60 tasks; the tuned one passes tasks 40..59 too, and every record
+    carries rubric verdicts."""
+
+    def records(passing: int) -> list[dict]:
+        out = []
+        for n in range(60):
+            verdicts = [
+                {"rubric": "greets the user", "met": True, "justification": "said hello"},
+                {"rubric": "books the flight", "met": n < passing, "justification": f"task {n}"},
+            ]
+            messages = [{"role": "assistant", "content": f"reply for task {n}, {passing}"}]
+            out.append(
+                record(
+                    "tau2",
+                    "airline",
+                    f"t{n:02d}",
+                    passed=n < passing,
+                    messages=messages,
+                    details={"rubrics": verdicts, "note": "rubric judge"},
+                )
+            )
+        return out
+
+    made = []
+    for name, passing in zip(runs, (40, 60), strict=True):
+        rate = passing / 60
+        made.append(
+            make_run(
+                tmp_path, name, records(passing), {"tau2": {"airline": rate, "tau2_mean": rate}}
+            )
+        )
+    return made
+
+
+def test_baseline_option_and_every_baseline_in_the_page(tmp_path):
+    base, tuned = two_runs(tmp_path)
+    out = tmp_path / "r.html"
+    build_report([base, tuned], out, ReportOptions(n_boot=100, plots=False, baseline="tuned"))
+    page = out.read_text(encoding="utf-8")
+    # Both baselines are in the page; the chosen one is shown, the other hidden.
+    assert '<div class="baseline" data-baseline="1"><h3>B = base against A = tuned</h3>' in page
+    assert '<div class="baseline" data-baseline="0" hidden><h3>B = tuned against A = base' in page
+    assert '<option value="1" selected>tuned</option>' in page
+    # Against "tuned", base lost tasks 40..59: A passed, B failed (20).
+    assert "A passed, B failed (20)" in page
+    with pytest.raises(ConfigError, match="--baseline 'nope' is none of the runs"):
+        build_report([base, tuned], out, ReportOptions(plots=False, baseline="nope"))
+
+
+# Clicks a flip link, then changes the baseline; reports what the page shows.
+FLIP_PROBE = r"""
+(function () {
+  var body = document.body;
+  function later(test, then) {
+    if (test()) { then(); return; }
+    var observer = new MutationObserver(function () {
+      if (test()) { observer.disconnect(); then(); }
+    });
+    observer.observe(body, {attributes: true, subtree: true, childList: true});
+  }
+  function text(selector) {
+    return Array.prototype.map.call(document.querySelectorAll(selector),
+                                    function (n) { return n.textContent; });
+  }
+  later(function () { return body.hasAttribute("data-ready"); }, function () {
+    var result = {};
+    result.deepLinked = body.getAttribute("data-opened");
+    result.current = text("#list button.current");
+    result.ariaCurrent = text('#list button[aria-current="true"]');
+    result.page = document.getElementById("page").textContent;
+    result.panes = text("#detail .pane h3");
+    result.rubricRows = text("#detail table.records tr").length;
+    result.verdicts = text("#detail td.verdict");
+    var link = document.querySelector("div.baseline:not([hidden]) a.flip");
+    result.link = link.textContent;
+    body.removeAttribute("data-opened");
+    link.click();
+    later(function () { return body.hasAttribute("data-opened"); }, function () {
+      result.afterClick = text("#detail .pane h3");
+      result.hash = decodeURIComponent(location.hash);
+      var select = document.getElementById("baseline");
+      select.value = "1";
+      select.dispatchEvent(new Event("change"));
+      result.visible = text("div.baseline:not([hidden]) h3");
+      var out = document.createElement("pre");
+      out.id = "probe-result";
+      out.textContent = JSON.stringify(result);
+      body.appendChild(out);
+    });
+  });
+})();
+"""
+
+
+def test_deep_link_flip_links_side_by_side_rubrics_and_baseline_in_chromium(tmp_path):
+    base, tuned = two_runs(tmp_path)
+    out = tmp_path / "r.html"
+    build_report([base, tuned], out, ReportOptions(n_boot=100, plots=False))
+    # Sample 55 of run "tuned" is on the third page of the list (50 a page, runs in order).
+    fragment = "#sample=" + quote("tuned/tau2/airline/t55#0", safe="")
+    seen = run_probe(tmp_path, out, FLIP_PROBE, fragment)
+
+    assert seen["deepLinked"] == "tau2/airline/t55#0"
+    assert seen["current"] == seen["ariaCurrent"] == ["PASS tuned · tau2/airline/t55#0 · reward 1"]
+    assert seen["page"] == "page 3 of 3"
+    assert seen["panes"] == ["tau2/airline/t55#0  (tuned)"]
+    # Rubric verdicts as a table: a header and one row per rubric.
+    assert seen["rubricRows"] == 3 and seen["verdicts"] == ["✓ yes", "✓ yes"]
+    # The first flip against baseline "base": task 40 passed only in "tuned".
+    assert seen["link"] == "tau2/airline/t40"
+    assert seen["afterClick"] == ["tau2/airline/t40#0  (base)", "tau2/airline/t40#0  (tuned)"]
+    assert seen["hash"] == "#sample=base/tau2/airline/t40&with=tuned"
+    assert seen["visible"] == ["B = base against A = tuned"]

@@ -22,6 +22,7 @@ from harness.models.redact import (
     scrub_secrets,
     secret_scope,
 )
+from harness.report_data import read_samples
 from harness.serving.specs import mask_secret_args
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer, Reply
@@ -90,6 +91,8 @@ def assert_nothing_planted(root: Path, streams: str) -> int:
     checked = 0
     for path in [p for p in root.rglob("*") if p.is_file()]:
         text = path.read_bytes().decode("utf-8", errors="replace")
+        if path.suffix == ".html":  # a report: its samples are compressed, read them too
+            text += json.dumps(read_samples(text), ensure_ascii=False)
         for secret in PLANTED:
             assert secret not in text, f"{secret} in {path}"
             assert b64(f"{URL_USER}:{URL_PASS}") not in text, path
@@ -154,12 +157,9 @@ def test_no_planted_secret_reaches_any_file_or_stream(env, tmp_path, capsys):
     harmless = read_records(out / "direct" / "samples.jsonl").latest["toy/hard/hard-0#0"]
     assert harmless["trajectory"]["messages"][-1]["content"] == HARMLESS
     assert list(cache.rglob("*.json")), "the cache was used"
-    # Every sample of the report opens as JSON (masking never broke an escape).
+    # Every sample of the report reads back (masking never broke an escape).
     page = (out / "report.html").read_text()
-    blocks = re.findall(r'<script type="application/json" id="d\d+">(.*?)</script>', page, re.S)
-    assert len(blocks) >= 16
-    for block in blocks:
-        json.loads(block)
+    assert len(read_samples(page)) >= 16
 
 
 def test_masking_runs_on_data_not_on_json_text():

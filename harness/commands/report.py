@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=20_000,
         help="cut longer strings in the sample viewer (0: keep everything)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="run (folder name) the others are compared against (default: the first; "
+        "the page offers the others too)",
+    )
     parser.add_argument("--no-plots", action="store_true", help="leave the plots out")
     parser.add_argument("--title", default="harness report")
     parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for CIs")
@@ -46,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         max_chars=args.max_chars,
         plots=not args.no_plots,
         title=args.title,
+        baseline=args.baseline,
     )
     summary = build_report(args.run_dirs, args.out, options)
     print(
