@@ -45,6 +45,17 @@ class OfficialSet:
     def subsets(self) -> tuple[str, ...]:
         return tuple(self.sizes)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"sizes": dict(self.sizes), "version": self.version}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OfficialSet | None:
+        """An official set as scores.json records it; None for anything else."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("sizes"), Mapping):
+            return None
+        sizes = {str(k): int(v) for k, v in data["sizes"].items() if isinstance(v, int)}
+        return cls(sizes, str(data.get("version") or "")) if sizes else None
+
     @property
     def samples(self) -> int:
         return sum(self.sizes.values())

@@ -25,7 +25,14 @@ from typing import Any
 
 from harness import stats, unscored
 from harness.composite import CompositeDefinition, default_composite
-from harness.coverage import LEGEND, PARTIAL_MARK, Coverage, coverage_of, run_limit
+from harness.coverage import (
+    LEGEND,
+    PARTIAL_MARK,
+    Coverage,
+    OfficialSet,
+    coverage_of,
+    run_limit,
+)
 from harness.errors import ConfigError
 from harness.headlines import (
     benchmark_info,
@@ -265,12 +272,20 @@ def _primary_interval(
     entry.replicates = result.replicates
 
 
-def _coverage(benchmark: str, tasks: list[TaskOutcome], trials: int, limit: int | None) -> Coverage:
-    """What the benchmark's numbers cover, against the official set its adapter declares."""
+def _coverage(
+    benchmark: str,
+    tasks: list[TaskOutcome],
+    trials: int,
+    limit: int | None,
+    recorded: Any = None,
+) -> Coverage:
+    """What the benchmark's numbers cover, against the official set recorded when the
+    run was scored (``recorded``, from scores.json), else the one its adapter declares."""
     scored: dict[str, dict[str, int]] = {}
     for task in tasks:
         scored.setdefault(task.subset, {})[task.sample_id] = len(task.scored_trials())
-    return coverage_of(benchmark_info(benchmark).official, scored, int(trials), limit)
+    official = OfficialSet.from_dict(recorded) or benchmark_info(benchmark).official
+    return coverage_of(official, scored, int(trials), limit)
 
 
 def _drop_not_run(entry: BenchmarkEntry) -> None:
@@ -299,9 +314,16 @@ def run_coverage(run_dir: Path) -> dict[str, Coverage]:
     tasks = stats.task_outcomes(scores.get("records") or store.records())
     groups = stats.by_benchmark(tasks.values())
     trials = (scores.get("settings") or {}).get("trials") or manifest.get("trials") or 1
+    benchmarks = scores.get("benchmarks") or {}
     return {
-        bench: _coverage(bench, groups.get(bench, []), int(trials), run_limit(manifest, bench))
-        for bench in sort_benchmarks(scores.get("benchmarks") or {})
+        bench: _coverage(
+            bench,
+            groups.get(bench, []),
+            int(trials),
+            run_limit(manifest, bench),
+            benchmarks[bench].get("official_set"),
+        )
+        for bench in sort_benchmarks(benchmarks)
     }
 
 
@@ -412,7 +434,9 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
         _drop_unscored(entry, group)
         _primary_interval(entry, group, n_boot, seed)
         trials = settings.get("trials") or manifest.get("trials") or 1
-        entry.coverage = _coverage(benchmark, group, trials, run_limit(manifest, benchmark))
+        entry.coverage = _coverage(
+            benchmark, group, trials, run_limit(manifest, benchmark), result.get("official_set")
+        )
         _drop_not_run(entry)
         entry.pass_hat_k = _pass_hat_k(benchmark, group, n_boot, seed)
         entries[benchmark] = entry

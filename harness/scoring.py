@@ -118,6 +118,10 @@ def aggregate_records(
             + sum(1 for r in group if r.get("score_error")),
         }
         data["not_run_reasons"] = {n["subset"]: n["reason"] for n in skipped}
+        # The official set as the adapter declared it when the run was scored, so
+        # coverage stays against the data version the run was made with.
+        official = adapter.official_set()
+        data["official_set"] = None if official is None else official.to_dict()
         results[benchmark] = data
     return results
 

@@ -146,3 +146,31 @@ def test_a_group_score_covers_its_own_categories_and_is_dash_when_none_ran(tmp_p
     assert cells[columns.index("hallucination (%)")] == "100.00"  # no mark
     assert cells[columns.index("non_live (%)")].endswith("*")
     assert "bfcl BFCL-v4 non_live: 2/1150 samples" in table
+
+
+def test_scoring_records_the_official_set_and_coverage_reads_it_back(tmp_path):
+    import json
+
+    from fake_runs import make_run, pass_fail_records
+
+    from harness.leaderboard import load_run
+    from harness.scoring import score_run
+
+    run_dir = make_run(tmp_path, "r", pass_fail_records("tau2", "airline", [True] * 3), {})
+    scores = score_run(run_dir, rescore=False)
+    recorded = scores["benchmarks"]["tau2"]["official_set"]
+    assert recorded == get_adapter("tau2").official_set().to_dict()
+    # A run scored against another data version keeps that version's sizes.
+    recorded["sizes"]["airline"] = 3
+    recorded["version"] = "an older task set"
+    (run_dir / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    coverage = load_run(run_dir, n_boot=20).benchmarks["tau2"].coverage
+    assert coverage.data_version == "an older task set"
+    assert coverage.restrict(["airline"]).samples_official == 3
+    assert not coverage.restrict(["airline"]).partial
+
+
+def test_official_set_round_trips_and_rejects_other_shapes():
+    assert OfficialSet.from_dict(OFFICIAL.to_dict()) == OFFICIAL
+    assert OfficialSet.from_dict(None) is None
+    assert OfficialSet.from_dict({"sizes": "613"}) is None
