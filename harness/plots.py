@@ -623,7 +623,9 @@ def step_plot(results: list[RunResult], context: FigureContext | None = None) ->
     axes = _panels(figure, len(groups))
     from harness.labels import PALETTE
 
+    # Lines here are benchmarks, not runs: coloured by benchmark, the same in every panel.
     colours = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(_series_keys(stepped))}
+    any_partial = False
     for ax, (quantity, group) in zip(axes, groups.items(), strict=True):
         for key in group:
             for strategy in strategies:
@@ -633,13 +635,17 @@ def step_plot(results: list[RunResult], context: FigureContext | None = None) ->
                 series = [_points(r)[key] for r in members]
                 steps = [r.step for r in members]
                 label = _label(key) if len(strategies) == 1 else f"{_label(key)} ({strategy})"
-                line = ax.plot(
-                    steps,
-                    [100 * p.value for p in series],
-                    marker="o",
-                    color=colours[key],
-                    label=label,
-                )[0]
+                ys = [100 * p.value for p in series]
+                line = ax.plot(steps, ys, color=colours[key], label=label)[0]
+                for x, y, result in zip(steps, ys, members, strict=True):
+                    partial = context.is_partial(result, key)
+                    any_partial = any_partial or partial
+                    face = "white" if partial else colours[key]
+                    ax.plot([x], [y], marker="o", linestyle="", mfc=face, mec=colours[key])
+                    ax.annotate(
+                        _fmt(y), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
+                        bbox=LABEL_BOX,
+                    )  # fmt: skip
                 if all(p.interval is not None for p in series):
                     ax.fill_between(
                         steps,
@@ -653,7 +659,8 @@ def step_plot(results: list[RunResult], context: FigureContext | None = None) ->
         ax.set_xlabel("training step")
         ax.set_ylabel(_axis_label(quantity, ", 95% CI band"))
         _percent_axis(ax)
-    _legend_below(figure, axes)
+        ax.margins(x=0.08)
+    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
     return Plot("step", "Score against training step", figure)
 
 

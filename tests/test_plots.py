@@ -85,7 +85,8 @@ def test_three_checkpoint_series_plots_score_against_step(tmp_path, capsys):
     results = [load_run(r, n_boot=50) for r in runs]
     assert [r.step for r in results] == [100, 200, 300]
     plot = build_plots(results, ["step"])[0]
-    lines = plot.figure.axes[0].get_lines()
+    # The benchmarks' lines (labelled; the points' own markers are not).
+    lines = [line for line in plot.figure.axes[0].get_lines() if line.get_label()[0] != "_"]
     assert [list(line.get_xdata()) for line in lines] == [[100, 200, 300]] * 2  # bfcl, tau2
 
 
