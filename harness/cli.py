@@ -164,9 +164,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="resume a run folder that holds records but no manifest.json (its records are kept)",
     )
-    # Local servers: replicas in a YAML file, or a server started for the run (harness/serve.py).
+    # Local servers: replicas in a YAML file, or a server started for the run (harness/serving/).
     parser.add_argument("--model-config", type=Path, help="YAML naming the model and its replicas")
-    from harness.serve import add_serve_arguments
+    from harness.serving.plan import add_serve_arguments
 
     add_serve_arguments(parser)
 
@@ -487,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
                 return _closed_pipe()
             raise
         except ConfigError as exc:
-            from harness.serve import ServerError
+            from harness.serving.process import ServerError
 
             # A server's error carries the end of its log on purpose; others are one line.
             text = str(exc) if isinstance(exc, ServerError) else one_line(str(exc))

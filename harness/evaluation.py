@@ -303,7 +303,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
     from harness.models.settings import ModelSettings, check_model, is_builtin
     from harness.registry import get_adapter
     from harness.runner import Runner, Shard, now_iso, plan_suite
-    from harness.serve import plan_endpoint
+    from harness.serving.plan import plan_endpoint
     from harness.store import RunStore
     from harness.strategies.registry import build_strategy
     from harness.suites import load_suite

@@ -215,7 +215,7 @@ def test_checkpoint_files_fingerprint(tmp_path):
 def test_a_served_checkpoint_is_fingerprinted_in_the_manifest(tmp_path):
     from harness.cli import build_parser, run_config
     from harness.models.fingerprint import run_fingerprint
-    from harness.serve import plan_endpoint
+    from harness.serving.plan import plan_endpoint
 
     gguf = tmp_path / "model-q4.gguf"
     gguf.write_bytes(b"GGUF" + b"\0" * 100)

@@ -71,7 +71,7 @@ def test_planning_leaves_the_config_and_the_flags_unchanged(tmp_path):
     before = dict(vars(args))
     config = run_config(args)
     copy = replace(config)
-    from harness.serve import plan_endpoint
+    from harness.serving.plan import plan_endpoint
 
     plan = plan_endpoint(config, check_installed=False)
     assert plan.model == "openai/model-q4" and plan.api_base == plan.url

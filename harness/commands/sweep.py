@@ -73,7 +73,7 @@ def _slug(text: str) -> str:
 def find_checkpoints(patterns: list[str]) -> list[str]:
     """The checkpoints the patterns name, ordered by training step then name."""
     from harness.errors import ConfigError
-    from harness.serve import checkpoint_name, checkpoint_step
+    from harness.serving.checkpoints import checkpoint_name, checkpoint_step
 
     found: list[str] = []
     for pattern in patterns:
@@ -126,7 +126,7 @@ def default_sweep_dir(args: argparse.Namespace, checkpoints: list[str]) -> Path:
 
 
 def _job_gpus(args: argparse.Namespace, config: Any) -> float:
-    from harness.serve import SPECS
+    from harness.serving.specs import SPECS
 
     if args.gpus_per_job is not None:
         return args.gpus_per_job
@@ -138,7 +138,7 @@ def _job_gpus(args: argparse.Namespace, config: Any) -> float:
 def checkpoint_folders(checkpoints: list[str], sweep_dir: Path) -> dict[str, Path]:
     """Each checkpoint's run folder in the sweep folder, named after the checkpoint."""
     from harness.errors import ConfigError
-    from harness.serve import checkpoint_name
+    from harness.serving.checkpoints import checkpoint_name
 
     names = [_slug(checkpoint_name(c)) for c in checkpoints]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -169,7 +169,7 @@ def plan_jobs(args: argparse.Namespace, config: Any, folders: dict[str, Path]) -
 def check_command(args: argparse.Namespace, config: Any, jobs: list[Any]) -> None:
     """Fail once, before any job, on what would fail for every checkpoint."""
     from harness.errors import ConfigError
-    from harness.serve import plan_endpoint
+    from harness.serving.plan import plan_endpoint
     from harness.suites import load_suite
 
     if config.serve.checkpoint or config.model:

@@ -46,7 +46,7 @@ def run_job(job: Job) -> JobResult:
     sweep goes on with the next checkpoint); any other ConfigError means the
     command itself is wrong and stops the sweep."""
     from harness.evaluation import run_suite
-    from harness.serve import ServerError
+    from harness.serving.process import ServerError
 
     try:
         summary = run_suite(job.config)

@@ -30,7 +30,7 @@ BUILTIN_MODELS = {
 @dataclass
 class ServedEndpoint:
     """A managed server's URL, the identity of its replies (the cache key) and
-    its label in the manifest (ModelSettings.served; harness/serve.py starts it)."""
+    its label in the manifest (ModelSettings.served; harness/serving/ starts it)."""
 
     url: str
     identity: dict[str, Any]
@@ -64,7 +64,7 @@ class ModelSettings:
     # Whether tool-offering conversations get an empty system message first
     # (models/tool_placement.py); the preflight may switch it on.
     tool_placement: ToolPlacement = field(default_factory=ToolPlacement)
-    # --- local servers (harness/replicas.py, harness/serve.py) ---
+    # --- local servers (harness/replicas.py, harness/serving/) ---
     # Calls in flight per replica (url -> limit) when api_base lists several
     # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.
     replica_concurrency: dict[str, int] = field(default_factory=dict)

@@ -10,9 +10,8 @@ One concept per module:
   free port of 127.0.0.1 and stops it on every way out of its ``with`` block.
 - ``checkpoints``: short names and training steps of checkpoints.
 - ``client``: the client of a server the run started, known by what it serves.
-
-``harness/serve.py`` wires these into ``harness run`` (its flags and the
-``EndpointPlan``).
+- ``plan``: what ``harness run`` sees of all this: its ``--serve`` flags and the
+  ``EndpointPlan``.
 
 A managed server is known by what it serves, not by its URL: the port changes
 on every start, so the manifest (which must match to resume a run) and the

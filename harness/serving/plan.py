@@ -1,7 +1,6 @@
 """Serving a checkpoint for ``harness run``: the ``--serve`` flags and the ``EndpointPlan``.
 
-``EndpointPlan`` is what ``harness run`` sees of serving (``harness/serving/``):
-it resolves the flags into the model name and URL the run calls, records the
+``EndpointPlan`` is what ``harness run`` sees of serving: it resolves the flags into the model name and URL the run calls, records the
 server in the manifest, and starts the server only if the run has work left.
 """
 
@@ -21,7 +20,6 @@ from harness.errors import ConfigError
 from harness.models.settings import ServedEndpoint
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step, resolve_checkpoint
 from harness.serving.process import HOST, ManagedServer, free_port
-from harness.serving.process import ServerError as ServerError  # its callers' old import path
 from harness.serving.specs import SERVER_LOG, SPECS, CustomSpec, ServerSpec
 
 
