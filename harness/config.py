@@ -1,6 +1,6 @@
 """What one evaluation run is: ``RunConfig`` (and ``ServeConfig`` for a server it starts).
 
-The command line builds a RunConfig from its flags (``harness.cli.run_config``);
+The command line builds a RunConfig from its flags (``harness.commands.run.run_config``);
 a Python caller builds one directly and passes it to ``harness.run_suite``. A
 config is a plain value: planning reads it and never changes it.
 

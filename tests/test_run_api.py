@@ -11,7 +11,8 @@ import pytest
 
 import harness
 from harness import RunConfig, run_suite, run_suite_async
-from harness.cli import build_parser, main, run_config
+from harness.cli import build_parser, main
+from harness.commands.run import run_config
 from harness.errors import ConfigError
 from harness.store import read_records
 

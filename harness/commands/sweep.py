@@ -26,14 +26,14 @@ from typing import Any
 
 HELP = "evaluate every checkpoint of a training run (serving each), then score against step"
 
-# harness/cli.py gives this command every `harness run` flag.
-TAKES_RUN_FLAGS = True
-
 PARTS_DIR = ".parts"
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.run import add_arguments as add_run_arguments
+
+    add_run_arguments(parser)  # every `harness run` flag applies to each checkpoint's run
     parser.description = (
         "Serve and evaluate each checkpoint in turn; takes every `harness run` flag. "
         "--out is the sweep folder (one run folder per checkpoint inside it); "
@@ -232,7 +232,7 @@ def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from harness.cli import run_config
+    from harness.commands.run import run_config
     from harness.errors import ConfigError
     from harness.validate import writable_folder
 
