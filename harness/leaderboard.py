@@ -376,7 +376,8 @@ def composite_of(
     if missing:
         return Composite(None, missing=missing)
     parts = [entries[b] for b in definition.benchmarks]
-    value = sum(float(e.primary_value) for e in parts) / len(parts)
+    values = [float(e.primary_value) for e in parts if e.primary_value is not None]
+    value = sum(values) / len(values)  # every part has one (checked above)
     interval = None
     if all(e.replicates is not None for e in parts):
         # The benchmarks are independent task sets: averaging their

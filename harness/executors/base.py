@@ -26,7 +26,7 @@ class Job:
     checkpoint: str
     run_dir: Path
     config: RunConfig
-    gpus: int = 0  # what a scheduler reserves for the job's server
+    gpus: float = 0  # what a scheduler reserves for the job's server (Ray takes fractions)
 
 
 @dataclass(frozen=True)
