@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from support import TESTS, TOY_ADAPTER, TOY_SUITE
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Benchmark data that is not on PyPI lives beside the project, never inside it.
@@ -19,3 +20,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"shared benchmark data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture
+def toy_suite(monkeypatch, tmp_path) -> Path:
+    """A suite of the toy adapter's two subsets, with the adapter registered for this
+    process and for the harness processes a test starts, and no provider key set."""
+    monkeypatch.setenv("HARNESS_ADAPTERS", TOY_ADAPTER)
+    monkeypatch.setenv("PYTHONPATH", str(TESTS))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    suite = tmp_path / "toy.yaml"
+    suite.write_text(TOY_SUITE)
+    return suite

@@ -6,13 +6,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from harness.cli import main
-
-TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture

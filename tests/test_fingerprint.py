@@ -21,18 +21,11 @@ from harness.models.server_info import ServerInfo, probe_server, self_descriptio
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 
-TESTS = Path(__file__).resolve().parent
-
 
 @pytest.fixture
-def toy_suite(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
-    return suite
+def toy_suite(toy_suite, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the cross-run cache's default place
+    return toy_suite
 
 
 def agent(label: str):
@@ -213,7 +206,8 @@ def test_checkpoint_files_fingerprint(tmp_path):
 
 
 def test_a_served_checkpoint_is_fingerprinted_in_the_manifest(tmp_path):
-    from harness.cli import build_parser, run_config
+    from harness.cli import build_parser
+    from harness.commands.run import run_config
     from harness.models.fingerprint import run_fingerprint
     from harness.serving.plan import plan_endpoint
 

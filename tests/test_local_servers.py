@@ -5,10 +5,9 @@ stops it before it starts (preflight)."""
 from __future__ import annotations
 
 import asyncio
-import re
-from pathlib import Path
 
 import pytest
+from support import toy_reply
 
 from harness.cli import main
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
@@ -19,7 +18,6 @@ from harness.models.settings import ModelSettings, ServedEndpoint, is_local, tra
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams
 
-TESTS = Path(__file__).resolve().parent
 HI = [{"role": "user", "content": "hi"}]
 
 
@@ -106,24 +104,6 @@ def test_a_local_call_stops_at_the_longest_wait():
         with pytest.raises(ModelError):
             _run(client.complete(HI, [], SamplingParams()))
     assert waits.gave_up == 1 and "did not finish" in waits.lines(0.1)[0]
-
-
-@pytest.fixture
-def toy_suite(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
-    return suite
-
-
-def toy_reply(request: dict) -> Reply:
-    messages = request["messages"]
-    if messages[-1]["role"] == "tool":
-        return Reply.text("done")
-    target = int(re.search(r"Reach (\d+)", messages[-1]["content"]).group(1))
-    return Reply.calls(("add", {"n": target}))
 
 
 def run(suite, server, out, *extra) -> int:

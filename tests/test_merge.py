@@ -13,7 +13,6 @@ from harness.cli import main
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer
 
-TESTS = Path(__file__).resolve().parent
 TIMING = {"started_at", "latency_s", "wall_time_s"}
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 from test_sweep import add_checkpoint, sweep, without_timing
@@ -22,18 +21,12 @@ from harness.store import read_records
 os.environ.setdefault(UV_RUN_SWITCH, "0")
 ray = pytest.importorskip("ray", reason="the Ray executor needs the 'ray' extra")
 
-TESTS = Path(__file__).resolve().parent
-
 
 @pytest.fixture
-def training_run(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+def training_run(toy_suite, tmp_path):
     for step, skill in ((100, 0.3), (200, 0.9)):
         add_checkpoint(tmp_path, step, skill)
-    return suite
+    return toy_suite
 
 
 @pytest.fixture

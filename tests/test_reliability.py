@@ -3,40 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import pytest
+from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
 from harness.store import read_records
-from harness.testing.fake_server import FakeServer, Reply
-
-TESTS = Path(__file__).resolve().parent
-
-
-def toy_reply(request: dict) -> Reply:
-    """A perfect toy agent: add(n=target), then a final answer."""
-    messages = request["messages"]
-    if messages[-1]["role"] == "tool":
-        return Reply.text("done")
-    target = int(re.search(r"Reach (\d+)", messages[-1]["content"]).group(1))
-    return Reply.calls(("add", {"n": target}))
-
-
-@pytest.fixture
-def toy_suite(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
-    return suite
+from harness.testing.fake_server import FakeServer
 
 
 def records_of(run_dir: Path) -> dict:
@@ -85,18 +59,7 @@ def test_twenty_percent_failing_calls_lose_no_sample(toy_suite, tmp_path):
     assert served > 8 * 3 * 2  # failures happened and were retried
 
 
-def _run_cli(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(toy_suite, tmp_path):
-    env = {**os.environ}
     with FakeServer(latency=0.05, handler=toy_reply) as server:
         common = [
             "run",
@@ -114,20 +77,16 @@ def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(toy_suite, tmp_p
             "--quiet",
         ]
         killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
-        process = _run_cli([*common, "--out", str(killed_dir)], env)
+        process = harness_process([*common, "--out", str(killed_dir)])
         samples = killed_dir / "samples.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if samples.exists() and len(samples.read_text().splitlines()) >= 5:
-                break
-            time.sleep(0.02)
+        wait_for_lines(samples, 5)
         process.send_signal(signal.SIGKILL)
         process.wait()
         lines_at_kill = len(samples.read_text().splitlines())
         assert 5 <= lines_at_kill < 32, "the kill must land mid-run"
-        rerun = _run_cli([*common, "--out", str(killed_dir)], env)
+        rerun = harness_process([*common, "--out", str(killed_dir)])
         assert rerun.wait(timeout=120) == 0, rerun.stderr.read()
-        clean = _run_cli([*common, "--out", str(clean_dir)], env)
+        clean = harness_process([*common, "--out", str(clean_dir)])
         assert clean.wait(timeout=120) == 0, clean.stderr.read()
     resumed, uninterrupted = records_of(killed_dir), records_of(clean_dir)
     assert len(resumed) == len(uninterrupted) == 32

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from fake_llm_server import toy_agent
+from support import toy_reply
 
 from harness.cli import main
 from harness.models.base import ModelClient, ModelError
@@ -18,10 +18,7 @@ from harness.store import read_records
 from harness.testing.fake_server import FakeServer
 from harness.types import AssistantTurn, SamplingParams
 
-TESTS = Path(__file__).resolve().parent
 PARAMS = SamplingParams()
-
-toy_reply = toy_agent(1.0)
 
 
 class CountingClient(ModelClient):
@@ -137,15 +134,6 @@ def test_an_http_error_is_not_a_dead_replica():
 
 
 # -- through `harness run` --------------------------------------------------------
-
-
-@pytest.fixture
-def toy_suite(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
-    return suite
 
 
 def kill_after(server: FakeServer, requests: int):

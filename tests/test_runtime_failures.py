@@ -5,38 +5,15 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import shutil
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import pytest
+from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
 from harness.store import RunStore, read_records
-from harness.testing.fake_server import FakeServer, Reply
-
-TESTS = Path(__file__).resolve().parent
-
-
-def toy_reply(request: dict) -> Reply:
-    messages = request["messages"]
-    if messages[-1]["role"] == "tool":
-        return Reply.text("done")
-    target = int(re.search(r"Reach (\d+)", messages[-1]["content"]).group(1))
-    return Reply.calls(("add", {"n": target}))
-
-
-@pytest.fixture
-def toy_suite(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
-    return suite
+from harness.testing.fake_server import FakeServer
 
 
 def run_argv(suite: Path, url: str, out: Path, *extra: str) -> list[str]:
@@ -49,18 +26,9 @@ def test_sigterm_without_serve_flushes_says_one_line_and_exits_143(toy_suite, tm
     out = tmp_path / "run"
     with FakeServer(latency=0.1, handler=toy_reply) as server:
         argv = run_argv(toy_suite, server.url, out)
-        process = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process = harness_process(argv)
         samples = out / "samples.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if samples.exists() and len(samples.read_text().splitlines()) >= 3:
-                break
-            time.sleep(0.02)
+        wait_for_lines(samples, 3)
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
         assert process.returncode == 143, err

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support import TESTS, harness_process, wait_for_lines
 
 from harness.cli import main
 from harness.errors import ConfigError
@@ -24,7 +25,6 @@ from harness.serving.process import ManagedServer, ServerError, free_port, group
 from harness.serving.specs import LlamaCppSpec, SGLangSpec, VLLMSpec, mask_secret_args
 from harness.store import read_records
 
-TESTS = Path(__file__).resolve().parent
 FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
 
 
@@ -289,14 +289,10 @@ def test_a_server_dying_during_the_run_is_reported_when_the_block_ends(tmp_path)
 
 
 @pytest.fixture
-def toy_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+def toy_env(toy_suite, tmp_path):
     checkpoint = tmp_path / "ckpts" / "step_200"
     checkpoint.mkdir(parents=True)
-    return suite, checkpoint
+    return toy_suite, checkpoint
 
 
 def serve_args(suite: Path, checkpoint: Path, out: Path, *fake_flags: str) -> list[str]:
@@ -467,19 +463,9 @@ def _start_harness(
     flags = ["--latency", "0.15", "--pid-file", str(pid_file), *fake_flags]
     argv = serve_args(suite, checkpoint, out, *flags)
     argv += ["--concurrency", "1"]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", *argv],
-        env={**os.environ},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    samples = out / "samples.jsonl"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if samples.exists() and samples.read_text().count("\n") >= 1:
-            return process, out
-        time.sleep(0.02)
+    process = harness_process(argv, stdout=subprocess.DEVNULL)
+    if wait_for_lines(out / "samples.jsonl", 1, timeout_s=30):
+        return process, out
     process.kill()
     raise AssertionError("the run never wrote a record")
 

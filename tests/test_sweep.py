@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import TESTS
 
 from harness.cli import main
 from harness.store import read_records
 
-TESTS = Path(__file__).resolve().parent
 FAKE = f"{sys.executable} {TESTS / 'fake_llm_server.py'}"
 TEMPLATE = f"{FAKE} --port {{port}} --model-name {{model}} --checkpoint {{checkpoint}}"
 TIMING = {"started_at", "latency_s", "wall_time_s"}
@@ -30,15 +30,11 @@ def without_timing(value):
 
 
 @pytest.fixture
-def training_run(monkeypatch, tmp_path):
+def training_run(toy_suite, tmp_path):
     """A toy suite and three checkpoints that get better with training."""
-    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:ToyAdapter")
-    monkeypatch.setenv("PYTHONPATH", str(TESTS))
-    suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
     for step, skill in ((100, 0.2), (200, 0.6), (300, 1.0)):
         add_checkpoint(tmp_path, step, skill)
-    return suite
+    return toy_suite
 
 
 def add_checkpoint(root: Path, step: int, skill: float) -> Path:
