@@ -19,6 +19,9 @@ REPO = TESTS.parent
 TOY_ADAPTER = "toy=toy_adapter:ToyAdapter"
 TOY_SUITE = "name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n"
 
+# What in a record depends on the clock.
+TIMING = {"started_at", "latency_s", "wall_time_s"}
+
 # A fake server's handler that solves every toy task: add(n=target), then an answer.
 toy_reply = toy_agent(1.0)
 
@@ -40,3 +43,13 @@ def wait_for_lines(path: Path, count: int, timeout_s: float = 60.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def without_timing(value):
+    """A record with what depends on the clock left out (everything else of two
+    equal runs must match)."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if k not in TIMING}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value

@@ -574,6 +574,7 @@ SUBPROCESS_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", SUBPROCESS_CASES, ids=["binary", "yaml", "trials", "report"])
 def test_bad_inputs_as_a_real_process(world, argv):
     env = {**os.environ, "PYTHONPATH": str(TESTS), "HARNESS_ADAPTERS": "toy=toy_adapter:ToyAdapter"}

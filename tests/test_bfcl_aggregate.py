@@ -177,6 +177,7 @@ def test_export_layout_and_format(records, tmp_path):
         export_bfcl(records, tmp_path / "x", model_name="my_model")
 
 
+@pytest.mark.slow
 def test_official_evaluator_agrees_on_an_export(records, tmp_path):
     export_bfcl(records, tmp_path)
     categories = sorted({record["subset"] for record in records})

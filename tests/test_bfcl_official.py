@@ -8,6 +8,11 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
+# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+pytestmark = pytest.mark.slow
+
 VENDOR_SDKS = [
     "openai",
     "anthropic",

@@ -20,6 +20,9 @@ from harness.types import SamplingParams
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from bfcl_official_parity import run_official  # noqa: E402
 
+# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+pytestmark = pytest.mark.slow
+
 CATEGORIES = [
     "simple_python",
     "simple_java",

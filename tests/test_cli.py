@@ -75,6 +75,7 @@ def test_bad_suite_file_gives_one_line(tmp_path, capsys):
     assert "needs a 'benchmark'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_help_does_not_import_heavy_packages():
     code = (
         "import sys\n"

@@ -40,6 +40,7 @@ def run_dir(tmp_path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["md", "csv", "json"])
 def test_leaderboard_into_a_closed_pipe_ends_quietly(run_dir, fmt):
     done = _run_with_reader_gone(["leaderboard", str(run_dir), "--format", fmt])
@@ -47,12 +48,14 @@ def test_leaderboard_into_a_closed_pipe_ends_quietly(run_dir, fmt):
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_help_into_a_closed_pipe_ends_quietly():
     done = _run_with_reader_gone(["--help"])
     assert done.returncode in (0, 141)
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_an_open_pipe_still_gets_everything(run_dir):
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "leaderboard", str(run_dir)],

@@ -127,6 +127,7 @@ def test_chunked_request_body():
         assert server.chat_requests[0].body["messages"][0]["content"] == "chunky"
 
 
+@pytest.mark.slow
 def test_runs_as_a_module():
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.testing.fake_server", "--port", "0", "--latency", "0"],

@@ -91,6 +91,7 @@ def _colour_hex(rgba):
     return to_hex(rgba)
 
 
+@pytest.mark.slow
 def test_paper_figures_in_three_formats_with_truetype_fonts(tmp_path, two_runs):
     out = tmp_path / "figs"
     argv = ["plot", *map(str, two_runs), "--out", str(out), "--n-boot", "100"]

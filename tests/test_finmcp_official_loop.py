@@ -29,6 +29,9 @@ from harness.strategies.base import PlainStrategy
 from harness.task import RecordView, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
+# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+pytestmark = pytest.mark.slow
+
 # Items (by position) that get a malformed reply, and whether the official loop
 # drops them for it.
 MALFORMED = {

@@ -8,21 +8,11 @@ from pathlib import Path
 
 import pytest
 from fake_llm_server import toy_agent
+from support import without_timing
 
 from harness.cli import main
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer
-
-TIMING = {"started_at", "latency_s", "wall_time_s"}
-
-
-def without_timing(value):
-    """A record with what depends on the clock left out (everything else must match)."""
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING}
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -23,6 +25,7 @@ def _which_adapters(cwd: Path, extra_path: Path | None = None) -> str:
     return out.stdout.strip() or out.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_adapters_folder_never_shadows_the_pypi_adapters_package(tmp_path):
     # A stand-in for the unrelated PyPI package "adapters" (AdapterHub).
     site = tmp_path / "site"

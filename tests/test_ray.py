@@ -10,7 +10,8 @@ import json
 import os
 
 import pytest
-from test_sweep import add_checkpoint, sweep, without_timing
+from support import without_timing
+from test_sweep import add_checkpoint, sweep
 
 from harness.executors.ray import UV_RUN_SWITCH
 from harness.store import read_records
@@ -38,6 +39,7 @@ def local_ray(training_run):
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_a_ray_sweep_equals_the_local_sweep_and_reserves_a_gpu_per_job(
     training_run, local_ray, tmp_path
 ):

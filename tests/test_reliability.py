@@ -6,6 +6,7 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
 from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
@@ -59,6 +60,7 @@ def test_twenty_percent_failing_calls_lose_no_sample(toy_suite, tmp_path):
     assert served > 8 * 3 * 2  # failures happened and were retried
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_equals_an_uninterrupted_run(toy_suite, tmp_path):
     with FakeServer(latency=0.05, handler=toy_reply) as server:
         common = [

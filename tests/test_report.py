@@ -100,6 +100,7 @@ def test_model_output_is_escaped_in_the_html_text(evil_run, tmp_path):
     assert "&lt;img src=y onerror=" in page
 
 
+@pytest.mark.slow
 def test_no_injected_script_runs_in_chromium_and_the_viewer_shows_the_text(evil_run, tmp_path):
     out = tmp_path / "report.html"
     build_report([evil_run], out, ReportOptions(n_boot=100))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from fake_runs import make_run, record
 from headless_browser import dump_dom
 
@@ -15,6 +16,7 @@ MAX_SECONDS = 45.0  # a loaded 2-core machine; it takes a few seconds when idle
 MAX_BYTES = 25_000_000
 
 
+@pytest.mark.slow
 def test_ten_thousand_samples(tmp_path):
     domains = ("airline", "retail", "telecom", "mock")
     records = []

@@ -9,6 +9,7 @@ import shutil
 import signal
 from pathlib import Path
 
+import pytest
 from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
@@ -22,6 +23,7 @@ def run_argv(suite: Path, url: str, out: Path, *extra: str) -> list[str]:
             *extra]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_sigterm_without_serve_flushes_says_one_line_and_exits_143(toy_suite, tmp_path):
     out = tmp_path / "run"
     with FakeServer(latency=0.1, handler=toy_reply) as server:

@@ -102,6 +102,7 @@ def assert_nothing_planted(root: Path, streams: str) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_no_planted_secret_reaches_any_file_or_stream(env, tmp_path, capsys):
     suite, bfcl = env
     out = tmp_path / "out"

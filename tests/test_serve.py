@@ -195,6 +195,7 @@ def test_credential_arguments_are_masked():
 # -- the life cycle -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_healthy_server_is_ready_then_stopped_with_its_workers(tmp_path):
     pid_file = tmp_path / "pids"
     server = managed(tmp_path, "--spawn-worker", "--pid-file", str(pid_file))
@@ -210,6 +211,7 @@ def test_a_healthy_server_is_ready_then_stopped_with_its_workers(tmp_path):
     assert "=== harness: starting fake" in log and "listening on" in log
 
 
+@pytest.mark.slow
 def test_a_slow_server_is_waited_for(tmp_path):
     started = time.monotonic()
     with managed(tmp_path, "--startup-delay", "1.0") as server:
@@ -218,6 +220,7 @@ def test_a_slow_server_is_waited_for(tmp_path):
     assert wait_gone(server.pid)
 
 
+@pytest.mark.slow
 def test_a_server_that_exits_at_start_is_one_error_with_its_log(tmp_path):
     server = managed(tmp_path, "--exit-at-start", "3")
     with pytest.raises(ServerError) as caught:
@@ -229,6 +232,7 @@ def test_a_server_that_exits_at_start_is_one_error_with_its_log(tmp_path):
     assert not group_alive(server.pid)
 
 
+@pytest.mark.slow
 def test_a_server_that_never_becomes_ready_times_out_and_is_stopped(tmp_path):
     pid_file = tmp_path / "pids"
     server = managed(
@@ -246,6 +250,7 @@ def test_a_server_that_never_becomes_ready_times_out_and_is_stopped(tmp_path):
     assert wait_gone(server_pid) and wait_gone(worker_pid)
 
 
+@pytest.mark.slow
 def test_a_server_that_serves_another_name_is_refused(tmp_path):
     port = free_port()
     server = ManagedServer(
@@ -261,6 +266,7 @@ def test_a_server_that_serves_another_name_is_refused(tmp_path):
     assert not group_alive(server.pid)
 
 
+@pytest.mark.slow
 def test_an_error_in_the_block_stops_the_server(tmp_path):
     server = managed(tmp_path)
     with pytest.raises(ValueError, match="boom"):
@@ -269,6 +275,7 @@ def test_an_error_in_the_block_stops_the_server(tmp_path):
     assert wait_gone(server.pid)
 
 
+@pytest.mark.slow
 def test_a_server_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path):
     pid_file = tmp_path / "pids"
     server = managed(tmp_path, "--ignore-sigterm", "--pid-file", str(pid_file), stop_timeout_s=0.5)
@@ -277,6 +284,7 @@ def test_a_server_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path):
     assert wait_gone(read_pids(pid_file)[0], timeout=5)
 
 
+@pytest.mark.slow
 def test_a_server_dying_during_the_run_is_reported_when_the_block_ends(tmp_path):
     server = managed(tmp_path, "--crash-after", "0.2")
     with pytest.raises(ServerError, match="exited with code 1 during the run") as caught:
@@ -318,6 +326,7 @@ def serve_args(suite: Path, checkpoint: Path, out: Path, *fake_flags: str) -> li
     ]
 
 
+@pytest.mark.slow
 def test_run_serve_evaluates_records_the_server_and_resumes_without_it(toy_env, tmp_path, capsys):
     suite, checkpoint = toy_env
     out = tmp_path / "run"
@@ -390,6 +399,7 @@ def test_run_serve_vllm_starts_vllm_with_the_hermes_parser(toy_env, tmp_path, mo
     assert money.gpu_seconds == pytest.approx(2 * span["seconds"]) and not money.cpu_only
 
 
+@pytest.mark.slow
 def test_another_parser_is_another_model_but_server_arguments_may_change(toy_env, tmp_path, capsys):
     suite, checkpoint = toy_env
     out = tmp_path / "run"
@@ -408,6 +418,7 @@ def test_another_parser_is_another_model_but_server_arguments_may_change(toy_env
     ]
 
 
+@pytest.mark.slow
 def test_run_serve_keeps_credentials_out_of_manifest_and_log(toy_env, tmp_path):
     suite, checkpoint = toy_env
     out = tmp_path / "run"
@@ -420,6 +431,7 @@ def test_run_serve_keeps_credentials_out_of_manifest_and_log(toy_env, tmp_path):
     assert "--api-key" in (out / "server.log").read_text()  # the server did print its args
 
 
+@pytest.mark.slow
 def test_a_server_crashing_at_start_fails_the_run_with_exit_code_2(toy_env, tmp_path, capsys):
     suite, checkpoint = toy_env
     argv = serve_args(suite, checkpoint, tmp_path / "run", "--exit-at-start", "5")
@@ -470,6 +482,7 @@ def _start_harness(
     raise AssertionError("the run never wrote a record")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_mid_run_stops_the_server_and_keeps_the_records(
     toy_env, tmp_path, signum
@@ -487,6 +500,7 @@ def test_ctrl_c_or_sigterm_mid_run_stops_the_server_and_keeps_the_records(
     assert 1 <= len(lines) < 8 and all(json.loads(line)["status"] == "ok" for line in lines)
 
 
+@pytest.mark.slow
 def test_a_killed_harness_takes_its_server_with_it(toy_env, tmp_path):
     pid_file = tmp_path / "pids"
     process, _ = _start_harness(toy_env, tmp_path, pid_file)

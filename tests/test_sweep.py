@@ -11,22 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import TESTS
+from support import TESTS, without_timing
 
 from harness.cli import main
 from harness.store import read_records
 
 FAKE = f"{sys.executable} {TESTS / 'fake_llm_server.py'}"
 TEMPLATE = f"{FAKE} --port {{port}} --model-name {{model}} --checkpoint {{checkpoint}}"
-TIMING = {"started_at", "latency_s", "wall_time_s"}
-
-
-def without_timing(value):
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING}
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
 
 
 @pytest.fixture
@@ -61,6 +52,7 @@ def overall(run_dir: Path) -> float:
     return sum(r["score"]["passed"] for r in records) / len(records)
 
 
+@pytest.mark.slow
 def test_a_sweep_evaluates_each_checkpoint_then_resumes_without_serving(
     training_run, tmp_path, capsys
 ):
@@ -85,6 +77,7 @@ def test_a_sweep_evaluates_each_checkpoint_then_resumes_without_serving(
     assert capsys.readouterr().err.count("nothing left to run; the server is not started") == 3
 
 
+@pytest.mark.slow
 def test_a_rerun_serves_only_new_and_unfinished_checkpoints(training_run, tmp_path):
     out = tmp_path / "sweep"
     assert sweep(training_run, out, "--quiet") == 0
@@ -97,6 +90,7 @@ def test_a_rerun_serves_only_new_and_unfinished_checkpoints(training_run, tmp_pa
     assert len(read_records(samples).latest) == 8
 
 
+@pytest.mark.slow
 def test_a_checkpoint_whose_server_fails_does_not_stop_the_sweep(training_run, tmp_path, capsys):
     (tmp_path / "ckpts" / "step_200" / "fake_broken").write_text("")
     out = tmp_path / "sweep"
@@ -108,6 +102,7 @@ def test_a_checkpoint_whose_server_fails_does_not_stop_the_sweep(training_run, t
     ).exists()
 
 
+@pytest.mark.slow
 def test_parts_merged_equal_one_job_per_checkpoint(training_run, tmp_path):
     assert sweep(training_run, tmp_path / "whole", "--quiet") == 0
     assert sweep(training_run, tmp_path / "parts", "--quiet", "--parts", "2") == 0

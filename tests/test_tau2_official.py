@@ -20,6 +20,9 @@ from harness.strategies.base import PlainStrategy
 from harness.task import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
+# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+pytestmark = pytest.mark.slow
+
 ADAPTER = Tau2Adapter()
 
 

@@ -45,6 +45,9 @@ from harness.adapters.vitabench.user import LLMUser
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn
 
+# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+pytestmark = pytest.mark.slow
+
 # (scenario, language, task file) of the shared data.
 TASK_FILES = [
     ("delivery", "zh", "delivery/tasks.json"),

@@ -26,6 +26,7 @@ def data_dir(shared_data) -> Path:
     return shared_data / "vitabench"
 
 
+@pytest.mark.slow
 def test_import_is_cheap():
     code = (
         "import sys, harness.adapters.vitabench\n"
