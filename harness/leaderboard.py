@@ -662,8 +662,8 @@ def summary_table(results: list[RunResult]) -> Table:
 def _coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") -> str:
     """The note that explains a partial mark: what the marked number covers (the
     benchmark, or the subsets a per-subset metric is over)."""
-    assert entry.coverage is not None
     coverage = entry.metric_coverage(metric) if metric else entry.coverage
+    assert coverage is not None  # only partial numbers get a note
     where = benchmark_label(entry.benchmark)
     if coverage is not entry.coverage:
         # A group score by its name; a per-subset metric by the subsets it is over.

@@ -5,7 +5,7 @@ into the system message and nowhere else: a conversation without one (a
 single-turn question) reaches the model without its tools. Such a server is
 recognised by its own token counts (models/preflight.py: the same request with an
 empty system message costs far more prompt tokens) or by what the run serves
-(harness/serve.py); the conversations of that run then get an empty system
+(harness/serving/); the conversations of that run then get an empty system
 message first when tools are offered and they have none.
 """
 
