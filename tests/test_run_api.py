@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
+from copy import deepcopy
 
 import pytest
 
@@ -71,7 +71,7 @@ def test_planning_leaves_the_config_and_the_flags_unchanged(tmp_path):
     )
     before = dict(vars(args))
     config = run_config(args)
-    copy = replace(config)
+    copy = deepcopy(config)
     from harness.serving.plan import plan_endpoint
 
     plan = plan_endpoint(config, check_installed=False)
