@@ -249,6 +249,9 @@ AGGREGATE_COLUMNS = [
     "n_samples",
     "n_records",
     "n_infra_errors",
+    "partial",  # over less than the benchmark's official set (harness.coverage)
+    "samples_scored",
+    "samples_official",
 ]
 HEADLINE = "(headline)"  # the subset column of a benchmark's headline metrics
 
@@ -256,15 +259,26 @@ HEADLINE = "(headline)"  # the subset column of a benchmark's headline metrics
 def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per (run, benchmark, subset, metric) of scores.json, the official
     aggregates; a benchmark's headline metrics are rows whose subset is
-    ``(headline)``. A subset that was not run has no rows."""
+    ``(headline)``. A subset that was not run has no rows. ``partial``,
+    ``samples_scored`` and ``samples_official`` say what each value covers of the
+    benchmark's official set (empty where the benchmark declares none)."""
     import pandas as pd
+
+    from harness.headlines import benchmark_info
+    from harness.leaderboard import run_coverage
 
     rows = []
     for run in _loaded(paths):
         identity = run.identity()
+        coverage_of_run = run_coverage(run.run_dir)
         for benchmark, result in (run.scores.get("benchmarks") or {}).items():
             counts = result.get("counts") or {}
+            coverage = coverage_of_run.get(benchmark)
+            scope_of = benchmark_info(benchmark).metric_subsets
             for metric, value in (result.get("headline") or {}).items():
+                covered = (
+                    None if coverage is None else coverage.for_metric(metric, scope_of(metric))
+                )
                 rows.append(
                     {
                         **identity,
@@ -274,9 +288,11 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                         "value": value,
                         "n_records": counts.get("records"),
                         "n_infra_errors": counts.get("infra_errors"),
+                        **_coverage_columns(covered),
                     }
                 )
             for subset, entry in (result.get("subsets") or {}).items():
+                covered = None if coverage is None else coverage.restrict([subset])
                 for metric, value in (entry.get("metrics") or {}).items():
                     rows.append(
                         {
@@ -288,11 +304,32 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                             "n_samples": entry.get("n_samples"),
                             "n_records": entry.get("n_records"),
                             "n_infra_errors": entry.get("n_infra_errors"),
+                            **_coverage_columns(covered),
                         }
                     )
     table = pd.DataFrame(rows, columns=AGGREGATE_COLUMNS)
-    counts = {"n_samples": "Int64", "n_records": "Int64", "n_infra_errors": "Int64"}
-    return table.astype({"value": "float64", "step": "Int64", **counts})
+    counts = {
+        name: "Int64"
+        for name in (
+            "n_samples",
+            "n_records",
+            "n_infra_errors",
+            "samples_scored",
+            "samples_official",
+        )
+    }
+    return table.astype({"value": "float64", "step": "Int64", "partial": "boolean", **counts})
+
+
+def _coverage_columns(coverage: Any) -> dict[str, Any]:
+    """What one aggregate covers (a ``harness.coverage.Coverage``, or None)."""
+    if coverage is None or not coverage.declared:
+        return {"partial": None, "samples_scored": None, "samples_official": None}
+    return {
+        "partial": coverage.partial,
+        "samples_scored": coverage.samples_scored,
+        "samples_official": coverage.samples_official,
+    }
 
 
 def _columns(rows: list[dict[str, Any]], first: list[str]) -> list[str]:

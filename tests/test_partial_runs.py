@@ -247,3 +247,14 @@ def test_no_partial_line_for_a_complete_run(tmp_path):
     run_dir = make_run(tmp_path, "whole", _tau2_records(tasks), {})
     score_run(run_dir, rescore=False)
     assert partial_lines(run_dir) == []
+
+
+def test_the_aggregates_frame_says_what_each_value_covers(tau_run):
+    from harness import results
+
+    table = results.aggregates(tau_run)
+    headline = table[(table["subset"] == results.HEADLINE) & (table["metric"] == "tau2_mean")]
+    assert headline["partial"].tolist() == [True]
+    assert (headline["samples_scored"].iloc[0], headline["samples_official"].iloc[0]) == (16, 278)
+    airline = table[(table["subset"] == "airline") & (table["metric"] == "pass^1")]
+    assert airline["partial"].tolist() == [True] and airline["samples_official"].tolist() == [50]
