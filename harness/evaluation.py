@@ -62,7 +62,7 @@ class RunSummary:
 
     def report_lines(self) -> list[str]:
         """What the command line prints to stderr after a run."""
-        from harness.leaderboard import partial_lines
+        from harness.results import partial_lines
 
         lines = [self.line(), *self.notes]
         lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]

@@ -25,14 +25,7 @@ from typing import Any
 
 from harness import stats, unscored
 from harness.composite import CompositeDefinition, default_composite
-from harness.coverage import (
-    LEGEND,
-    PARTIAL_MARK,
-    Coverage,
-    OfficialSet,
-    coverage_of,
-    run_limit,
-)
+from harness.coverage import LEGEND, PARTIAL_MARK, Coverage, run_limit
 from harness.errors import ConfigError
 from harness.headlines import (
     benchmark_info,
@@ -45,7 +38,12 @@ from harness.headlines import (
 )
 from harness.pricing import MoneyCost, run_money
 from harness.reference import ReferenceTable, load_references
-from harness.results import load_scores, scored_records, training_step
+from harness.results import (
+    benchmark_coverage,
+    load_scores,
+    scored_records,
+    training_step,
+)
 from harness.stats import Estimate, Interval, TaskOutcome
 from harness.store import RunStore
 
@@ -272,22 +270,6 @@ def _primary_interval(
     entry.replicates = result.replicates
 
 
-def _coverage(
-    benchmark: str,
-    tasks: list[TaskOutcome],
-    trials: int,
-    limit: int | None,
-    recorded: Any = None,
-) -> Coverage:
-    """What the benchmark's numbers cover, against the official set recorded when the
-    run was scored (``recorded``, from scores.json), else the one its adapter declares."""
-    scored: dict[str, dict[str, int]] = {}
-    for task in tasks:
-        scored.setdefault(task.subset, {})[task.sample_id] = len(task.scored_trials())
-    official = OfficialSet.from_dict(recorded) or benchmark_info(benchmark).official
-    return coverage_of(official, scored, int(trials), limit)
-
-
 def _drop_not_run(entry: BenchmarkEntry) -> None:
     """A metric over subsets none of which was run shows no number (a group score
     that the official formula would put at 0), only that it was not run."""
@@ -304,36 +286,6 @@ def _drop_not_run(entry: BenchmarkEntry) -> None:
             continue
         entry.not_run_metrics[metric] = "not run"
         entry.headline[metric] = None
-
-
-def run_coverage(run_dir: Path) -> dict[str, Coverage]:
-    """benchmark -> what its numbers cover in one run folder (no intervals computed)."""
-    store = RunStore(Path(run_dir))
-    manifest = store.read_manifest()
-    scores = load_scores(Path(run_dir))
-    tasks = stats.task_outcomes(scores.get("records") or store.records())
-    groups = stats.by_benchmark(tasks.values())
-    trials = (scores.get("settings") or {}).get("trials") or manifest.get("trials") or 1
-    benchmarks = scores.get("benchmarks") or {}
-    return {
-        bench: _coverage(
-            bench,
-            groups.get(bench, []),
-            int(trials),
-            run_limit(manifest, bench),
-            benchmarks[bench].get("official_set"),
-        )
-        for bench in sort_benchmarks(benchmarks)
-    }
-
-
-def partial_lines(run_dir: Path) -> list[str]:
-    """One line per benchmark of a run whose numbers are partial, saying what they cover."""
-    return [
-        f"partial: {benchmark_label(bench)}: {coverage.describe()}"
-        for bench, coverage in run_coverage(run_dir).items()
-        if coverage.partial
-    ]
 
 
 def _pass_hat_k(
@@ -435,7 +387,7 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
         _drop_unscored(entry, group)
         _primary_interval(entry, group, n_boot, seed)
         trials = settings.get("trials") or manifest.get("trials") or 1
-        entry.coverage = _coverage(
+        entry.coverage = benchmark_coverage(
             benchmark, group, trials, run_limit(manifest, benchmark), result.get("official_set")
         )
         _drop_not_run(entry)

@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness import stats
+from harness.coverage import Coverage, OfficialSet, coverage_of, run_limit
 from harness.errors import ConfigError
-from harness.headlines import benchmark_info
+from harness.headlines import benchmark_info, benchmark_label, sort_benchmarks
 from harness.manifest import Manifest
 from harness.records import Record
 from harness.steps import step_in
@@ -102,6 +104,52 @@ def scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[st
             record = {**record, "metadata": source.get("metadata") or {}}
         merged[key] = record
     return merged
+
+
+def benchmark_coverage(
+    benchmark: str,
+    tasks: list[stats.TaskOutcome],
+    trials: int,
+    limit: int | None,
+    recorded: Any = None,
+) -> Coverage:
+    """What the benchmark's numbers cover, against the official set recorded when the
+    run was scored (``recorded``, from scores.json), else the one its adapter declares."""
+    scored: dict[str, dict[str, int]] = {}
+    for task in tasks:
+        scored.setdefault(task.subset, {})[task.sample_id] = len(task.scored_trials())
+    official = OfficialSet.from_dict(recorded) or benchmark_info(benchmark).official
+    return coverage_of(official, scored, int(trials), limit)
+
+
+def run_coverage(run_dir: Path) -> dict[str, Coverage]:
+    """benchmark -> what its numbers cover in one run folder (no intervals computed)."""
+    store = RunStore(Path(run_dir))
+    manifest = store.read_manifest()
+    scores = load_scores(Path(run_dir))
+    tasks = stats.task_outcomes(scores.get("records") or store.records())
+    groups = stats.by_benchmark(tasks.values())
+    trials = (scores.get("settings") or {}).get("trials") or manifest.get("trials") or 1
+    benchmarks = scores.get("benchmarks") or {}
+    return {
+        bench: benchmark_coverage(
+            bench,
+            groups.get(bench, []),
+            int(trials),
+            run_limit(manifest, bench),
+            benchmarks[bench].get("official_set"),
+        )
+        for bench in sort_benchmarks(benchmarks)
+    }
+
+
+def partial_lines(run_dir: Path) -> list[str]:
+    """One line per benchmark of a run whose numbers are partial, saying what they cover."""
+    return [
+        f"partial: {benchmark_label(bench)}: {coverage.describe()}"
+        for bench, coverage in run_coverage(run_dir).items()
+        if coverage.partial
+    ]
 
 
 def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -263,9 +311,6 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     ``samples_scored`` and ``samples_official`` say what each value covers of the
     benchmark's official set (empty where the benchmark declares none)."""
     import pandas as pd
-
-    from harness.headlines import benchmark_info
-    from harness.leaderboard import run_coverage
 
     rows = []
     for run in _loaded(paths):

@@ -23,8 +23,9 @@ from harness.cli import main
 from harness.commands.compare import render_json as compare_json
 from harness.commands.compare import render_markdown as compare_markdown
 from harness.coverage import LEGEND, PARTIAL_MARK
-from harness.leaderboard import load_run, partial_lines, render
+from harness.leaderboard import load_run, render
 from harness.report import ReportOptions, build_report
+from harness.results import partial_lines
 from harness.scoring import score_run
 from harness.stats import compare_runs
 
