@@ -157,10 +157,10 @@ class Coverage:
     def summary(self) -> str:
         """One short cell, e.g. '78/613 samples, 3/3 subsets, 1 trial'."""
         official = self.samples_official
-        samples = f"{self.samples_scored}/{official}" if official is not None else "?"
         if official is None:
-            samples = f"{self.samples_scored}/? (no official size declared)"
-        parts = [f"{samples} samples"]
+            parts = [f"{self.samples_scored}/? samples (no official size declared)"]
+        else:
+            parts = [f"{self.samples_scored}/{official} samples"]
         if self.declared:
             parts.append(f"{len(self.subsets_run)}/{len(self.official_subsets)} subsets")
         parts.append(_plural(self.trials, "trial"))

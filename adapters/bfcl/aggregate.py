@@ -208,7 +208,8 @@ def aggregate_records(records: list[RecordView]) -> BenchmarkResult:
         "Per category, accuracy = passed / entries run; errored records count as wrong.",
         "With several trials, each category's accuracy is the mean of its per-trial accuracies.",
         "overall and the group scores follow the official formula (a category not run counts as 0); "
-        "overall_run applies it to the categories run only.",
+        "overall_run applies it to the categories run only; a group none of whose categories "
+        "ran has no number.",
         "live_relevance is reported but not part of overall (as officially).",
     ]
     if unknown:
