@@ -25,7 +25,7 @@ depends on a display or on global plotting state.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,9 +39,6 @@ KINDS = ("bars", "budget", "passk", "cost", "step")
 FORMATS = ("png", "pdf", "svg")
 DEFAULT_FORMATS = ("png", "pdf")
 _BUDGET_KEYS = ("n", "N", "budget", "rehearsals", "num_rehearsals", "n_rehearsals")
-# TrueType (Type 42) fonts in PDF and PostScript: venues reject Type 3 fonts. SVG keeps
-# its text as text, so labels stay searchable and editable.
-SAVE_RC = {"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}
 PARTIAL_HATCH = "///"
 PARTIAL_NOTE = "hatched: partial (less than the full set)"
 OPEN_NOTE = "open marker: partial (less than the full set)"
@@ -225,7 +222,7 @@ def _by_quantity(keys: list[str]) -> dict[str, list[str]]:
     return groups
 
 
-def _yerr(points: list[Point | None]) -> list[list[float]]:
+def _yerr(points: Sequence[Point | None]) -> list[list[float]]:
     low, high = [], []
     for point in points:
         if point is None or point.interval is None:
@@ -279,7 +276,7 @@ def _percent_axis(ax: Any, top: float = 100.0) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def _legend_below(figure: Any, axes: list[Any], extra: list[tuple[Any, str]] = ()) -> None:
+def _legend_below(figure: Any, axes: list[Any], extra: Sequence[tuple[Any, str]] = ()) -> None:
     """One legend for the figure, outside and below the axes, so it covers no line."""
     handles: dict[str, Any] = {}
     for ax in axes:
@@ -410,24 +407,30 @@ class BudgetLine:
     runs: tuple[RunResult, ...]  # sorted by N; the model's plain run (N = 0) first
 
 
+def budget_of(result: RunResult) -> int:
+    """The run's test-time budget N (0 for a strategy without one, e.g. plain)."""
+    found = rehearsal_budget(result.strategy_settings)
+    return 0 if found is None else found[1]
+
+
 def budget_lines(results: list[RunResult]) -> list[BudgetLine]:
     """One line per (model, family, rehearser) with a budget N > 0; the same model's
     plain runs (N = 0) start each of its lines. Runs of different models, or with
     different rehearsers, are never joined."""
-    budgets = {id(r): rehearsal_budget(r.strategy_settings) for r in results}
-    runs = [r for r in results if not r.is_reference and budgets[id(r)] is not None]
-    plain = {}
-    for result in runs:
-        if budgets[id(result)][1] == 0:
-            plain.setdefault(result.model, result)
+    plain: dict[str, RunResult] = {}
     grouped: dict[tuple[str, str, str], list[RunResult]] = {}
-    for result in runs:
-        family, n = budgets[id(result)]
-        if n > 0:
+    for result in results:
+        found = None if result.is_reference else rehearsal_budget(result.strategy_settings)
+        if found is None:
+            continue
+        family, n = found
+        if n == 0:
+            plain.setdefault(result.model, result)
+        else:
             grouped.setdefault((result.model, family, rehearser_of(result)), []).append(result)
     lines = []
     for (model, family, rehearser), members in sorted(grouped.items()):
-        members.sort(key=lambda r: budgets[id(r)][1])
+        members.sort(key=budget_of)
         start = [plain[model]] if model in plain else []
         lines.append(BudgetLine(model, family, rehearser, tuple(start + members)))
     return lines
@@ -438,10 +441,7 @@ def _budget_label(line: BudgetLine, context: FigureContext) -> str:
     run when the line starts at one."""
     model = line.model
     start = line.runs[0]
-    if (
-        rehearsal_budget(start.strategy_settings)[1] == 0
-        and context.style(start).label != start.name
-    ):
+    if budget_of(start) == 0 and context.style(start).label != start.name:
         model = context.style(start).label
     rehearser = "" if line.rehearser == "self" else f", rehearser {line.rehearser}"
     return f"{model}, {line.family}{rehearser}"
@@ -453,7 +453,7 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
     if not lines:
         return None
     # A panel needs a point with a budget: plain runs alone draw no budget curve.
-    budgeted = [r for line in lines for r in line.runs if rehearsal_budget(r.strategy_settings)[1]]
+    budgeted = [r for line in lines for r in line.runs if budget_of(r)]
     keys = _series_keys(budgeted)
     if not keys:
         return None
@@ -468,9 +468,9 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
             if not members:
                 continue
             # A line takes the colour of its first run with a budget (stable across figures).
-            first = next((r for r in members if rehearsal_budget(r.strategy_settings)[1]), None)
+            first = next((r for r in members if budget_of(r)), None)
             colour = context.style(first or members[0]).colour
-            xs = [rehearsal_budget(r.strategy_settings)[1] for r in members]
+            xs = [budget_of(r) for r in members]
             series = [_points(r)[key] for r in members]
             ys = [100 * p.value for p in series]
             ax.errorbar(
@@ -491,7 +491,7 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
         _reference_lines(ax, context, key)
         ax.set_title(_label(key))
         _integer_ticks(ax)
-        budgets = [rehearsal_budget(r.strategy_settings)[1] for line in lines for r in line.runs]
+        budgets = [budget_of(r) for line in lines for r in line.runs]
         ax.set_xlim(min(budgets) - 0.3, max(budgets) + 0.5)  # room for the value labels
         ax.set_xlabel("test-time budget N")
         ax.set_ylabel(_axis_label(quantity_of(key)))
@@ -570,7 +570,7 @@ def tokens_per_episode(run_dir: Path) -> dict[str, float]:
 def cost_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
     context = context or default_context(results)
     runs = [r for r in results if not r.is_reference and r.run_dir is not None]
-    costs = {r.name: tokens_per_episode(r.run_dir) for r in runs}
+    costs = {r.name: tokens_per_episode(r.run_dir) for r in runs if r.run_dir is not None}
     keys = [k for k in _series_keys(runs) if k != OVERALL]
     keys = [k for k in keys if any(costs.get(r.name, {}).get(k) for r in runs)]
     if not keys:
@@ -613,7 +613,8 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
 def step_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
     context = context or default_context(results)
     stepped = sorted(
-        (r for r in results if r.step is not None and not r.is_reference), key=lambda r: r.step
+        (r for r in results if r.step is not None and not r.is_reference),
+        key=lambda r: r.step or 0,
     )
     if len(stepped) < 2:
         return None
@@ -646,11 +647,12 @@ def step_plot(results: list[RunResult], context: FigureContext | None = None) ->
                         _fmt(y), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
                         bbox=LABEL_BOX,
                     )  # fmt: skip
-                if all(p.interval is not None for p in series):
+                bands = [p.interval for p in series if p.interval is not None]
+                if len(bands) == len(series):
                     ax.fill_between(
                         steps,
-                        [100 * p.interval.low for p in series],
-                        [100 * p.interval.high for p in series],
+                        [100 * band.low for band in bands],
+                        [100 * band.high for band in bands],
                         color=line.get_color(),
                         alpha=0.15,
                         linewidth=0,
@@ -693,7 +695,9 @@ def save_figure(figure: Any, path: Path, fmt: str, dpi: int = 200) -> None:
     """One figure in one format, with embeddable fonts and nothing clipped."""
     import matplotlib
 
-    with matplotlib.rc_context(SAVE_RC):
+    # TrueType (Type 42) fonts in PDF and PostScript: venues reject Type 3 fonts. SVG
+    # keeps its text as text, so labels stay searchable and editable.
+    with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}):
         figure.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.05)
 
 
