@@ -259,3 +259,22 @@ def test_the_aggregates_frame_says_what_each_value_covers(tau_run):
     assert (headline["samples_scored"].iloc[0], headline["samples_official"].iloc[0]) == (16, 278)
     airline = table[(table["subset"] == "airline") & (table["metric"] == "pass^1")]
     assert airline["partial"].tolist() == [True] and airline["samples_official"].tolist() == [50]
+
+
+def test_figures_mark_every_partial_number(fin_run, tau_run, vita_run):
+    from matplotlib.container import BarContainer
+
+    from harness.plots import PARTIAL_HATCH, build_plots
+
+    results = [load_run(r, n_boot=N_BOOT) for r in (fin_run, tau_run, vita_run)]
+    bars, passk = build_plots(results, ["bars", "passk"])
+    hatches = {
+        container.get_label(): {patch.get_hatch() for patch in container.patches}
+        for ax in bars.figure.axes
+        for container in ax.containers
+        if isinstance(container, BarContainer)
+    }
+    assert hatches == {"fin": {PARTIAL_HATCH}, "tau": {PARTIAL_HATCH}, "vita": {PARTIAL_HATCH}}
+    # pass^k of the interrupted tau2 run (and of VitaBench's two sets): open markers.
+    faces = {line.get_markerfacecolor() for ax in passk.figure.axes for line in ax.lines}
+    assert faces == {"white"}
