@@ -23,13 +23,19 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import validate
 from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, MAX_WORK_ITEMS, RunConfig
 from harness.errors import ConfigError
 from harness.manifest import Manifest
 from harness.models.redact import environment_read_once
+
+if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
+    from harness.models.settings import ModelSettings
+    from harness.runner import NotRun, Plan, RunCounts, Runner, WorkItem
+    from harness.serving.plan import EndpointPlan
+    from harness.store import RunStore
 
 
 @dataclass
@@ -47,7 +53,7 @@ class RunSummary:
     command_s: float  # the whole call, planning and final scoring included
     cache_hits: int
     cache_calls: int | None  # model calls that asked the cache; None without a cache
-    not_run: list[Any] = field(default_factory=list)  # runner.NotRun: subsets left out
+    not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
     scores: dict[str, Any] = field(default_factory=dict)  # the run's scores.json
 
@@ -89,7 +95,7 @@ def run_suite(config: RunConfig) -> RunSummary:
         run = _plan(config)
         with run.session(started, started_at) as session:
             asyncio.run(run.run_items(session))
-        return run.finish(session.counts, started)
+        return run.finish(session.result(), started)
 
 
 async def run_suite_async(config: RunConfig) -> RunSummary:
@@ -100,7 +106,7 @@ async def run_suite_async(config: RunConfig) -> RunSummary:
         run = _plan(config)
         with run.session(started, started_at) as session:
             await run.run_items(session)
-        return run.finish(session.counts, started)
+        return run.finish(session.result(), started)
 
 
 def _now_iso() -> str:
@@ -125,7 +131,7 @@ def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
         )
 
 
-def _preflight(settings: Any) -> None:
+def _preflight(settings: ModelSettings) -> None:
     """Stop before the run, in one line, when the server refuses what the run
     sends (tools, parallel calls in the history): models/preflight.py. Only for
     OpenAI-compatible servers (api_base, serve) in native tool-calling mode."""
@@ -187,9 +193,14 @@ def _check_data_dirs(config: RunConfig) -> None:
 
 @dataclass
 class _Session:
-    todo: list[Any]  # runner.WorkItem: what is left to run
+    todo: list[WorkItem]  # what is left to run
     skipped: int  # already done
-    counts: Any = None  # runner.RunCounts, once run
+    counts: RunCounts | None = None  # once run
+
+    def result(self) -> RunCounts:
+        if self.counts is None:
+            raise RuntimeError("the session's items were never run")
+        return self.counts
 
 
 @dataclass
@@ -198,12 +209,13 @@ class _PlannedRun:
 
     config: RunConfig
     run_dir: Path
-    settings: Any  # models.settings.ModelSettings
-    endpoint: Any  # serve.EndpointPlan
-    plan: Any  # runner.Plan
-    runner: Any  # runner.Runner
-    store: Any  # store.RunStore
+    settings: ModelSettings
+    endpoint: EndpointPlan
+    plan: Plan
+    runner: Runner
+    store: RunStore
     manifest: Manifest
+    trials: int
     clients: list[Any]
 
     @contextlib.contextmanager
@@ -228,7 +240,7 @@ class _PlannedRun:
         try:
             store.write_manifest(manifest)
             # samples.jsonl is read once here for what is left to do.
-            todo, skipped = self.runner.pending(self.plan.samples, manifest.trials)
+            todo, skipped = self.runner.pending(self.plan.samples, self.trials)
             session = _Session(todo, skipped)
             try:
                 with self.endpoint.serving(self.run_dir, needed=bool(todo)):
@@ -246,7 +258,7 @@ class _PlannedRun:
                 manifest.add_active_span(started_at, time.monotonic() - started)
             self.endpoint.record_server_spans(manifest)
             manifest.last_summary = {
-                **session.counts.__dict__,  # elapsed_s: the episodes, scoring and records
+                **session.result().__dict__,  # elapsed_s: the episodes, scoring and records
                 "command_s": round(time.monotonic() - started, 3),  # the whole command
                 "cache_hits": self.settings.cache_stats.hits,
             }
@@ -257,7 +269,7 @@ class _PlannedRun:
     async def run_items(self, session: _Session) -> None:
         session.counts = await self._run_items(session.todo, session.skipped)
 
-    async def _run_items(self, todo: list[Any], skipped: int) -> Any:
+    async def _run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
         from harness.progress import ProgressDisplay
 
         display = ProgressDisplay(total=len(todo) + skipped, enabled=self.config.progress)
@@ -271,7 +283,7 @@ class _PlannedRun:
                 if client is not None:
                     await client.aclose()
 
-    def finish(self, counts: Any, started: float) -> RunSummary:
+    def finish(self, counts: RunCounts, started: float) -> RunSummary:
         from harness.scoring import score_run
 
         scores = score_run(self.run_dir, rescore=False)
@@ -454,5 +466,6 @@ def _plan(config: RunConfig) -> _PlannedRun:
         runner=runner,
         store=store,
         manifest=manifest,
+        trials=trials,
         clients=[provider, services.user_client, services.judge_client],
     )
