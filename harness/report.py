@@ -90,11 +90,16 @@ def _esc(value: Any) -> str:
 
 
 def truncate_strings(
-    value: Any, max_chars: int, max_items: int = MAX_ITEMS_SHOWN, max_depth: int = MAX_DEPTH_SHOWN
+    value: Any,
+    max_chars: int,
+    max_items: int = MAX_ITEMS_SHOWN,
+    max_depth: int = MAX_DEPTH_SHOWN,
+    start_depth: int = 0,
 ) -> Any:
     """A copy of ``value`` with every string longer than ``max_chars``, every list
     and object with more than ``max_items`` entries and nesting deeper than
-    ``max_depth`` cut and marked. ``max_chars`` 0 keeps everything whole."""
+    ``max_depth`` (``value`` itself sitting at ``start_depth``) cut and marked.
+    ``max_chars`` 0 keeps everything whole."""
     if max_chars <= 0:
         return value
 
@@ -120,7 +125,7 @@ def truncate_strings(
             return shown
         return item
 
-    return cut(value, 0)
+    return cut(value, start_depth)
 
 
 # --- samples --------------------------------------------------------------------------------
@@ -133,30 +138,46 @@ def outcome_of(record: dict[str, Any]) -> int:
     return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
 
 
-def _detail(record: dict[str, Any], max_chars: int) -> dict[str, Any]:
+def _detail(record: dict[str, Any]) -> dict[str, Any]:
     """What the viewer shows of one record (everything but bulky load options; its
     run and key travel in the index)."""
     keep = ("status", "error", "score", "score_error", "metadata", "latency_s", "seed")
     detail = {name: record.get(name) for name in keep}
     detail["trajectory"] = record.get("trajectory") or {}
-    return truncate_strings(detail, max_chars)
+    return detail
 
 
-def sample_detail(record: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """One sample's detail, its JSON within MAX_SAMPLE_CHARS unless ``max_chars`` is
-    0: cut harder (and at last to a stub) until it fits."""
-    detail = _detail(record, max_chars)
-    if max_chars <= 0 or len(dumps_safe(detail, default=str)) <= MAX_SAMPLE_CHARS:
-        return detail
+def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """A (masked) detail cut harder and harder, and at last to a stub, until its JSON
+    is within MAX_SAMPLE_CHARS: for the rare sample still too large once cut at
+    ``max_chars``."""
     chars, items, depth = max_chars, MAX_ITEMS_SHOWN, MAX_DEPTH_SHOWN
     while chars > 100:
         chars, items, depth = chars // 10, max(5, items // 4), max(8, depth // 2)
-        detail = truncate_strings(_detail(record, 0), chars, items, depth)
-        if len(dumps_safe(detail, default=str)) <= MAX_SAMPLE_CHARS:
-            return detail
-    stub = {name: record.get(name) for name in ("status", "latency_s", "seed")}
+        cut = truncate_strings(detail, chars, items, depth)
+        if len(dumps_safe(cut, default=str)) <= MAX_SAMPLE_CHARS:
+            return cut
+    stub = {name: detail.get(name) for name in ("status", "latency_s", "seed")}
     stub.update(trajectory={}, note="sample too large to show")
     return truncate_strings(stub, 1000)
+
+
+def pack_details(details: list[dict[str, Any]], max_chars: int) -> PackedSamples:
+    """The details packed, each distinct value masked and then cut once. A key
+    echoed in output must not be shown: masked as data, before any JSON text exists
+    (a pattern over JSON text can break its escapes), and before any cut (a cut
+    secret would no longer be recognised)."""
+    masking = masker()  # the known secrets gathered once for every value
+
+    def prepare(value: Any, depth: int) -> Any:
+        return truncate_strings(masking.mask(value), max_chars, start_depth=depth)
+
+    def seal(detail: dict[str, Any]) -> dict[str, Any]:
+        return cut_to_size(masking.mask(detail), max_chars)
+
+    if max_chars <= 0:  # everything whole, no bound
+        return pack_samples(details, prepare)
+    return pack_samples(details, prepare, MAX_SAMPLE_CHARS, seal)
 
 
 # The index's row layout (the viewer reads rows by these positions).
@@ -196,7 +217,6 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
 
     rows: list[list[Any]] = []
     details: list[dict[str, Any]] = []
-    masking = masker()  # the known secrets gathered once for every record
     for result in results:
         if result.run_dir is None:
             continue
@@ -221,10 +241,8 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
                     record["key"],
                 ]
             )
-            # A key echoed in output must not be shown: masked as data, before any
-            # JSON text exists (a pattern over JSON text can break its escapes).
-            details.append(sample_detail(masking.mask(record), max_chars))
-    packed = pack_samples(details)
+            details.append(_detail(record))
+    packed = pack_details(details, max_chars)
     for row, entry in zip(rows, packed.roots, strict=True):
         row.append(entry)
     index = {
@@ -436,6 +454,7 @@ def render_report(
     """The report's HTML text and the number of samples it holds."""
     results = distinct_names(results)
     runs = [r for r in results if not r.is_reference]
+    baseline_index(runs, options.baseline)  # a bad --baseline fails before any work
     samples = collect_samples(runs, options.max_chars)
     index_json = dumps_safe(samples.index, separators=(",", ":"), default=str)
     nonce = secrets.token_urlsafe(16)

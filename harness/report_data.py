@@ -30,12 +30,15 @@ import json
 import re
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from harness.boundary import dumps_safe
 
 REF = "\u0000"
+# A reference as JSON writes it (a value, so never followed by ":" as a key is).
+_REFS_IN_JSON = re.compile(r'"\\u0000(\d+)"(?!:)')
 MIN_SHARED_CHARS = 64  # a shorter value costs less written again than referenced
 MAX_SHARED_DEPTH = 8  # values nested deeper are shared only as part of a parent
 CHUNK_CHARS = 128_000  # uncompressed JSON per chunk: a few ms to inflate and parse
@@ -96,6 +99,7 @@ class _Packer:
         self.counts: Counter[bytes] = Counter()
         self.entry_of: dict[bytes, int] = {}
         self.entries: list[Any] = []
+        self.depths: list[int] = []  # where each entry's value first sat in its sample
         # The first pass's digests by object: the second pass visits the same objects
         # (the details stay alive meanwhile), so it serialises nothing again.
         self.digests: dict[int, bytes | None] = {}
@@ -123,10 +127,20 @@ class _Packer:
                 self.count(child, depth + 1)
 
     def add_sample(self, detail: dict[str, Any]) -> int:
-        number = len(self.entries)
-        self.entries.append(None)
+        number = self._new_entry(0)
         self.entries[number] = {k: self._value(v, 1) for k, v in detail.items()}
         return number
+
+    def add_sealed(self, detail: dict[str, Any]) -> int:
+        """A sample written whole, sharing nothing (already cut to size)."""
+        number = self._new_entry(0)
+        self.entries[number] = detail
+        return number
+
+    def _new_entry(self, depth: int) -> int:
+        self.entries.append(None)  # its number is taken before its parts get theirs
+        self.depths.append(depth)
+        return len(self.entries) - 1
 
     def _value(self, value: Any, depth: int) -> Any:
         key = self.digest(value)
@@ -147,11 +161,23 @@ class _Packer:
     def _shared(self, key: bytes, value: Any, depth: int) -> int:
         number = self.entry_of.get(key)
         if number is None:
-            number = len(self.entries)
-            self.entry_of[key] = number
-            self.entries.append(None)  # its number is taken before its parts get theirs
+            number = self.entry_of[key] = self._new_entry(depth)
             self.entries[number] = self._inside(value, depth)
         return number
+
+    def resolved_sizes(self, texts: list[str]) -> list[int]:
+        """Each entry's JSON size with its references filled in (shared parts counted
+        at every use), from the entries' own texts."""
+        sizes: list[int | None] = [None] * len(texts)
+
+        def size(number: int) -> int:  # references nest no deeper than MAX_SHARED_DEPTH
+            known = sizes[number]
+            if known is None:
+                refs = _REFS_IN_JSON.findall(texts[number])
+                known = sizes[number] = len(texts[number]) + sum(size(int(r)) for r in refs)
+            return known
+
+        return [size(number) for number in range(len(texts))]
 
 
 @dataclass
@@ -163,15 +189,45 @@ class PackedSamples:
     json_chars: int  # the uncompressed JSON of every entry, for the record
 
 
-def pack_samples(details: list[dict[str, Any]]) -> PackedSamples:
-    """The details (JSON-ready values, one per sample) as shared, compressed chunks."""
-    details = [_escape_strings(d) if "\\u0000" in _json(d) else d for d in details]
+Prepare = Callable[[Any, int], Any]
+
+
+def _as_is(value: Any, depth: int) -> Any:
+    return value
+
+
+def pack_samples(
+    details: list[dict[str, Any]],
+    prepare: Prepare = _as_is,
+    max_sample_chars: int = 0,
+    seal: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> PackedSamples:
+    """The details (JSON-ready values, one per sample) as shared, compressed chunks.
+
+    ``prepare(value, depth)`` turns each distinct value into what is shown (masked,
+    cut), once however often it occurs; ``depth`` is where the value first sits in
+    its sample. A sample whose shown JSON would still be over ``max_sample_chars``
+    (0: no bound) is replaced by ``seal(detail)``, written whole and sharing nothing.
+    """
+    texts_of = [_json(d) for d in details]
+    details = [
+        _escape_strings(d) if "\\u0000" in t else d for d, t in zip(details, texts_of, strict=True)
+    ]
     packer = _Packer()
     for detail in details:
         for child in detail.values():
             packer.count(child, 1)
     roots = [packer.add_sample(detail) for detail in details]
+    for number, value in enumerate(packer.entries):
+        packer.entries[number] = prepare(value, packer.depths[number])
     texts = [_json(entry) for entry in packer.entries]
+    if max_sample_chars and seal is not None:
+        sizes = packer.resolved_sizes(texts)
+        for position, root in enumerate(roots):
+            if sizes[root] > max_sample_chars:
+                sealed = _escape_strings(seal(details[position]))
+                roots[position] = packer.add_sealed(sealed)
+                texts.append(_json(sealed))
     chunk_starts: list[int] = []
     chunks: list[str] = []
     start = 0

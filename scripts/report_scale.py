@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,30 +23,9 @@ from typing import Any
 
 from harness.report import ReportOptions, build_report
 
-
-def distinct_copy(record: dict[str, Any], copy: int) -> dict[str, Any]:
-    """Record ``record`` as sample ``<id>~<copy>``, every message text marked with the copy."""
-    record = json.loads(json.dumps(record))
-    sample_id = f"{record['sample_id']}~{copy}"
-    record["sample_id"] = sample_id
-    record["key"] = f"{record['benchmark']}/{record['subset']}/{sample_id}#{record['trial']}"
-    trajectory = record.get("trajectory") or {}
-    for message in [*(trajectory.get("messages") or []), *(trajectory.get("turns") or [])]:
-        if isinstance(message, dict) and isinstance(message.get("content"), str):
-            message["content"] += f" (copy {copy})"
-    return record
-
-
-def replicate(run_dir: Path, out: Path, samples: int) -> Path:
-    """A run folder beside ``out`` holding ``samples`` records made from run_dir's."""
-    records = [json.loads(line) for line in (run_dir / "samples.jsonl").open(encoding="utf-8")]
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(run_dir / "manifest.json", out / "manifest.json")
-    with (out / "samples.jsonl").open("w", encoding="utf-8") as handle:
-        for n in range(samples):
-            copy, index = divmod(n, len(records))
-            handle.write(json.dumps(distinct_copy(records[index], copy)) + "\n")
-    return out
+# The replication helper is the scale test's own (tests/fake_runs.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fake_runs import replicate_run  # noqa: E402
 
 
 def open_seconds(report: Path, chromium: str, profile: Path) -> tuple[float, float]:
@@ -98,7 +78,7 @@ def main() -> None:
         )
     )
     if args.samples:
-        big = replicate(args.run_dir, out / "replicated", args.samples)
+        big = replicate_run(args.run_dir, out / "replicated", args.samples)
         print(
             json.dumps(
                 {

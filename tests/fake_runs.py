@@ -175,3 +175,31 @@ def pass_fail_records(
         for trial, passed in enumerate(trials):
             out.append(record(benchmark, subset, f"{prefix}{i}", trial, passed=passed))
     return out
+
+
+def distinct_copy(record: dict[str, Any], copy: int) -> dict[str, Any]:
+    """A real record as sample ``<id>~<copy>``, each message text marked with the copy
+    (so that no copy is a duplicate of another; prompts and tools stay shared)."""
+    record = json.loads(json.dumps(record))
+    sample_id = f"{record['sample_id']}~{copy}"
+    record["sample_id"] = sample_id
+    record["key"] = f"{record['benchmark']}/{record['subset']}/{sample_id}#{record['trial']}"
+    trajectory = record.get("trajectory") or {}
+    for message in [*(trajectory.get("messages") or []), *(trajectory.get("turns") or [])]:
+        if isinstance(message, dict) and isinstance(message.get("content"), str):
+            message["content"] += f" (copy {copy})"
+    return record
+
+
+def replicate_run(run_dir: Path, out: Path, samples: int) -> Path:
+    """A run folder at ``out`` with ``samples`` records made from run_dir's real ones
+    (its manifest, no scores.json: the leaderboard reads what the records hold)."""
+    lines = (run_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "manifest.json").write_bytes((run_dir / "manifest.json").read_bytes())
+    with (out / "samples.jsonl").open("w", encoding="utf-8") as handle:
+        for n in range(samples):
+            copy, index = divmod(n, len(records))
+            handle.write(json.dumps(distinct_copy(records[index], copy)) + "\n")
+    return out

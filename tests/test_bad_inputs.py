@@ -454,6 +454,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("report_bad_manifest", ["report", "{manifest_list}", "--out", "{root}/r.html"]),
     ("report_bad_samples", ["report", "{samples_trajectory_text}", "--out", "{root}/r.html"]),
     (
+        "report_baseline_unknown",
+        ["report", "{good}", "--out", "{root}/r.html", "--baseline", "nosuch"],
+    ),  # fmt: skip
+    (
         "report_reference_unknown",
         ["report", "{good}", "--out", "{root}/r.html", "--with-reference", "nosuch"],
     ),  # fmt: skip

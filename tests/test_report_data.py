@@ -82,3 +82,19 @@ def test_chunks_are_zlib_streams_of_bounded_size(monkeypatch):
         assert len(data) < 2_000 + 1_100
     entries = entries_of(packed)
     assert [resolve(entries, root) for root in packed.roots] == details
+
+
+def test_each_distinct_value_is_prepared_once_and_oversized_samples_are_sealed():
+    seen: list[str] = []
+
+    def prepare(value, depth):
+        seen.append(json.dumps(value, ensure_ascii=False))
+        return value
+
+    big = {"status": "ok", "trajectory": {"messages": [{"content": "y" * 5_000}]}}
+    details = [detail(n, t) for n in range(5) for t in range(2)] + [big]
+    packed = pack_samples(details, prepare, 4_000, lambda d: {"note": "too large to show"})
+    assert sum(text.count(SYSTEM) for text in seen) == 1  # masked and cut once, not ten times
+    entries = entries_of(packed)
+    assert [resolve(entries, root) for root in packed.roots[:-1]] == details[:-1]
+    assert resolve(entries, packed.roots[-1]) == {"note": "too large to show"}

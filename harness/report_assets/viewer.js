@@ -167,8 +167,14 @@
     document.getElementById("count").textContent =
       filtered.length + " of " + rows.length + " samples";
     document.getElementById("page").textContent = "page " + (page + 1) + " of " + pages;
+    // The list scrolls to the opened sample (the page itself stays where it is).
     var mark = list.querySelector(".current");
-    if (mark && mark.scrollIntoView) mark.scrollIntoView({block: "nearest"});
+    if (mark) {
+      var top = mark.offsetTop - list.offsetTop;
+      if (top < list.scrollTop || top + mark.offsetHeight > list.scrollTop + list.clientHeight) {
+        list.scrollTop = Math.max(0, top - list.clientHeight / 2);
+      }
+    }
   }
   // Brings the list to the page that holds sample i (clearing filters that hide it).
   function reveal(i) {
@@ -499,7 +505,9 @@
       if (fromHash()) document.getElementById("samples").scrollIntoView();
     });
     applyFilters();
-    return fromHash() || (filtered.length ? open(filtered[0], null, false) : null);
+    var linked = fromHash();
+    if (linked) document.getElementById("samples").scrollIntoView();
+    return linked || (filtered.length ? open(filtered[0], null, false) : null);
   }
   baselineChooser();
   inflate(block("sample-index")).then(JSON.parse).then(start).then(function () {
