@@ -101,14 +101,17 @@ def benchmark_suites(shared_data: Path) -> list[TierSuite]:
 
 
 def server_arguments(context_tokens: int) -> list[str]:
-    """``harness run`` flags for the tier's llama-cpp-python server: every core
-    for prompts and replies (its default uses half), a large batch (measured here:
-    prompt evaluation ~1.5x faster than its 512 with flash attention), and the
-    window (see TierSuite)."""
-    cores = str(os.cpu_count() or 1)
+    """``harness run`` flags for the tier's llama-cpp-python server.
+
+    Prompts are evaluated on every core with a large batch (measured on 2 cores:
+    ~1.5x faster than its default of 512 with flash attention). Replies are
+    generated on one thread: a token is too little work to share, and two
+    threads that wait for each other on a busy machine were measured 30x slower
+    per token than one. The window: see TierSuite.
+    """
     settings = {
-        "--n_threads": cores,
-        "--n_threads_batch": cores,
+        "--n_threads": "1",
+        "--n_threads_batch": str(os.cpu_count() or 1),
         "--n_batch": "2048",
         "--n_ubatch": "2048",
         "--flash_attn": "True",
