@@ -29,15 +29,15 @@ MAX_TOKENS = 48
 # In prompt mode (calls written as text) a reply cut this short cannot hold a
 # whole call: the tier's malformed-output case. (With tools, llama.cpp's
 # chatml-function-calling writes arguments under a JSON grammar and no token cap,
-# so function-calling replies are always well-formed.)
+# so function-calling replies are well-formed unless the window fills first.)
 TRUNCATING_MAX_TOKENS = 6
 # tau2 and VitaBench count every message of the episode (agent and user).
 EPISODE_STEPS = 6
 BFCL_SINGLE_TURN = ["simple_python", "multiple", "parallel", "irrelevance", "live_simple"]
-# Not memory_kv: chatml-function-calling never shows the model its tool results,
-# so a model that calls a tool calls it again until BFCL's 21-step turn cap, and
-# memory_kv's one question comes after 10 prerequisite conversations of ~11 turns
-# (up to ~2,300 requests: hours on 2 cores).
+# Not memory_kv: its one question comes after 10 prerequisite conversations of
+# ~11 turns each, and chatml-function-calling never shows the model its tool
+# results, so the model calls again up to the step cap: even at 2 steps per
+# turn that is up to ~220 requests, more than the whole tier's budget.
 BFCL_MULTI_STEP = ["multi_turn_base"]
 
 
