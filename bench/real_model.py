@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from harness.cli import main as harness_main  # noqa: E402
 from harness.models.openai_wire import chat_request  # noqa: E402
+from harness.models.tool_placement import with_system_message  # noqa: E402
 from harness.registry import get_adapter  # noqa: E402
 from harness.serving.process import HOST, ManagedServer, free_port  # noqa: E402
 from harness.serving.specs import LlamaCppSpec  # noqa: E402
@@ -88,8 +89,14 @@ def bare_seconds(url: str, run_dir: Path, max_tokens: int) -> float:
     ids = [record["sample_id"] for record in records]
     samples = get_adapter("bfcl").load(CATEGORY, ids=ids)
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=0)
+    # What the harness sent: its preflight finds that this chat format shows
+    # the tools only inside a system message, and adds an empty one.
     bodies = [
-        json.dumps(chat_request(SERVED_NAME, s.initial_messages, s.tools, params, "auto")).encode()
+        json.dumps(
+            chat_request(
+                SERVED_NAME, with_system_message(s.initial_messages, s.tools), s.tools, params
+            )
+        ).encode()
         for s in samples
     ]
     start = time.perf_counter()
