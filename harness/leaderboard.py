@@ -618,9 +618,7 @@ def _coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") -
     assert coverage is not None  # only partial numbers get a note
     where = benchmark_label(entry.benchmark)
     if coverage is not entry.coverage:
-        # A group score by its name; a per-subset metric by the subsets it is over.
-        named = metric if metric in entry.metric_scopes else ""
-        where += " " + (named or ", ".join(s.name for s in coverage.subsets))
+        where += " " + _scope_name(entry, metric, coverage)
     return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
 
 
@@ -674,6 +672,27 @@ def money_notes(results: list[RunResult]) -> list[str]:
             reasons.setdefault(text, []).append(name)
     notes += [f"{text} ({', '.join(names)})" for text, names in reasons.items()]
     return notes
+
+
+def _scope_name(entry: BenchmarkEntry, metric: str, coverage: Coverage) -> str:
+    """A group score by its name; a per-subset metric by the subsets it is over."""
+    if metric in entry.metric_scopes:
+        return metric
+    return ", ".join(s.name for s in coverage.subsets)
+
+
+def _scoped_note(result: RunResult, entry: BenchmarkEntry, scoped: dict[str, Coverage]) -> str:
+    """One note for a row's partial per-subset (or per-group) metrics: what each covers."""
+    parts = []
+    for name, coverage in scoped.items():
+        text = f"{name} {coverage.samples_scored}/{coverage.samples_official}"
+        if coverage.trials > 1:
+            text += f" ({coverage.pairs_scored}/{coverage.pairs_official} pairs)"
+        parts.append(text)
+    label = benchmark_label(entry.benchmark)
+    return f"{PARTIAL_MARK} {result.name} {label} by scope, samples scored/official: " + "; ".join(
+        parts
+    )
 
 
 def _with_legend(coverage_notes: list[str]) -> list[str]:
@@ -752,6 +771,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         if entry is None:
             continue
         cells = _identity_cells(result)
+        scoped: dict[str, Coverage] = {}  # partial metrics over part of the benchmark
         for column, label in metric_columns:
             value = _lookup(entry, column)
             if is_count_metric(label):
@@ -763,8 +783,15 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
             cells[f"metric:{column}"] = MetricValue(
                 value, metric_interval(entry, column), why, partial=partial
             )
-            if partial:
-                coverage_notes.append(_coverage_note(result, entry, column))
+            coverage = entry.metric_coverage(column) if partial else None
+            if coverage is None:
+                continue
+            if coverage is entry.coverage:
+                coverage_notes.append(_coverage_note(result, entry))
+            else:
+                scoped[_scope_name(entry, column, coverage)] = coverage
+        if scoped:
+            coverage_notes.append(_scoped_note(result, entry, scoped))
         if entry.coverage is not None:
             cells["coverage"] = entry.coverage.summary()
         if not result.is_reference:

@@ -147,7 +147,7 @@ def test_a_group_score_covers_its_own_categories_and_is_dash_when_none_ran(tmp_p
     assert "a group none of whose categories ran has no number" in table  # the note agrees
     assert cells[columns.index("hallucination (%)")] == "100.00"  # no mark
     assert cells[columns.index("non_live (%)")].endswith("*")
-    assert "bfcl BFCL-v4 non_live: 2/1150 samples" in table
+    assert "bfcl BFCL-v4 by scope, samples scored/official: non_live 2/1150" in table
 
 
 def test_scoring_records_the_official_set_and_coverage_reads_it_back(tmp_path):
