@@ -137,7 +137,7 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     """Whether a record was scored, and its numbers. An unscored record (infrastructure
     or scoring error) has zero pass, reward and tool counts; estimators decide
     whether it counts as a failure or is left out (``ok`` says which it is)."""
-    score = record.get("score")
+    score = record.get("score") or {}
     ok = record.get("status", "ok") == "ok" and not record.get("score_error") and bool(score)
     values = {"ok": 1.0 if ok else 0.0, "passed": 0.0, "reward": 0.0}
     if not ok:
@@ -716,6 +716,9 @@ def comparison_warnings(c: PairedComparison) -> list[ComparisonWarning]:
     by ``apply_holm`` once the whole family's p-values are known."""
     if c.n_tasks < 2:
         return [ComparisonWarning("too_few_tasks", f"only {c.n_tasks} shared task(s)")]
+    diff = c.diff
+    if diff is None:  # a run scored nothing here: ``unscored`` says why
+        return []
     found = []
 
     def warn(kind: str, message: str) -> None:
@@ -726,7 +729,7 @@ def comparison_warnings(c: PairedComparison) -> list[ComparisonWarning]:
     if c.bootstrap_degenerate:
         warn(
             "degenerate_bootstrap",
-            f"bootstrap degenerate (every resample Δ = {100 * c.diff:+.2f} pts)",
+            f"bootstrap degenerate (every resample Δ = {100 * diff:+.2f} pts)",
         )
     if c.table is not None and 0 < c.table.discordant < MIN_DISCORDANT_FOR_ALPHA:
         warn(
@@ -743,9 +746,9 @@ def comparison_warnings(c: PairedComparison) -> list[ComparisonWarning]:
         warn("includes_zero", f"{' and '.join(zero)} CI include(s) 0")
     if c.mde is None:
         warn("no_mde", "no task differs: MDE unknown")
-    elif abs(c.diff) < c.mde:
+    elif abs(diff) < c.mde:
         mde = "> 100" if c.mde > 1.0 else f"{100 * c.mde:.1f}"
-        warn("below_mde", f"|Δ| = {100 * abs(c.diff):.1f} pts < MDE {mde} pts")
+        warn("below_mde", f"|Δ| = {100 * abs(diff):.1f} pts < MDE {mde} pts")
     if c.errored_tasks:
         warn("errors", f"{c.errored_tasks} shared task(s) with errors (counted as failures)")
     return found
@@ -754,14 +757,15 @@ def comparison_warnings(c: PairedComparison) -> list[ComparisonWarning]:
 def apply_holm(comparisons: Iterable[PairedComparison], alpha: float = ALPHA) -> None:
     """Holm-adjust the McNemar p-values of one comparison's family (every benchmark
     headline and subset it reports), and warn where significance does not survive."""
-    family = [c for c in comparisons if c.p_value is not None]
-    for c, adjusted in zip(family, holm_adjust([c.p_value for c in family]), strict=True):
+    family = [(c, c.p_value) for c in comparisons if c.p_value is not None]
+    adjusted_values = holm_adjust([p for _, p in family])
+    for (c, p), adjusted in zip(family, adjusted_values, strict=True):
         c.p_holm = adjusted
-        if c.p_value < alpha <= adjusted:
+        if p < alpha <= adjusted:
             c.warnings.append(
                 ComparisonWarning(
                     "holm",
-                    f"McNemar p = {c.p_value:.3g} < {alpha:g} only before Holm over "
+                    f"McNemar p = {p:.3g} < {alpha:g} only before Holm over "
                     f"{len(family)} rows (adjusted p = {adjusted:.3g})",
                 )
             )

@@ -346,3 +346,24 @@ def test_compare_json_is_typed_and_documented(tmp_path, capsys):
     assert head["p_value"] == pytest.approx(0.125) and head["p_holm"] == pytest.approx(0.5)
     assert {w["kind"] for w in head["warnings"]} <= set(data["warning_notes"])
     assert data["min_paired_tasks"] == 30 and data["unit"] == "fraction"
+
+
+def test_newcombe_cell_names_its_own_difference_when_it_is_not_the_metrics():
+    # Three trials per task: the metric (pass rate over trials) moves by 1/3, the
+    # per-task majority pass/fail that Newcombe and McNemar use moves by 1.
+    from harness.commands.compare import newcombe_cell
+
+    pairs = [
+        (
+            task("airline", str(i), [True, False, False]),
+            task("airline", str(i), [True, True, False]),
+        )
+        for i in range(40)
+    ]
+    result = stats.compare_paired("x", {"airline": pairs}, MEAN_PASS, n_boot=200)
+    assert result.diff == pytest.approx(1 / 3) and result.table.diff == pytest.approx(1.0)
+    assert newcombe_cell(result).startswith("+100.00 [")
+    same = stats.compare_paired(
+        "x", {"airline": table_pairs(PassFailTable(5, 3, 9, 23))}, MEAN_PASS, 200
+    )
+    assert newcombe_cell(same).startswith("[")
