@@ -20,7 +20,6 @@ A price that cannot be known is None with the reason, never 0. Built-in models
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -69,28 +68,54 @@ def litellm_version() -> str | None:
         return None
 
 
-@lru_cache(maxsize=1)
-def _litellm() -> Any:
-    # The bundled cost map, never a download (there may be no internet).
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+# The cost map litellm ships inside its package (the copy it reads itself with
+# LITELLM_LOCAL_MODEL_COST_MAP=True). Read as a file: importing litellm costs
+# seconds of CPU, which every leaderboard of an API model's run would pay.
+COST_MAP_FILE = "model_prices_and_context_window_backup.json"
 
-    litellm.suppress_debug_info = True
-    return litellm
+
+@lru_cache(maxsize=1)
+def _cost_map() -> dict[str, Any]:
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("litellm")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        try:
+            data = json.loads((Path(folder) / COST_MAP_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+def _price(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
 
 
 @lru_cache(maxsize=256)
 def token_prices(model: str) -> tuple[float, float] | None:
     """(USD per input token, USD per output token) of ``model`` in litellm's map, or
-    None when the map has no price for it."""
-    try:
-        info = _litellm().get_model_info(model)
-    except Exception:  # litellm raises several types for a model it does not map
-        return None
-    prompt, completion = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if prompt is None or completion is None:
-        return None
-    return float(prompt), float(completion)
+    None when the map has no price for it. Looked up by the name as given, then
+    without its provider prefix (``openai/gpt-4o`` is the map's ``gpt-4o``)."""
+    table = _cost_map()
+    names = [model]
+    if "/" in model:
+        names.append(model.split("/", 1)[1])
+    for name in names:
+        info = table.get(name)
+        if not isinstance(info, dict):
+            continue
+        prompt = _price(info.get("input_cost_per_token"))
+        completion = _price(info.get("output_cost_per_token"))
+        if prompt is not None and completion is not None:
+            return prompt, completion
+    return None
 
 
 def role_models(settings: dict[str, Any], manifest: dict[str, Any]) -> dict[str, RoleModel]:

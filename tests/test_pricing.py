@@ -40,7 +40,7 @@ def _summary_row(text: str, run: str) -> dict[str, str]:
 def test_api_model_is_priced_from_litellms_cost_map(tmp_path):
     run = make_run(tmp_path, "api", _records(), {"tau2": {"tau2_mean": 1.0}}, model=API_MODEL)
     money = load_run(run, n_boot=10).cost.money
-    info = pricing._litellm().get_model_info(API_MODEL)
+    info = _litellm_info(API_MODEL)
     expected = 3 * (1000 * info["input_cost_per_token"] + 100 * info["output_cost_per_token"])
     assert expected > 0 and money.usd == pytest.approx(expected)
     assert money.usd_by_role == {"actor": pytest.approx(expected)}
@@ -201,3 +201,33 @@ def test_leaderboard_json_carries_the_money_fields(tmp_path):
     money = data["rows"][0]["cost"]["money"]
     assert money["usd"] > 0 and money["price_source"].startswith("litellm ")
     assert set(money) == set(pricing.MoneyCost().to_dict())
+
+
+def _litellm_info(model: str) -> dict:
+    import litellm
+
+    return litellm.get_model_info(model)
+
+
+@pytest.mark.parametrize("model", ["gpt-4.1-2025-04-14", "gpt-4o-mini", "openai/gpt-4o"])
+def test_prices_read_from_the_map_file_are_litellms_own(model):
+    info = _litellm_info(model)
+    assert pricing.token_prices(model) == (
+        info["input_cost_per_token"],
+        info["output_cost_per_token"],
+    )
+
+
+def test_pricing_a_run_does_not_import_litellm():
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from harness import pricing; "
+        "assert pricing.token_prices('gpt-4.1-2025-04-14'); "
+        "print('litellm' in sys.modules)"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "False"
