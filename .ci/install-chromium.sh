@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Headless Chromium for the HTML report's browser test (tests/test_report.py).
+# Headless Chromium for the HTML report's browser test (tests/results/test_report.py).
 # Idempotent: installs the Debian package only when /usr/bin/chromium is missing.
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then

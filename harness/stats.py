@@ -572,7 +572,7 @@ def null_standard_error(
 # trusted. Exactly over every outcome of paired pass/fail designs with 12-40% of
 # tasks flipping, the 95% percentile bootstrap of Δ covers the true Δ only 45-85%
 # of the time at 6 tasks and 85-95% at 20, and holds 92-95% from 30 on; Newcombe's
-# interval stays at or above 95% at every size (tests/test_compare_statistics.py
+# interval stays at or above 95% at every size (tests/results/test_compare_statistics.py
 # re-checks both at 6 tasks).
 MIN_PAIRED_TASKS = 30
 # The exact McNemar test's smallest p-value with d discordant tasks is 2·0.5^d, so

@@ -5,7 +5,7 @@ Outside CI (needs a copy of the official repository, aliyun/qwen-dianjin)::
     python scripts/finmcp_official_parity.py PATH/TO/DianJin-TIR/eval/evaluation.py \
         [--data-dir ../shared/data/finmcp]
 
-The scripted model of ``tests/test_finmcp_official_loop.py`` (every kind of
+The scripted model of ``tests/adapters/finmcp/test_finmcp_official_loop.py`` (every kind of
 mistake, malformed arguments the official loop drops items for and some it keeps)
 answers both the test-only re-implementation of the official inference loop and
 the harness. The loop's answer file goes to the official ``evaluation.py``, run
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "adapters" / "finmcp"))
 
 from finmcp_official_reference import infer_all  # noqa: E402
 from test_finmcp_official_loop import (  # noqa: E402

@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from support import TESTS, TOY_ADAPTER, TOY_SUITE
+from support import REPO, TESTS, TOY_ADAPTER, TOY_SUITE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 # Benchmark data that is not on PyPI lives beside the project, never inside it.
-SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -14,7 +14,7 @@ copy so that the (shared) docs stay untouched:
 - everything else (descriptions, enums, defaults, required, the "response"
   field) is kept.
 Java/JavaScript parameters arrive typed as strings by the language hints.
-``tests/test_bfcl_data.py`` checks this against the package's converter on every
+``tests/adapters/bfcl/test_bfcl_data.py`` checks this against the package's converter on every
 entry of every category. The model's call names are checked as written; the AST
 checker maps the docs' names the same way.
 """

@@ -7,7 +7,7 @@ path (a file that exists only if some payload got executed) to a ``Reply``.
 and answers requests that follow a tool result with plain text, so episodes end
 quickly; it counts what it served.
 
-Used by tests/test_hostile_server.py; run by hand as a server::
+Used by tests/core/test_hostile_server.py; run by hand as a server::
 
     python -m harness.testing.hostile --port 0
 """

@@ -7,11 +7,10 @@ import re
 import sys
 from functools import cache
 from importlib.metadata import packages_distributions
-from pathlib import Path
 
 import tomllib
+from support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SHIPPED = ("harness", "adapters")  # what the wheel carries
 
 

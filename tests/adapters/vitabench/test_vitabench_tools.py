@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.adapters.vitabench import schemas
 from harness.adapters.vitabench.environment import VitaEnvironment, serialise_result
@@ -25,8 +26,7 @@ from harness.types import ToolCall, ToolResult
 
 # Parametrisation needs the reference files at collection time, before fixtures run;
 # this is the same location the ``shared_data`` fixture uses.
-_REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", _REPO.parent / "shared" / "data")) / "vitabench"
+SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data")) / "vitabench"
 GENERATED_ID = re.compile(r"O[TIO][0-9a-f]{10}")
 
 

@@ -174,7 +174,7 @@ def test_prompt_mode_single_turn_scoring():
 
 
 # Entries no reply can pass: the official evaluator scores them wrong for every
-# model (verified with the official evaluator in tests/test_bfcl_full.py).
+# model (verified with the official evaluator in tests/adapters/bfcl/test_bfcl_full.py).
 UNANSWERABLE = {
     "simple_java_36",  # ArrayList of "any": items become strings, gold items are int/bool
     "simple_java_65",

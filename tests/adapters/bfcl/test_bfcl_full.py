@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.adapters.bfcl import BFCLAdapter, export_bfcl
 from harness.adapters.bfcl.categories import ALL_CATEGORIES, CATEGORY_SIZES, MULTI_TURN
@@ -25,7 +26,7 @@ from harness.suites import load_suite
 from harness.task import Services
 from harness.types import SamplingParams
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(REPO / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bfcl_official_parity import run_official  # noqa: E402
 from test_bfcl_multi_turn import _official_verdict, _perturbations  # noqa: E402

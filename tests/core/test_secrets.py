@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import TESTS
 
 from harness.cli import main
 from harness.models.redact import (
@@ -27,7 +28,6 @@ from harness.serving.specs import mask_secret_args
 from harness.store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 
-TESTS = Path(__file__).resolve().parent
 FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
 
 ENV_KEY = "plant-env-key-0001"

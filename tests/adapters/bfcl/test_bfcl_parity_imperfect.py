@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.adapters.bfcl import BFCLAdapter
 from harness.calls import format_python_call
@@ -17,7 +17,7 @@ from harness.store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import SamplingParams
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(REPO / "scripts"))
 from bfcl_official_parity import run_official  # noqa: E402
 
 # Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.

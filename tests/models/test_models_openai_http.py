@@ -10,22 +10,10 @@ import pytest
 from harness.models.base import ModelError
 from harness.models.openai_http import OpenAIHTTPClient, served_name
 from harness.models.retry import RetryingClient
-from harness.testing.fake_server import FakeServer, Reply
+from harness.testing.fake_server import Reply
 from harness.types import SamplingParams
 
 SECRET = "sk-direct-9a8b7c6d5e4f"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server):
-    server.clear()
-    return server
 
 
 def complete(client, params=None, tools=()):

@@ -10,8 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from support import REPO
 
 pytestmark = [
     pytest.mark.slow,

@@ -2,7 +2,7 @@
 
 Needs the official data: HARNESS_FINMCP_DATA (a folder with test/benchmark_*.json)
 or the Hugging Face Hub (dataset DianJin/FinMCP-Bench, or its local cache).
-Run with ``pytest -m full tests/test_finmcp_full.py``.
+Run with ``pytest -m full tests/adapters/finmcp/test_finmcp_full.py``.
 """
 
 from __future__ import annotations

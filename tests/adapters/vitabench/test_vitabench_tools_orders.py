@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.adapters.vitabench.environment import VitaEnvironment
 from harness.adapters.vitabench.orders import (
@@ -24,8 +25,7 @@ from harness.adapters.vitabench.orders import (
     required_records,
 )
 
-_REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", _REPO.parent / "shared" / "data")) / "vitabench"
+SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data")) / "vitabench"
 TASK_FILES = {
     "delivery-zh": ("delivery/tasks.json", "delivery", "zh"),
     "delivery-en": ("delivery/tasks_en.json", "delivery", "en"),

@@ -21,8 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data")).parent
+from support import REPO
+
+SHARED = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data")).parent
 VITA_SOURCE = Path(os.environ.get("HARNESS_VITA_SOURCE", SHARED / "vendor" / "vitabench"))
 CACHE_ROOT = Path(
     os.environ.get("HARNESS_TEST_CACHE")

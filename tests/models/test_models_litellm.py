@@ -30,20 +30,6 @@ TOOLS = [
 HELLO = [{"role": "user", "content": "hello"}]
 
 
-@pytest.fixture(scope="module")
-def server():
-    with FakeServer() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(server):
-    server.clear()
-    server.set_handler(None)
-    server.latency = 0.0
-    return server
-
-
 def client_for(fake: FakeServer, **kwargs) -> LiteLLMClient:
     kwargs.setdefault("timeout", 10.0)
     return LiteLLMClient("openai/fake-model", api_base=fake.url, api_key=SECRET, **kwargs)

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from support import REPO
 
 
 def _which_adapters(cwd: Path, extra_path: Path | None = None) -> str:

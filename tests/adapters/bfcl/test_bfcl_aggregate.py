@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.adapters.bfcl import BFCLAdapter, export_bfcl
 from harness.adapters.bfcl.categories import ALL_CATEGORIES
@@ -18,7 +18,7 @@ from harness.strategies.base import PlainStrategy
 from harness.task import RecordView, Services
 from harness.types import SamplingParams, Score
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(REPO / "scripts"))
 from bfcl_official_parity import run_official  # noqa: E402
 
 ADAPTER = BFCLAdapter()

@@ -1,6 +1,6 @@
 """tau2's step and error counting over harness transcripts, and the message conversion.
 
-The rules replayed are those of tau2's Orchestrator.run/step; tests/test_tau2_official.py
+The rules replayed are those of tau2's Orchestrator.run/step; tests/adapters/tau2/test_tau2_official.py
 checks them against the real orchestrator.
 """
 

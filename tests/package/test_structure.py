@@ -6,7 +6,8 @@ import ast
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from support import REPO
+
 CORE = REPO / "harness"
 # The official benchmark packages the adapters wrap (import names).
 BENCHMARK_PACKAGES = {"bfcl_eval", "tau2"}

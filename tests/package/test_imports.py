@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from support import REPO
+
 PACKAGE = REPO / "harness"
 # What the model layer may use besides itself: the value types and small helpers
 # every layer shares. Nothing that knows about tasks, adapters, runs or serving.

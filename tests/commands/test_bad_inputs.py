@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 from fake_runs import make_run, record
+from support import TESTS
 
 from harness.cli import main
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
 UNWRITABLE = Path("/proc/harness-cannot-write-here")  # not creatable, even by root
 BINARY = bytes(range(256)) * 4
 
