@@ -204,9 +204,15 @@
   function isPlainObject(value) {
     return value !== null && typeof value === "object" && !Array.isArray(value);
   }
-  // A list of flat objects (rubric verdicts, checks) as a table, one row per item.
+  // A list of flat objects (rubric verdicts, checks: every value plain) is shown as a
+  // table, one row per item.
+  function isFlatObject(value) {
+    return isPlainObject(value) && Object.keys(value).every(function (k) {
+      return value[k] === null || typeof value[k] !== "object";
+    });
+  }
   function isRecordList(value) {
-    return Array.isArray(value) && value.length > 0 && value.every(isPlainObject);
+    return Array.isArray(value) && value.length > 0 && value.every(isFlatObject);
   }
   function verdictCell(value) {
     if (value === true) return el("td", "verdict yes", "✓ yes");
@@ -253,7 +259,11 @@
       }
     });
     if (scalars.length) part.insertBefore(keyValues(scalars), part.children[1] || null);
-    if (Object.keys(rest).length) part.appendChild(el("pre", null, pretty(rest)));
+    if (Object.keys(rest).length) {  // nested details (judge windows, diagnostics), folded
+      var more = section("more score details", false);
+      more.appendChild(el("pre", null, pretty(rest)));
+      part.appendChild(more);
+    }
     return part;
   }
   function renderToolCall(call) {

@@ -216,8 +216,9 @@ def two_runs(tmp_path, runs=("base", "tuned")):
         out = []
         for n in range(60):
             verdicts = [
-                {"rubric": "greets the user", "met": True, "justification": "said hello"},
-                {"rubric": "books the flight", "met": n < passing, "justification": f"task {n}"},
+                # As VitaBench's judge writes them.
+                {"nl_rubric": "greets the user", "met": True, "justification": "said hello"},
+                {"nl_rubric": "books it", "met": n < passing, "justification": f"task {n}"},
             ]
             messages = [{"role": "assistant", "content": f"reply for task {n}, {passing}"}]
             out.append(
@@ -288,6 +289,7 @@ FLIP_PROBE = r"""
     link.click();
     later(function () { return body.hasAttribute("data-opened"); }, function () {
       result.afterClick = text("#detail .pane h3");
+      result.afterVerdicts = text("#detail td.verdict");
       result.hash = decodeURIComponent(location.hash);
       var select = document.getElementById("baseline");
       select.value = "1";
@@ -320,5 +322,7 @@ def test_deep_link_flip_links_side_by_side_rubrics_and_baseline_in_chromium(tmp_
     # The first flip against baseline "base": task 40 passed only in "tuned".
     assert seen["link"] == "tau2/airline/t40"
     assert seen["afterClick"] == ["tau2/airline/t40#0  (base)", "tau2/airline/t40#0  (tuned)"]
+    # Base failed "books it" on task 40, tuned met it.
+    assert seen["afterVerdicts"] == ["✓ yes", "✗ no", "✓ yes", "✓ yes"]
     assert seen["hash"] == "#sample=base/tau2/airline/t40&with=tuned"
     assert seen["visible"] == ["B = base against A = tuned"]
