@@ -8,6 +8,8 @@ are replicated to 10,000 samples with distinct ids and distinct message texts
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import time
 
@@ -31,7 +33,10 @@ MAX_OPEN_SECONDS = 5.0  # the page's own clock: list shown and first sample draw
 def oracle_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2") / "oracle"
     argv = ["run", "--suite", "tau2", "--model", "oracle", "--user-model", "scripted"]
-    assert main([*argv, "--limit", "2", "--trials", "2", "--out", str(out), "--quiet"]) == 0
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors):
+        code = main([*argv, "--limit", "2", "--trials", "2", "--out", str(out), "--quiet"])
+    assert code == 0, errors.getvalue()[-3000:]
     return out
 
 
