@@ -26,6 +26,11 @@ GGUF_VARIABLE = "HARNESS_REAL_MODEL_GGUF"
 REPORT = REPO_ROOT / "test-artifacts" / "real-model-tier.md"
 
 MAX_TOKENS = 48
+# Sampled, with a fixed seed, not greedy: greedy SmolLM2 writes some string
+# arguments forever (VitaBench's first call: "order_id": "1234567890123..." to
+# the end of the window, measured), and this chat format does not cap them; at
+# 0.7 the same call closed its string after 25 tokens.
+SAMPLING = ["--temperature", "0.7", "--seed", "0"]
 # In prompt mode (calls written as text) a reply cut this short cannot hold a
 # whole call: the tier's malformed-output case. (With tools, llama.cpp's
 # chatml-function-calling writes arguments under a JSON grammar and no token cap,

@@ -30,6 +30,7 @@ from real_model_tier import (
     MAX_TOKENS,
     PYTHON_VARIABLE,
     REPORT,
+    SAMPLING,
     SHARED_DATA,
     TRUNCATING_MAX_TOKENS,
     BenchmarkFigures,
@@ -116,6 +117,7 @@ def _run(
             "--no-cache",
             "--quiet",
             *server_arguments(context_tokens),
+            *SAMPLING,
             *extra,
         ]
     )
