@@ -472,7 +472,9 @@ def _start_harness(
 ) -> tuple[subprocess.Popen, Path]:
     suite, checkpoint = toy_env
     out = tmp_path / "run"
-    flags = ["--latency", "0.15", "--pid-file", str(pid_file), *fake_flags]
+    # Slow enough replies that the signal lands mid-run on an idle machine too
+    # (8 samples, one at a time: ~4 s after the first record).
+    flags = ["--latency", "0.5", "--pid-file", str(pid_file), *fake_flags]
     argv = serve_args(suite, checkpoint, out, *flags)
     argv += ["--concurrency", "1"]
     process = harness_process(argv, stdout=subprocess.DEVNULL)
