@@ -3,6 +3,7 @@ perfect toy agent a fake server plays, and the harness as a child process."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -30,8 +31,15 @@ def harness_process(argv: list[str], **popen: object) -> subprocess.Popen:
     """``python -m harness.cli ARGV`` as a child process, its output piped as text
     (``popen`` overrides, e.g. ``stdout=subprocess.DEVNULL``)."""
     options: dict = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    # Ctrl-C as a terminal delivers it: a shell's background job (the tests run
+    # with `&`, under nohup) starts with SIGINT ignored, and a child would inherit that.
+    options["preexec_fn"] = _default_sigint
     options.update(popen)
     return subprocess.Popen([sys.executable, "-m", "harness.cli", *argv], **options)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_lines(path: Path, count: int, timeout_s: float = 60.0) -> bool:
