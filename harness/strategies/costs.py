@@ -101,14 +101,9 @@ class CostLedger:
 def add_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Field-by-field sum of two phase records (nested role dicts included)."""
     total: dict[str, Any] = {}
-    for key in dict.fromkeys([*a, *b]):
-        left, right = a.get(key), b.get(key)
-        if isinstance(left, dict) or isinstance(right, dict):
-            total[key] = add_records(left or {}, right or {})
-        else:
-            value = (left or 0) + (right or 0)
-            total[key] = round(value, 4) if isinstance(value, float) else value
-    return total
+    _accumulate(total, a)
+    _accumulate(total, b)
+    return _rounded(total)
 
 
 class MeteredClient(WrappedClient):
