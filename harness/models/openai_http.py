@@ -114,6 +114,11 @@ class OpenAIHTTPClient(ModelClient):
         name: str | None = None,
         tool_choice: str = DEFAULT_TOOL_CHOICE,
     ):
+        # Imported here, while the run is planned, not at the first request: the
+        # import takes most of a second, and inside the run it would stall every
+        # request then in flight.
+        import aiohttp  # noqa: F401
+
         self.model = model
         self.name = name or model
         self.api_base = api_base.rstrip("/")

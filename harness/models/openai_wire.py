@@ -315,7 +315,8 @@ def turn_from_response(
         tool_calls=tool_calls,
         reasoning=join_reasoning(field_reasoning, inline_reasoning),
         usage=_usage(response.get("usage")),
-        raw=json_safe(response, secrets),
+        # ``response`` is sanitised already: masked only (json_safe would copy it again).
+        raw=mask(response, secrets),
         finish_reason=(clean_text(finish) or "")[:200] if finish is not None else None,
         text_repairs=cleaned.replaced + text_repairs + sum(c.text_repairs for c in tool_calls),
     )

@@ -35,7 +35,7 @@ from harness.strategies.sandbox import (
 )
 from harness.strategies.settings import StrategySettings
 from harness.strategies.world_model import PredictingEnvironment
-from harness.task import Sample, Services
+from harness.task import NoEnvironment, Sample, Services
 from harness.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.types import SamplingParams, Trajectory
 
@@ -91,10 +91,14 @@ async def run_committed(
     sample, settings = run.sample, run.settings
     notes: dict[str, Any] = {}
     with phase(COMMITTED), run.ledger.timed(COMMITTED):
-        # Built in the tool worker: a domain database copy must not hold the loop.
-        real = await run_tool_call(
-            run.monitor.build, sample.make_environment, timeout_s=ENVIRONMENT_BUILD_TIMEOUT_S
-        )
+        if sample.make_environment is NoEnvironment:
+            # Nothing to build: a hop to the tool worker would only cost the loop.
+            real = run.monitor.build(sample.make_environment)
+        else:
+            # Built in the tool worker: a domain database copy must not hold the loop.
+            real = await run_tool_call(
+                run.monitor.build, sample.make_environment, timeout_s=ENVIRONMENT_BUILD_TIMEOUT_S
+            )
         # The user side gets the environment itself (a user simulator may act on it).
         user = sample.make_user(real, run.services) if sample.make_user is not None else None
         monitored = run.monitor.wrap(real)
