@@ -107,6 +107,49 @@ class WorkItem:
 
 
 @dataclass
+class EpisodeOutcome:
+    """One (sample, trial) between its episode and its record: the trajectory to
+    score, or (when the episode failed) the record already."""
+
+    item: WorkItem
+    seed: int
+    started_at: str
+    start: float  # time.monotonic() when the episode started
+    options: dict[str, Any] = field(default_factory=dict)  # the suite entry's load options
+    services: Services | None = None
+    trajectory: Trajectory | None = None
+    record: Record | None = None
+    elapsed_s: float = 0.0  # the episode's time, and then its scoring's
+
+    def finish(self, status: str, score: Score | None, error: dict[str, Any] | None) -> None:
+        self.record = build_record(
+            self.item,
+            self.options,
+            self.seed,
+            status,
+            self.trajectory,
+            score,
+            error,
+            self.started_at,
+            self.elapsed_s or time.monotonic() - self.start,
+        )
+
+    def failed_to_record(self, exc: BaseException) -> None:
+        """The record when building the record itself failed."""
+        self.record = build_record(
+            self.item,
+            {},
+            self.seed,
+            INFRA_ERROR,
+            None,
+            None,
+            _error_info(exc),
+            self.started_at,
+            time.monotonic() - self.start,
+        )
+
+
+@dataclass
 class RunCounts:
     """What one call of the runner did."""
 
@@ -296,63 +339,61 @@ class Runner:
         (ModelOutputError), an infrastructure error (run again on resume) or a
         scoring error otherwise.
         """
-        started_at = now_iso()
-        start = time.monotonic()
+        return await self.score_episode(await self.run_episode(item))
+
+    async def run_episode(self, item: WorkItem) -> EpisodeOutcome:
+        """The episode of one (sample, trial), not yet scored; never raises for
+        one sample's failure (the outcome then holds its record already)."""
+        outcome = EpisodeOutcome(item, self.trial_seed(item.trial), now_iso(), time.monotonic())
         try:
-            return await self._run_item(item, started_at, start)
+            outcome.options = self.load_options.get(item.sample.key, {})
+            seed = outcome.seed
+            # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
+            params = dataclasses.replace(self.params, seed=seed, extra=dict(self.params.extra))
+            outcome.services = dataclasses.replace(self.services, seed=seed)
+            try:
+                model = self.model_provider(item.sample)
+                episode = self.strategy.run(item.sample, model, outcome.services, params)
+                if self.episode_timeout_s:
+                    outcome.trajectory = await run_with_deadline(episode, self.episode_timeout_s)
+                else:
+                    outcome.trajectory = await episode
+            except ModelOutputError as exc:  # the model's failure: scored, not retried
+                outcome.finish(OK, model_failure_score(exc), _error_info(exc))
+            except Exception as exc:  # ModelError, timeouts, adapter bugs: all recorded
+                outcome.finish(INFRA_ERROR, None, _error_info(exc))
         except Exception as exc:  # building the record itself failed
-            return build_record(
-                item,
-                {},
-                self.trial_seed(item.trial),
-                INFRA_ERROR,
-                None,
-                None,
-                _error_info(exc),
-                started_at,
-                time.monotonic() - start,
-            )
+            outcome.failed_to_record(exc)
+        outcome.elapsed_s = time.monotonic() - outcome.start
+        return outcome
 
-    async def _run_item(self, item: WorkItem, started_at: str, start: float) -> Record:
-        seed = self.trial_seed(item.trial)
-        # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
-        params = dataclasses.replace(self.params, seed=seed, extra=dict(self.params.extra))
-        services = dataclasses.replace(self.services, seed=seed)
-        options = self.load_options.get(item.sample.key, {})
-        adapter = get_adapter(item.sample.benchmark)
-        trajectory: Trajectory | None = None
-
-        def record(status: str, score: Score | None, error: dict[str, Any] | None) -> Record:
-            return build_record(
-                item,
-                options,
-                seed,
-                status,
-                trajectory,
-                score,
-                error,
-                started_at,
-                time.monotonic() - start,
-            )
-
+    async def score_episode(self, outcome: EpisodeOutcome) -> Record:
+        """The record of an episode: scored by its adapter (when it ran to the
+        end); never raises for one sample's failure."""
+        if outcome.record is not None:
+            return outcome.record
+        started = time.monotonic()
         try:
-            model = self.model_provider(item.sample)
-            episode = self.strategy.run(item.sample, model, services, params)
-            if self.episode_timeout_s:
-                trajectory = await run_with_deadline(episode, self.episode_timeout_s)
-            else:
-                trajectory = await episode
-        except ModelOutputError as exc:  # the model's failure: scored, not retried
-            return record(OK, model_failure_score(exc), _error_info(exc))
-        except Exception as exc:  # ModelError, timeouts, adapter bugs: all recorded
-            return record(INFRA_ERROR, None, _error_info(exc))
-        try:
-            score = await adapter.score(item.sample, trajectory, services)
-        except ModelOutputError as exc:
-            return record(OK, model_failure_score(exc), _error_info(exc))
-        except Exception as exc:  # a scoring failure is shown, never a silent zero
-            return record(SCORE_ERROR, None, _error_info(exc))
-        return record(OK, score, None)
+            item, trajectory, services = outcome.item, outcome.trajectory, outcome.services
+            # run_episode gives a record, or a trajectory and its services
+            assert trajectory is not None and services is not None
+            adapter = get_adapter(item.sample.benchmark)
+            score: Score | None = None
+            error: dict[str, Any] | None = None
+            status = OK
+            try:
+                score = await adapter.score(item.sample, trajectory, services)
+            except ModelOutputError as exc:
+                score, error = model_failure_score(exc), _error_info(exc)
+            except Exception as exc:  # a scoring failure is shown, never a silent zero
+                status, error = SCORE_ERROR, _error_info(exc)
+            # The sample's own time: its episode and its scoring (not the wait between).
+            outcome.elapsed_s += time.monotonic() - started
+            outcome.finish(status, score, error)
+        except Exception as exc:  # building the record itself failed
+            outcome.failed_to_record(exc)
+        assert outcome.record is not None
+        return outcome.record
 
     def _append(self, record: Record) -> Record:
         """Write one record; a record that cannot be written (anything but an OS
@@ -386,11 +427,22 @@ class Runner:
         """Run the given pending items (``skipped``: how many were already done)."""
         start = time.monotonic()
         counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
-        semaphore = asyncio.Semaphore(self.concurrency)
+        # ``concurrency`` episodes at a time, and as many being scored: an episode
+        # gives its slot up before it is scored and written, so the next episode's
+        # model call does not wait for that (a judge, a replay in the tool worker).
+        episode_slots = asyncio.Semaphore(self.concurrency)
+        scoring_slots = asyncio.Semaphore(self.concurrency)
 
         async def one(item: WorkItem) -> None:
-            async with semaphore:
-                record = await self.run_item(item)
+            async with episode_slots:
+                outcome = await self.run_episode(item)
+                # Taken before the episode slot is given up: episodes wait while
+                # scoring is behind, rather than pile up finished trajectories.
+                await scoring_slots.acquire()
+            try:
+                record = await self.score_episode(outcome)
+            finally:
+                scoring_slots.release()
             record = self._append(record)
             counts[record.status] += 1
             if self.progress:

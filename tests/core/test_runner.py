@@ -140,3 +140,72 @@ def test_one_writer_per_run_folder(tmp_path):
             RunStore(tmp_path / "run").open_for_append()
     finally:
         store.close()
+
+
+def test_an_episode_gives_its_slot_up_before_it_is_scored(tmp_path, monkeypatch):
+    """With one episode at a time, the next episode runs while the one before is
+    still being scored; every sample still gets its own scored record, once."""
+    from toy_adapter import ToyAdapter
+
+    real_score = ToyAdapter.score
+    episodes_started: list[str] = []
+    scored_while_next_ran: list[str] = []
+
+    def provider(sample):
+        episodes_started.append(sample.id)
+        return oracle(sample)
+
+    async def score_after_the_next_episode_started(self, sample, trajectory, services):
+        position = order.index(sample.id)
+        if position + 1 < len(order):
+            # Wait (bounded) for the next sample's episode: it can start only if
+            # this sample gave its episode slot up before scoring.
+            for _ in range(200):
+                if order[position + 1] in episodes_started:
+                    scored_while_next_ran.append(sample.id)
+                    break
+                await asyncio.sleep(0.01)
+        return await real_score(self, sample, trajectory, services)
+
+    monkeypatch.setattr(ToyAdapter, "score", score_after_the_next_episode_started)
+    plan = plan_suite(toy_suite(["easy"]))
+    order = [s.id for s in plan.samples]
+    store = RunStore(tmp_path / "run")
+    write_manifest(store, plan)
+    store.open_for_append()
+    try:
+        runner = Runner(
+            store, PlainStrategy(), provider, Services(), SamplingParams(), concurrency=1
+        )
+        summary = asyncio.run(runner.run(plan.samples, 1))
+    finally:
+        store.close()
+    assert scored_while_next_ran == order[:-1]
+    assert (summary.ran, summary.ok) == (5, 5)
+    lines = [json.loads(line) for line in store.samples_path.read_text().splitlines()]
+    assert sorted(r["sample_id"] for r in lines) == sorted(order)  # each once
+    assert all(r["score"]["passed"] and r["status"] == "ok" for r in lines)
+    # A record's latency is its episode and its scoring, measured when written.
+    assert all(0 < r["latency_s"] < 10 for r in lines)
+
+
+def test_a_failed_scoring_and_a_failed_episode_keep_their_records(tmp_path, monkeypatch):
+    """Scoring after the slot is given up records what it recorded before: an
+    episode's infrastructure error unscored, a scoring failure as a scoring error."""
+    from toy_adapter import ToyAdapter
+
+    real_score = ToyAdapter.score
+
+    async def score_fails_on_easy_1(self, sample, trajectory, services):
+        if sample.id == "easy-1":
+            raise ValueError("the scorer broke")
+        return await real_score(self, sample, trajectory, services)
+
+    monkeypatch.setattr(ToyAdapter, "score", score_fails_on_easy_1)
+    _, store, summary = run_toy(tmp_path, lambda s: FlakyOracle(s, {3}), subsets=["easy"])
+    assert (summary.ok, summary.infra_errors, summary.score_errors) == (3, 1, 1)
+    records = {r["sample_id"]: r for r in store.records().values()}
+    assert records["easy-1"]["status"] == "score_error"
+    assert records["easy-1"]["error"]["message"] == "the scorer broke"
+    assert records["easy-1"]["trajectory"] is not None
+    assert records["easy-2"]["status"] == "infra_error" and records["easy-2"]["score"] is None
