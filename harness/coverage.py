@@ -23,7 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.manifest import Manifest
 
 PARTIAL_MARK = "*"
 MAX_NAMED = 4  # missing subsets named in a note before "and N more"
@@ -250,13 +253,13 @@ def coverage_of(
     )
 
 
-def run_limit(manifest: Mapping[str, Any], benchmark: str) -> int | None:
+def run_limit(manifest: Manifest, benchmark: str) -> int | None:
     """The smallest sample limit per subset a run was started with for ``benchmark``:
     the command's ``--limit`` or the suite entry's ``limit``."""
     limits = []
-    if isinstance(manifest.get("limit"), int):
-        limits.append(manifest["limit"])
-    suite = manifest.get("suite")
+    if isinstance(manifest.limit, int):
+        limits.append(manifest.limit)
+    suite = manifest.suite
     entries = suite.get("entries") if isinstance(suite, dict) else None
     for entry in entries or []:
         if isinstance(entry, dict) and entry.get("benchmark") == benchmark:

@@ -28,12 +28,15 @@ import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.headlines import benchmark_label, primary_quantity, sort_benchmarks
 from harness.labels import LabelSpec, RunStyle, assign_styles
 from harness.leaderboard import RunResult
 from harness.stats import Interval
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = ("bars", "budget", "passk", "cost", "step")
 FORMATS = ("png", "pdf", "svg")
@@ -552,25 +555,17 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
     return Plot("passk", "pass^k against k", figure)
 
 
-def tokens_per_episode(run_dir: Path) -> dict[str, float]:
-    """Mean prompt + completion tokens per record (all roles), per benchmark."""
-    from harness.store import RunStore
-
-    totals: dict[str, list[int]] = {}
-    for record in RunStore(run_dir).records().values():
-        usage = (record.get("trajectory") or {}).get("usage") or {}
-        tokens = sum(
-            int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-            for u in usage.values()
-        )
-        totals.setdefault(record["benchmark"], []).append(tokens)
-    return {bench: sum(values) / len(values) for bench, values in totals.items() if values}
+def tokens_per_episode(records: pd.DataFrame) -> dict[str, float]:
+    """Mean prompt + completion tokens per record (all roles), per benchmark, of a
+    run's record table (``harness.results.records``)."""
+    means = records.groupby("benchmark", sort=False)["all_roles_tokens"].mean()
+    return {str(bench): float(value) for bench, value in means.items()}
 
 
 def cost_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
     context = context or default_context(results)
     runs = [r for r in results if not r.is_reference and r.run_dir is not None]
-    costs = {r.name: tokens_per_episode(r.run_dir) for r in runs if r.run_dir is not None}
+    costs = {r.name: tokens_per_episode(r.records) for r in runs if r.records is not None}
     keys = [k for k in _series_keys(runs) if k != OVERALL]
     keys = [k for k in keys if any(costs.get(r.name, {}).get(k) for r in runs)]
     if not keys:

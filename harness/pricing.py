@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.models.settings import is_builtin
+
+if TYPE_CHECKING:
+    from harness.manifest import Manifest
 
 ROLES = ("actor", "rehearser", "critic", "user", "judge")
 PHASES = ("rehearsal", "committed")
@@ -118,15 +121,13 @@ def token_prices(model: str) -> tuple[float, float] | None:
     return None
 
 
-def role_models(settings: dict[str, Any], manifest: dict[str, Any]) -> dict[str, RoleModel]:
+def role_models(settings: dict[str, Any], manifest: Manifest) -> dict[str, RoleModel]:
     """The model of each role, from the run's settings (scores.json) or manifest."""
-    model = settings.get("model", manifest.get("model")) or {}
+    model = settings.get("model", manifest.model) or {}
     if not isinstance(model, dict):
         model = {"name": model}
-    actor = RoleModel(
-        model.get("name"), served=bool(model.get("api_base") or manifest.get("server"))
-    )
-    strategy = settings.get("strategy", manifest.get("strategy")) or {}
+    actor = RoleModel(model.get("name"), served=bool(model.get("api_base") or manifest.server))
+    strategy = settings.get("strategy", manifest.strategy) or {}
     options = (strategy.get("settings") or {}) if isinstance(strategy, dict) else {}
 
     def helper(name_key: str, base_key: str) -> RoleModel:
@@ -139,8 +140,8 @@ def role_models(settings: dict[str, Any], manifest: dict[str, Any]) -> dict[str,
         "actor": actor,
         "rehearser": helper("rehearser_model", "rehearser_api_base"),
         "critic": helper("critic_model", "critic_api_base"),
-        "user": RoleModel(settings.get("user_model", manifest.get("user_model"))),
-        "judge": RoleModel(settings.get("judge_model", manifest.get("judge_model"))),
+        "user": RoleModel(settings.get("user_model", manifest.user_model)),
+        "judge": RoleModel(settings.get("judge_model", manifest.judge_model)),
     }
 
 
@@ -195,11 +196,11 @@ def price_usage(
     return sum(by_role.values()), note, by_role
 
 
-def server_time(manifest: dict[str, Any]) -> tuple[float | None, float | None, bool, str]:
+def server_time(manifest: Manifest) -> tuple[float | None, float | None, bool, str]:
     """(server seconds, GPU-seconds, CPU only, note) of the servers the run started."""
-    spans = manifest.get("server_spans")
-    if not manifest.get("server"):
-        model = manifest.get("model") or {}
+    spans = manifest.server_spans
+    if not manifest.server:
+        model = manifest.model or {}
         if isinstance(model, dict) and model.get("api_base"):
             return None, None, False, "server not started by the run (--api-base): GPUs unknown"
         return None, None, False, "no served checkpoint"
@@ -245,7 +246,7 @@ def rehearsal_ratio(
     return _tokens(rehearsal) / committed_tokens, "tokens", ""
 
 
-def run_money(scores: dict[str, Any], manifest: dict[str, Any]) -> MoneyCost:
+def run_money(scores: dict[str, Any], manifest: Manifest) -> MoneyCost:
     """Everything above for one run folder's scores.json and manifest."""
     models = role_models(scores.get("settings") or {}, manifest)
     usd, usd_note, by_role = price_usage(scores.get("usage") or {}, models)

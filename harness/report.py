@@ -49,6 +49,7 @@ from harness.leaderboard import (
     reference_notes,
 )
 from harness.models.redact import masker
+from harness.records import Record
 from harness.reference import ReferenceTable
 from harness.report_data import PackedSamples, compress_text, pack_samples
 from harness.store import RunStore
@@ -131,20 +132,26 @@ def truncate_strings(
 # --- samples --------------------------------------------------------------------------------
 
 
-def outcome_of(record: dict[str, Any]) -> int:
-    ok, values = stats.trial_values(record)
+def outcome_of(record: Record) -> int:
+    ok, values = stats.trial_values(record.to_dict())
     if not ok:
         return OUTCOME_ERROR
     return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
 
 
-def _detail(record: dict[str, Any]) -> dict[str, Any]:
+def _detail(record: Record) -> dict[str, Any]:
     """What the viewer shows of one record (everything but bulky load options; its
     run and key travel in the index)."""
-    keep = ("status", "error", "score", "score_error", "metadata", "latency_s", "seed")
-    detail = {name: record.get(name) for name in keep}
-    detail["trajectory"] = record.get("trajectory") or {}
-    return detail
+    return {
+        "status": record.status,
+        "error": record.error,
+        "score": record.score,
+        "score_error": record.extra.get("score_error"),
+        "metadata": record.metadata,
+        "latency_s": record.latency_s,
+        "seed": record.seed,
+        "trajectory": record.trajectory or {},
+    }
 
 
 def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
@@ -205,7 +212,9 @@ class SampleData:
 
 
 def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
-    runs, benchmarks, subsets = [], [], []
+    runs: list[str] = []
+    benchmarks: list[str] = []
+    subsets: list[str] = []
     positions: dict[str, dict[str, int]] = {"run": {}, "bench": {}, "subset": {}}
 
     def position(kind: str, values: list[str], value: str) -> int:
@@ -221,24 +230,23 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
         if result.run_dir is None:
             continue
         run_pos = position("run", runs, result.name)
-        records = RunStore(result.run_dir).records()
+        records = RunStore(result.run_dir).load_records()
         ordered = sorted(
-            records.values(),
-            key=lambda r: (r["benchmark"], r["subset"], str(r["sample_id"]), int(r["trial"])),
+            records.values(), key=lambda r: (r.benchmark, r.subset, str(r.sample_id), r.trial)
         )
         for record in ordered:
-            score = record.get("score") or {}
-            reward = score.get("reward") if record.get("status") == "ok" else None
+            score = record.score or {}
+            reward = score.get("reward") if record.status == "ok" else None
             rows.append(
                 [
                     run_pos,
-                    position("bench", benchmarks, record["benchmark"]),
-                    position("subset", subsets, f"{record['benchmark']}/{record['subset']}"),
-                    str(record["sample_id"]),
-                    int(record["trial"]),
+                    position("bench", benchmarks, record.benchmark),
+                    position("subset", subsets, f"{record.benchmark}/{record.subset}"),
+                    str(record.sample_id),
+                    record.trial,
                     outcome_of(record),
                     None if reward is None else round(float(reward), 4),
-                    record["key"],
+                    record.key,
                 ]
             )
             details.append(_detail(record))
@@ -414,7 +422,7 @@ ASSETS = "report_assets"  # package data beside this module: the page's CSS and 
 
 def asset_text(name: str) -> str:
     """One of the report's own files (``harness/report_assets/NAME``), shipped in the wheel."""
-    return resources.files("harness").joinpath(ASSETS, name).read_text(encoding="utf-8")
+    return resources.files("harness").joinpath(ASSETS).joinpath(name).read_text(encoding="utf-8")
 
 
 def viewer_html(samples: SampleData) -> str:

@@ -7,10 +7,14 @@
     aggs = results.aggregates("results/a")  # one row per (benchmark, subset, metric)
 
 Every table function takes one run folder, several, or a folder of run folders
-(a sweep). The leaderboard reads runs through ``load_scores`` and
-``scored_records`` here, which need no pandas. Scores are the run's current ones: the regraded scores in scores.json
+(a sweep). Scores are the run's current ones: the regraded scores in scores.json
 when it has them, else the records' own (scores.json is computed when missing,
 as ``harness leaderboard`` does). Metric values are fractions, as in scores.json.
+
+The leaderboard, ``harness compare`` and the plots are built on the same tables:
+``load`` reads a run folder once (typed ``Manifest`` and ``Record``), ``records_of``
+makes its record table and ``task_outcomes`` groups that table's rows by task for
+the intervals and paired tests, so a notebook's numbers are the leaderboard's.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ class LoadedRun:
             "run_id": self.run_id,
             "model": model.get("name"),
             "strategy": strategy.get("label") or strategy.get("name"),
-            "step": training_step(self.manifest.to_dict(), self.run_id),
+            "step": training_step(self.manifest, self.run_id),
         }
 
 
@@ -72,38 +76,19 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
     return score_run(run_dir, rescore=False)
 
 
-def training_step(manifest: dict[str, Any], run_name: str) -> int | None:
+def training_step(manifest: Manifest, run_name: str) -> int | None:
     """The checkpoint's training step: the manifest's "step", else a number in its
     "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
-    step = manifest.get("step")
+    step: Any = manifest.step  # written by other versions as text, too
     if isinstance(step, int) and not isinstance(step, bool):
         return step
     if isinstance(step, str) and step.isdigit():
         return int(step)
-    for text in (str(manifest.get("checkpoint") or ""), run_name):
-        step = step_in(text)
-        if step is not None:
-            return step
+    for text in (str(manifest.checkpoint or ""), run_name):
+        found = step_in(text)
+        if found is not None:
+            return found
     return None
-
-
-def scored_records(store: RunStore, scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The records with their current scores (scores.json holds the regraded ones), plus
-    the metadata of the benchmarks whose recomputation needs it (from samples.jsonl)."""
-    records = scores.get("records")
-    if records is None:  # an older scores.json: read the records themselves
-        return store.records()
-    wanted = [b for b in scores.get("benchmarks") or {} if benchmark_info(b).needs_metadata]
-    if not wanted:
-        return records
-    stored = store.records()
-    merged = {}
-    for key, record in records.items():
-        source = stored.get(key) or {}
-        if source.get("benchmark") in wanted:
-            record = {**record, "metadata": source.get("metadata") or {}}
-        merged[key] = record
-    return merged
 
 
 def benchmark_coverage(
@@ -122,21 +107,17 @@ def benchmark_coverage(
     return coverage_of(official, scored, int(trials), limit)
 
 
-def run_coverage(run_dir: Path) -> dict[str, Coverage]:
-    """benchmark -> what its numbers cover in one run folder (no intervals computed)."""
-    store = RunStore(Path(run_dir))
-    manifest = store.read_manifest()
-    scores = load_scores(Path(run_dir))
-    tasks = stats.task_outcomes(scores.get("records") or store.records())
-    groups = stats.by_benchmark(tasks.values())
-    trials = (scores.get("settings") or {}).get("trials") or manifest.get("trials") or 1
-    benchmarks = scores.get("benchmarks") or {}
+def coverage_by_benchmark(run: LoadedRun) -> dict[str, Coverage]:
+    """benchmark -> what its numbers cover in one loaded run (no intervals computed)."""
+    groups = stats.by_benchmark(task_outcomes(records_of([run])).values())
+    trials = (run.scores.get("settings") or {}).get("trials") or run.manifest.trials or 1
+    benchmarks = run.scores.get("benchmarks") or {}
     return {
         bench: benchmark_coverage(
             bench,
             groups.get(bench, []),
             int(trials),
-            run_limit(manifest, bench),
+            run_limit(run.manifest, bench),
             benchmarks[bench].get("official_set"),
         )
         for bench in sort_benchmarks(benchmarks)
@@ -147,7 +128,7 @@ def partial_lines(run_dir: Path) -> list[str]:
     """One line per benchmark of a run whose numbers are partial, saying what they cover."""
     return [
         f"partial: {benchmark_label(bench)}: {coverage.describe()}"
-        for bench, coverage in run_coverage(run_dir).items()
+        for bench, coverage in coverage_by_benchmark(load(run_dir)).items()
         if coverage.partial
     ]
 
@@ -169,16 +150,26 @@ def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
 
 
 def load(run_dir: str | Path) -> LoadedRun:
-    """One run folder, its records carrying their current (regraded) scores."""
+    """One run folder, its records carrying their current (regraded) scores. When
+    scores.json lists its records, they are the run's records: those its aggregates
+    are over (a record stored after the last scoring waits for the next one)."""
     store = RunStore(Path(run_dir))
-    manifest = store.load_manifest()
+    manifest = store.load_manifest()  # ConfigError if it is not a run folder
     scores = load_scores(store.root)
-    records = store.load_records()
-    for key, current in (scores.get("records") or {}).items():
-        record = records.get(key)
-        if record is not None and isinstance(current, dict):
-            record.status = current.get("status", record.status)
-            record.score = current.get("score", record.score)
+    stored = store.load_records()
+    current = scores.get("records")
+    if current is None:  # an older scores.json: the records as stored
+        return LoadedRun(store.root, manifest, stored, scores)
+    records = {}
+    for key, now in current.items():
+        record = stored.get(key)
+        if record is None or not isinstance(now, dict):
+            continue
+        record.status = now.get("status", record.status)
+        record.score = now.get("score", record.score)
+        if now.get("score_error"):  # a regrade that failed: not scored
+            record.extra["score_error"] = now["score_error"]
+        records[key] = record
     return LoadedRun(store.root, manifest, records, scores)
 
 
@@ -221,15 +212,23 @@ def _error_type(error: Any) -> str | None:
 
 
 def _usage(trajectory: dict[str, Any] | None) -> dict[str, int | None]:
-    """Tokens and calls of the model under test (the trajectory's ``actor`` usage)."""
-    actor = ((trajectory or {}).get("usage") or {}).get("actor") or {}
+    """Tokens and calls of the model under test (the trajectory's ``actor`` usage),
+    and the tokens of every role (actor, user, judge, rehearser...) together."""
+    usage = (trajectory or {}).get("usage") or {}
+    actor = usage.get("actor") or {}
     return {
         "calls": actor.get("calls"),
         "prompt_tokens": actor.get("prompt_tokens"),
         "completion_tokens": actor.get("completion_tokens"),
+        "all_roles_tokens": sum(
+            int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
+            for u in usage.values()
+        ),
     }
 
 
+# A trial's numbers as harness.stats.trial_values gives them, in its order.
+TRIAL_VALUES = ("passed", "reward", "tool_tp", "tool_fp", "tool_fn", "progress")
 RECORD_COLUMNS = [
     *RUN_COLUMNS,
     "benchmark",
@@ -238,14 +237,14 @@ RECORD_COLUMNS = [
     "trial",
     "key",
     "status",
-    "passed",
-    "reward",
-    "progress",
+    "scored",
+    *TRIAL_VALUES,
     "error_type",
     "termination",
     "calls",
     "prompt_tokens",
     "completion_tokens",
+    "all_roles_tokens",
     "latency_s",
     "seed",
     "started_at",
@@ -253,16 +252,32 @@ RECORD_COLUMNS = [
 
 
 def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
-    """One row per (run, sample, trial) with its current score. ``passed`` and
-    ``reward`` are empty for a record that was not scored (an infrastructure or
-    scoring error): never a zero."""
+    """One row per (run, sample, trial) with its current score. ``scored`` says
+    whether the record counts as scored (its status is ok and it has a score);
+    ``passed``, ``reward``, ``progress`` and the tool-call counts are the trial's
+    numbers as the leaderboard's estimators read them (``harness.stats.trial_values``)
+    and empty for a record that was not scored (an infrastructure or scoring
+    error): never a zero."""
+    return records_of(_loaded(paths))
+
+
+def _trial_columns(record: Record) -> dict[str, Any]:
+    ok, values = stats.trial_values(record.to_dict())
+    columns: dict[str, Any] = {"scored": ok}
+    for name in TRIAL_VALUES:
+        value = values.get(name) if ok else None
+        columns[name] = bool(value) if name == "passed" and value is not None else value
+    return columns
+
+
+def records_of(loaded: Iterable[LoadedRun]) -> pd.DataFrame:
+    """The record table (see ``records``) of runs already loaded."""
     import pandas as pd
 
     rows = []
-    for run in _loaded(paths):
+    for run in loaded:
         identity = run.identity()
         for record in run.records.values():
-            score = record.score or {}
             rows.append(
                 {
                     **identity,
@@ -272,9 +287,7 @@ def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                     "trial": record.trial,
                     "key": record.key,
                     "status": record.status,
-                    "passed": record.passed,
-                    "reward": score.get("reward"),
-                    "progress": score.get("progress"),
+                    **_trial_columns(record),
                     "error_type": _error_type(record.error),
                     "termination": (record.trajectory or {}).get("termination"),
                     **_usage(record.trajectory),
@@ -285,7 +298,37 @@ def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
             )
     table = pd.DataFrame(rows, columns=RECORD_COLUMNS)
     # Nullable types: an unscored record stays empty instead of becoming a float.
-    return table.astype({"passed": "boolean", "trial": "Int64", "step": "Int64"})
+    floats = {name: "float64" for name in TRIAL_VALUES if name != "passed"}
+    return table.astype(
+        {"passed": "boolean", "scored": "boolean", "trial": "Int64", "step": "Int64", **floats}
+    )
+
+
+def task_outcomes(table: pd.DataFrame) -> dict[str, stats.TaskOutcome]:
+    """The record table of one run grouped by task: each trial's numbers as the
+    intervals, pass^k and paired comparisons read them (``harness.stats``)."""
+    import pandas as pd
+
+    if table["run_id"].nunique() > 1:
+        raise ValueError("task_outcomes takes the record table of one run")
+    tasks: dict[str, stats.TaskOutcome] = {}
+    for row in table.to_dict("records"):
+        task_key = f"{row['benchmark']}/{row['subset']}/{row['sample_id']}"
+        task = tasks.get(task_key)
+        if task is None:
+            task = tasks[task_key] = stats.TaskOutcome(
+                row["benchmark"], row["subset"], row["sample_id"]
+            )
+        scored = bool(row["scored"])
+        values = {"ok": 1.0 if scored else 0.0, "passed": 0.0, "reward": 0.0}
+        if scored:
+            for name in TRIAL_VALUES:
+                if not pd.isna(row[name]):
+                    values[name] = float(row[name])
+        task.trials[int(row["trial"])] = values
+        task.errors += 0 if scored else 1
+        task.infra_errors += row["status"] == "infra_error"
+    return tasks
 
 
 AGGREGATE_COLUMNS = [
@@ -315,7 +358,7 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     rows = []
     for run in _loaded(paths):
         identity = run.identity()
-        coverage_of_run = run_coverage(run.run_dir)
+        coverage_of_run = coverage_by_benchmark(run)
         for benchmark, result in (run.scores.get("benchmarks") or {}).items():
             counts = result.get("counts") or {}
             coverage = coverage_of_run.get(benchmark)

@@ -6,9 +6,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness import stats, unscored
+from harness import results, stats, unscored
 from harness.coverage import run_limit
-from harness.errors import ConfigError
 from harness.headlines import benchmark_info, estimator_for, is_count_metric, primary_metric
 from harness.leaderboard.composite_score import composite_of
 from harness.leaderboard.reference_rows import reference_rows
@@ -19,11 +18,10 @@ from harness.leaderboard.rows import (
     Cost,
     RunResult,
 )
+from harness.manifest import Manifest
 from harness.pricing import run_money
 from harness.reference import ReferenceTable, load_references
-from harness.results import benchmark_coverage, load_scores, scored_records, training_step
 from harness.stats import Estimate, TaskOutcome
-from harness.store import RunStore
 
 
 def _label(value: Any) -> str:
@@ -45,21 +43,23 @@ def env_feedback_label(value: Any) -> str:
     return f"{value} (NON-STANDARD)"
 
 
-def _wall_seconds(manifest: dict[str, Any]) -> float | None:
+def _wall_seconds(manifest: Manifest) -> float | None:
     """The run's active time: the sum of its invocations' spans (a resume with
     nothing to do adds none); finished minus created for runs without spans."""
-    spans = manifest.get("active_spans")
+    spans = manifest.active_spans
     if isinstance(spans, list) and spans:
         return round(sum(float(span.get("seconds") or 0.0) for span in spans), 3)
+    if manifest.created_at is None or manifest.finished_at is None:
+        return None
     try:
-        start = datetime.fromisoformat(str(manifest["created_at"]))
-        end = datetime.fromisoformat(str(manifest["finished_at"]))
-    except (KeyError, ValueError):
+        start = datetime.fromisoformat(str(manifest.created_at))
+        end = datetime.fromisoformat(str(manifest.finished_at))
+    except ValueError:
         return None
     return max(0.0, (end - start).total_seconds())
 
 
-def _cost(scores: dict[str, Any], manifest: dict[str, Any]) -> Cost:
+def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
     usage = scores.get("usage") or {}
     return Cost(
         calls=sum(int(u.get("calls", 0)) for u in usage.values()),
@@ -139,9 +139,9 @@ def _drop_unscored(entry: BenchmarkEntry, tasks: list[TaskOutcome]) -> None:
     }
 
 
-def _env_feedback(settings: dict[str, Any], manifest: dict[str, Any], strategy: Any) -> Any:
+def _env_feedback(settings: dict[str, Any], manifest: Manifest, strategy: Any) -> Any:
     """The run's environment feedback; a strategy that rewrites it says so in its settings."""
-    value = settings.get("env_feedback", manifest.get("env_feedback"))
+    value = settings.get("env_feedback", manifest.env_feedback)
     if value in (None, STANDARD_FEEDBACK) and isinstance(strategy, dict):
         return strategy.get("env_feedback", value)
     return value
@@ -149,15 +149,19 @@ def _env_feedback(settings: dict[str, Any], manifest: dict[str, Any], strategy: 
 
 def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) -> RunResult:
     """Everything the leaderboard, plots and report show about one run folder."""
-    run_dir = Path(run_dir)
-    store = RunStore(run_dir)
-    if not store.exists():
-        raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
-    manifest = store.read_manifest()
-    scores = load_scores(run_dir)
+    return run_row(results.load(run_dir), n_boot, seed)
+
+
+def run_row(
+    run: results.LoadedRun, n_boot: int = stats.N_BOOT, seed: int = stats.SEED
+) -> RunResult:
+    """The leaderboard row of a loaded run: the official aggregates of its scores.json,
+    with intervals, coverage and pass^k over the tasks of its record table (the
+    table ``harness.results.records`` gives a notebook)."""
+    manifest, scores = run.manifest, run.scores
     settings = scores.get("settings") or {}
-    records = scored_records(store, scores)
-    tasks = stats.task_outcomes(records)
+    records = results.records_of([run])
+    tasks = results.task_outcomes(records)
     tasks_by_benchmark = stats.by_benchmark(tasks.values())
     entries: dict[str, BenchmarkEntry] = {}
     for benchmark, result in (scores.get("benchmarks") or {}).items():
@@ -178,30 +182,31 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
         group = tasks_by_benchmark.get(benchmark, [])
         _drop_unscored(entry, group)
         _primary_interval(entry, group, n_boot, seed)
-        trials = settings.get("trials") or manifest.get("trials") or 1
-        entry.coverage = benchmark_coverage(
+        trials = settings.get("trials") or manifest.trials or 1
+        entry.coverage = results.benchmark_coverage(
             benchmark, group, trials, run_limit(manifest, benchmark), result.get("official_set")
         )
         _drop_not_run(entry)
         entry.pass_hat_k = _pass_hat_k(benchmark, group, n_boot, seed)
         entries[benchmark] = entry
-    name = str(scores.get("run_id") or manifest.get("run_id") or run_dir.name)
-    strategy = settings.get("strategy", manifest.get("strategy"))
+    name = str(scores.get("run_id") or manifest.run_id or run.run_dir.name)
+    strategy = settings.get("strategy", manifest.strategy)
     return RunResult(
         name=name,
-        model=_label(settings.get("model", manifest.get("model"))),
+        model=_label(settings.get("model", manifest.model)),
         strategy=strategy_label(strategy),
         env_feedback=env_feedback_label(_env_feedback(settings, manifest, strategy)),
-        user_model=_label(settings.get("user_model", manifest.get("user_model"))),
-        judge_model=_label(settings.get("judge_model", manifest.get("judge_model"))),
+        user_model=_label(settings.get("user_model", manifest.user_model)),
+        judge_model=_label(settings.get("judge_model", manifest.judge_model)),
         benchmarks=entries,
         composite=composite_of(entries),
         cost=_cost(scores, manifest),
-        step=training_step(manifest, name),
+        step=results.training_step(manifest, name),
         strategy_settings=strategy if isinstance(strategy, dict) else {"name": strategy},
-        run_dir=run_dir,
-        fingerprint=(manifest.get("fingerprint") or {}).get("id"),
+        run_dir=run.run_dir,
+        fingerprint=(manifest.fingerprint or {}).get("id"),
         tasks=tasks,
+        records=records,
     )
 
 
@@ -211,8 +216,9 @@ def load_board(
     n_boot: int = stats.N_BOOT,
     seed: int = stats.SEED,
 ) -> tuple[list[RunResult], list[ReferenceTable]]:
+    """The rows of ``run_dirs``, then the published rows of the reference tables named."""
     tables = load_references(reference)
-    results = [load_run(Path(d), n_boot, seed) for d in run_dirs]
+    rows = [load_run(Path(d), n_boot, seed) for d in run_dirs]
     for table in tables:
-        results.extend(reference_rows(table))
-    return results, tables
+        rows.extend(reference_rows(table))
+    return rows, tables

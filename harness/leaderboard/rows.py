@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import stats
 from harness.coverage import Coverage
 from harness.headlines import benchmark_label
 from harness.pricing import MoneyCost
 from harness.stats import Estimate, Interval, TaskOutcome
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FRACTION = "fraction"  # the unit of metrics in CSV and JSON (0 to 1)
 # A recomputed metric must match the official one this closely before its CI is shown.
@@ -153,6 +156,8 @@ class RunResult:
     note: str = ""
     run_dir: Path | None = None
     tasks: dict[str, TaskOutcome] = field(default_factory=dict, repr=False)
+    # The run's record table (harness.results.records_of), None for published rows.
+    records: pd.DataFrame | None = field(default=None, repr=False)
     fingerprint: str | None = None  # of the weights evaluated (models/fingerprint.py)
 
     @property

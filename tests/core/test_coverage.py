@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.coverage import OfficialSet, coverage_of, run_limit
+from harness.manifest import Manifest
 from harness.registry import get_adapter
 
 OFFICIAL = OfficialSet({"a": 3, "b": 2}, "toy data v1")
@@ -65,9 +66,9 @@ def test_no_declared_official_set_has_no_denominator_and_is_never_partial():
 
 
 def test_the_limit_a_run_started_with_is_named():
-    manifest = {"limit": 5, "suite": {"entries": [{"benchmark": "x", "limit": 2}]}}
+    manifest = Manifest(limit=5, suite={"entries": [{"benchmark": "x", "limit": 2}]})
     assert run_limit(manifest, "x") == 2 and run_limit(manifest, "y") == 5
-    assert run_limit({"limit": None, "suite": {"entries": []}}, "x") is None
+    assert run_limit(Manifest(limit=None, suite={"entries": []}), "x") is None
     coverage = coverage_of(OFFICIAL, _scored(a=[1, 1]), trials=1, limit=2)
     assert "run with a limit of 2 sample(s) per subset" in coverage.describe()
     assert "toy data v1" in coverage.describe()

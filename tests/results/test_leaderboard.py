@@ -12,6 +12,7 @@ from fake_runs import make_run, pass_fail_records, record
 
 from harness.errors import ConfigError
 from harness.leaderboard import load_run, render, training_step
+from harness.manifest import Manifest
 
 # BFCL-v4 categories run, with pass/fail per task (the rest count as 0 in Overall).
 BFCL_TASKS = {
@@ -252,10 +253,11 @@ def test_several_runs_share_columns(full_run, tmp_path):
 
 
 def test_training_step_from_manifest_checkpoint_or_run_name():
-    assert training_step({"step": 300}, "anything") == 300
-    assert training_step({"checkpoint": "/ckpt/global_step_150/actor"}, "x") == 150
-    assert training_step({}, "envace__step_200") == 200
-    assert training_step({}, "qwen3-8b__plain") is None
+    assert training_step(Manifest(step=300), "anything") == 300
+    assert training_step(Manifest.from_dict({"step": "300"}), "anything") == 300
+    assert training_step(Manifest(checkpoint="/ckpt/global_step_150/actor"), "x") == 150
+    assert training_step(Manifest(), "envace__step_200") == 200
+    assert training_step(Manifest(), "qwen3-8b__plain") is None
 
 
 def test_unknown_format_is_a_config_error(full_run):

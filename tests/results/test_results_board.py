@@ -1,0 +1,95 @@
+"""The leaderboard is built on harness.results: its numbers are those a notebook
+computes from the same DataFrames (``results.records`` and ``results.aggregates``)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from fake_runs import make_run, record
+
+from harness import results
+from harness.leaderboard import load_run, render
+from harness.scoring import score_run
+
+N_BOOT = 200
+
+
+@pytest.fixture
+def tau_run(tmp_path):
+    """τ² records over two subsets, three trials each; one trial an infrastructure
+    error and one trial whose regrade failed after the run (a score error)."""
+    outcomes = {
+        "airline": [[True, True, False], [False, False, False], [True, True, True]],
+        "retail": [[True, False, True], [True, True, True]],
+    }
+    records = [
+        record("tau2", subset, f"{subset[0]}{i}", trial, passed=passed)
+        for subset, tasks in outcomes.items()
+        for i, trials in enumerate(tasks)
+        for trial, passed in enumerate(trials)
+    ]
+    records[1] = record("tau2", "airline", "a0", 1, status="infra_error")
+    run_dir = make_run(tmp_path, "tau", records, {}, manifest_extra={"trials": 3})
+    scores = score_run(run_dir, rescore=False)
+    scores["records"]["tau2/retail/r1#2"]["score_error"] = "sample no longer in the benchmark data"
+    (run_dir / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    return run_dir
+
+
+def test_the_rows_tasks_are_those_of_the_record_table(tau_run):
+    row = load_run(tau_run, n_boot=N_BOOT)
+    table = results.records(tau_run)
+    assert row.tasks == results.task_outcomes(table)
+    assert row.records is not None and row.records.equals(table)
+
+
+def test_the_record_table_says_which_trials_are_scored(tau_run):
+    table = results.records(tau_run).set_index("key")
+    assert not table.loc["tau2/airline/a0#1", "scored"]  # infrastructure error
+    assert not table.loc["tau2/retail/r1#2", "scored"]  # its regrade failed
+    assert pd.isna(table.loc["tau2/retail/r1#2", "passed"])  # empty, never a zero
+    assert table["scored"].sum() == len(table) - 2
+    task = load_run(tau_run, n_boot=N_BOOT).tasks["tau2/retail/r1"]
+    assert task.errors == 1 and task.infra_errors == 0
+
+
+def test_headline_numbers_are_the_aggregate_tables(tau_run):
+    row = load_run(tau_run, n_boot=N_BOOT)
+    aggregates = results.aggregates(tau_run)
+    headline = aggregates[aggregates["subset"] == results.HEADLINE].set_index("metric")["value"]
+    entry = row.benchmarks["tau2"]
+    shown = {k: v for k, v in entry.headline.items() if v is not None}
+    assert shown and shown == pytest.approx(headline.dropna().to_dict())
+
+
+def test_pass_hat_k_is_what_a_notebook_computes_from_the_records(tau_run):
+    """pass^k per subset as a researcher writes it over the record table: per task
+    C(c, k) / C(n, k) over its scored trials (τ² leaves an errored trial out)."""
+    table = results.records(tau_run)
+    scored = table[table["scored"]].astype({"passed": bool})
+    per_task = scored.groupby(["subset", "sample_id"])["passed"].agg(["size", "sum"])
+    entry = load_run(tau_run, n_boot=N_BOOT).benchmarks["tau2"]
+    assert sorted(entry.pass_hat_k) == ["airline", "retail"]
+    for subset, curve in entry.pass_hat_k.items():
+        tasks = per_task.loc[subset]
+        for k, found in curve.items():
+            by_hand = sum(math.comb(int(c), k) / math.comb(int(n), k) for n, c in tasks.values)
+            assert found.value == pytest.approx(by_hand / len(tasks)), (subset, k)
+    assert entry.pass_hat_k["airline"][1].value == pytest.approx((1 / 2 + 0 + 1) / 3)
+
+
+def test_the_leaderboards_counts_are_the_record_tables(tau_run):
+    table = results.records(tau_run)
+    data = json.loads(render([tau_run], "json", n_boot=N_BOOT))
+    counts = data["rows"][0]["benchmarks"]["tau2"]["counts"]
+    assert counts["records"] == len(table)
+    assert counts["infra_errors"] == int((table["status"] == "infra_error").sum())
+
+
+def test_task_outcomes_take_one_run(tau_run, tmp_path):
+    other = make_run(tmp_path / "b", "other", [record("tau2", "airline", "a0")], {})
+    with pytest.raises(ValueError, match="one run"):
+        results.task_outcomes(results.records([tau_run, other]))
