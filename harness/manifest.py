@@ -17,7 +17,7 @@ from typing import Any
 
 from harness import __version__
 from harness.errors import ConfigError
-from harness.records import has_type
+from harness.records import has_type, split_known
 
 # Settings that must match for a rerun to resume a run folder (anything else,
 # such as --limit or --trials, may change between resumes).
@@ -191,8 +191,7 @@ class Manifest:
         problem = manifest_problem(data)
         if problem is not None:
             raise ManifestError(problem)
-        values = {name: data[name] for name in _FIELD_NAMES if name in data}
-        extra = {name: value for name, value in data.items() if name not in _FIELD_NAMES}
+        values, extra = split_known(data, _FIELD_NAMES)
         return cls(**values, extra=extra)
 
     def add_active_span(self, started_at: str, seconds: float) -> None:

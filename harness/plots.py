@@ -272,6 +272,12 @@ def _panels(figure: Any, count: int, width_ratios: list[float] | None = None) ->
     return flat[:count]
 
 
+def _panel_grid(count: int) -> tuple[Any, list[Any]]:
+    """A figure of ``count`` panels, three to a row, and its panels (the line plots')."""
+    figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
+    return figure, _panels(figure, count)
+
+
 def _percent_axis(ax: Any, top: float = 100.0) -> None:
     # Room above the highest bar or point for its value label.
     ax.set_ylim(0, max(100.0, top) * 1.12)
@@ -460,9 +466,7 @@ def budget_plot(results: list[RunResult], context: FigureContext | None = None) 
     keys = _series_keys(budgeted)
     if not keys:
         return None
-    count = len(keys)
-    figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
-    axes = _panels(figure, count)
+    figure, axes = _panel_grid(len(keys))
     any_partial = False
     for ax, key in zip(axes, keys, strict=True):
         top = 100.0
@@ -518,9 +522,7 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
         return None
     order = {b: i for i, b in enumerate(sort_benchmarks({b for b, _ in curves}))}
     panels = sorted(curves, key=lambda key: (order[key[0]], key[1]))
-    count = len(panels)
-    figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
-    axes = _panels(figure, count)
+    figure, axes = _panel_grid(len(panels))
     any_partial = False
     for ax, (bench, subset) in zip(axes, panels, strict=True):
         for result, curve in curves[(bench, subset)]:
@@ -570,9 +572,7 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
     keys = [k for k in keys if any(costs.get(r.name, {}).get(k) for r in runs)]
     if not keys:
         return None
-    count = len(keys)
-    figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
-    axes = _panels(figure, count)
+    figure, axes = _panel_grid(len(keys))
     any_partial = False
     for ax, key in zip(axes, keys, strict=True):
         for result in runs:

@@ -41,6 +41,15 @@ def has_type(value: Any, types: tuple[type, ...]) -> bool:
     return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
 
+def split_known(
+    data: dict[str, Any], names: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the entries of a JSON object that ``names`` name, the others): a typed
+    object's fields, and the keys of another version that it keeps to write back."""
+    known = {name: data[name] for name in names if name in data}
+    return known, {name: value for name, value in data.items() if name not in names}
+
+
 def record_problem(data: Any) -> str | None:
     """Why a parsed samples.jsonl line is not a record, or None."""
     if not isinstance(data, dict):
@@ -98,9 +107,7 @@ class Record:
         problem = record_problem(data)
         if problem is not None:
             raise RecordError(problem)
-        known = _FIELD_NAMES
-        values = {name: data[name] for name in known if name in data}
-        extra = {name: value for name, value in data.items() if name not in known}
+        values, extra = split_known(data, _FIELD_NAMES)
         return cls(**values, extra=extra)
 
 
