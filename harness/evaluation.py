@@ -158,6 +158,33 @@ def _preflight(settings: ModelSettings) -> None:
             )
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _say_what_cannot_fit(
+    settings: ModelSettings, endpoint: EndpointPlan, todo: list[WorkItem]
+) -> None:
+    """One line before the run when some samples' first requests are longer than
+    the server's context window (where it is known): context_fit.py."""
+    from harness.context_fit import fit_line, server_window, unique_samples
+    from harness.models.openai_http import served_name
+    from harness.models.settings import is_builtin
+
+    if not settings.api_base or is_builtin(settings.name):
+        return
+
+    spec = endpoint.spec
+    arguments = None
+    if spec is not None and endpoint.port is not None:
+        arguments = [*spec.arguments(endpoint.host, endpoint.port), *spec.extra_args]
+    window = server_window(settings.api_base, served_name(settings.name), arguments)
+    if window is not None:
+        line = fit_line(unique_samples(item.sample for item in todo), window)
+        if line is not None:
+            _say(line)
+
+
 def _model_factory(base: Any) -> Any:
     """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
     from harness.clients import build_remote_client
@@ -244,8 +271,11 @@ class _PlannedRun:
             session = _Session(todo, skipped)
             try:
                 with self.endpoint.serving(self.run_dir, needed=bool(todo)):
+                    if todo:
+                        self.settings.fit_report.say = _say
                     if todo and self.config.preflight:
                         _preflight(self.settings)
+                        _say_what_cannot_fit(self.settings, self.endpoint, todo)
                     yield session
             except BaseException:
                 if todo:  # an interrupted run still spent this time on the run

@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-preflight",
         action="store_true",
-        help="skip the one small request with tools sent to an --api-base/--serve server first",
+        help="skip the one small request with tools sent to an --api-base/--serve server "
+        "first, and the check of the first requests against its context window",
     )
     parser.add_argument(
         "--client",

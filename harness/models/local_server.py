@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # How long a local call may take at most, however alive the server.
@@ -44,12 +45,26 @@ class FitReport:
     """Requests of a run that did not fit: calls to a local server that took
     longer than the per-call timeout, and requests longer than the model's
     context window (any server). Shared by the run's clients; one line each at
-    the end of the run."""
+    the end of the run (the first context overflow also when it happens)."""
 
     slow_calls: int = 0
     longest_s: float = 0.0
     gave_up: int = 0
     context_overflows: int = 0
+    # Where the first context overflow is said at once (the run sets it: stderr);
+    # None: only the end-of-run lines.
+    say: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
+
+    def context_overflow(self, message: str) -> None:
+        """Count a request longer than the context window; the first one is said
+        at once, in one line (the count follows at the end of the run)."""
+        self.context_overflows += 1
+        if self.context_overflows == 1 and self.say is not None:
+            self.say(
+                f"a request was longer than the model's context window ({message[:200]}); "
+                "such episodes end there, scored as failures (context_overflow), and the "
+                "run goes on: their count follows at the end"
+            )
 
     def note(self, seconds: float, timeout_s: float) -> None:
         if seconds > timeout_s:

@@ -195,7 +195,7 @@ class RetryingClient(WrappedClient):
                     return await self._attempt(messages, tools, params)
         except ModelError as exc:
             if exc.kind == CONTEXT_OVERFLOW and self.fit_report is not None:
-                self.fit_report.context_overflows += 1
+                self.fit_report.context_overflow(str(exc))
             if not exc.transient:
                 raise
             self.stats.gave_up += 1

@@ -120,3 +120,68 @@ def self_description(info: ServerInfo, served: str, now: float) -> dict[str, Any
             props["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
         described["props"] = props
     return described
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    """The longest request (prompt and reply, in tokens) a server takes, and
+    where that was read (shown to the user)."""
+
+    tokens: int
+    source: str
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def context_window(info: ServerInfo, served: str) -> ContextWindow | None:
+    """The context window the server reports for ``served``: vLLM and SGLang give
+    ``max_model_len`` in its /v1/models entry, llama.cpp's server ``n_ctx`` (per
+    slot) in /props. None when it says nothing about it."""
+    for entry in info.models or []:
+        if str(entry.get("id")) == served:
+            tokens = _positive_int(entry.get("max_model_len"))
+            if tokens is not None:
+                return ContextWindow(tokens, "max_model_len in its /v1/models")
+    props = info.props or {}
+    settings = props.get("default_generation_settings")
+    for where, value in (
+        (
+            "default_generation_settings.n_ctx",
+            (settings or {}).get("n_ctx") if isinstance(settings, dict) else None,
+        ),
+        ("n_ctx", props.get("n_ctx")),
+    ):
+        tokens = _positive_int(value)
+        if tokens is not None:
+            return ContextWindow(tokens, f"{where} in its /props")
+    return None
+
+
+# The context-window flags of the servers the harness starts (llama-cpp-python,
+# llama.cpp's own server, vLLM, SGLang).
+CONTEXT_FLAGS = ("--n_ctx", "--ctx-size", "-c", "--max-model-len", "--context-length")
+
+
+def context_window_of_arguments(arguments: list[str]) -> ContextWindow | None:
+    """The context window a server is started with, from its command line (the
+    last such flag wins, as in the servers' own parsers); None when none is given
+    or it is 0 (llama-cpp-python: the model's own)."""
+    found: ContextWindow | None = None
+    for index, argument in enumerate(arguments):
+        flag, sep, value = argument.partition("=")
+        if flag not in CONTEXT_FLAGS:
+            continue
+        if not sep:
+            value = arguments[index + 1] if index + 1 < len(arguments) else ""
+        try:
+            tokens = int(value)
+        except ValueError:
+            continue
+        found = (
+            ContextWindow(tokens, f"{flag} {tokens} in its start command") if tokens > 0 else None
+        )
+    return found

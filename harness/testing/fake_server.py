@@ -10,8 +10,8 @@ or an API provider on 127.0.0.1:
 - a run's preflight request (header ``X-Harness-Preflight``) gets
   ``preflight_reply`` (default: a text reply) and is kept apart from
   ``chat_requests``;
-- ``GET /v1/models`` (one entry: ``model_name`` and the ``model_card`` fields)
-  and ``GET /health``.
+- ``GET /v1/models`` (one entry: ``model_name`` and the ``model_card`` fields),
+  ``GET /health``, and ``GET /props`` (llama.cpp's server) when ``props`` is given.
 
 What each request gets is decided, in this order, by: the queue of scripted
 replies (``enqueue``), the seeded fail-fraction draw, the handler function
@@ -216,6 +216,7 @@ class FakeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         record_bodies: bool = True,
+        props: dict[str, Any] | None = None,
     ):
         kinds = tuple(fail_kinds)
         unknown = [kind for kind in kinds if kind not in (*FAIL_KINDS, "drop")]
@@ -229,6 +230,8 @@ class FakeServer:
         self.model_name = model_name
         # Extra fields of the model's /v1/models entry (e.g. root, created).
         self.model_card = dict(model_card or {})
+        # llama.cpp's /props answer (e.g. default_generation_settings.n_ctx); None: 404.
+        self.props = props
         # What a run's preflight request gets (models/preflight.py); it never
         # takes a scripted reply, a failure draw or the handler's answer.
         self.preflight_reply = preflight_reply
@@ -427,6 +430,8 @@ class FakeServer:
             entry = {"id": self.model_name, "object": "model", **self.model_card}
             models = {"object": "list", "data": [entry]}
             return 200, {}, json.dumps(models).encode()
+        if route == "/props" and method == "GET" and self.props is not None:
+            return 200, {}, json.dumps(self.props).encode()
         if route not in ("/v1/chat/completions", "/chat/completions"):
             return 404, {}, json.dumps(_error_body(404, f"no route {route}")).encode()
         if method != "POST":

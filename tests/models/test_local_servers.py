@@ -112,13 +112,87 @@ def run(suite, server, out, *extra) -> int:
     return main([*argv, *extra])
 
 
-def test_requests_longer_than_the_context_are_one_line(toy_suite, tmp_path, capsys):
+def test_requests_longer_than_the_context_are_said_at_the_first_and_counted_at_the_end(
+    toy_suite, tmp_path, capsys
+):
     overflow = Reply.http_error(400, "This model's maximum context length is 8192 tokens")
     with FakeServer(handler=lambda request: overflow) as server:
         assert run(toy_suite, server, tmp_path / "r") == 0  # scored failures, not errors
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if "context window" in line]
-    assert len(lines) == 1 and lines[0].startswith("8 request(s)")
+    err = capsys.readouterr().err.splitlines()
+    lines = [line for line in err if "context window" in line]
+    # The first overflow once, as it happens (not once a sample); the count at the end.
+    assert len(lines) == 2, err
+    assert lines[0].startswith("a request was longer than the model's context window (")
+    assert "maximum context length is 8192" in lines[0]
+    assert lines[1].startswith("8 request(s)")
+    assert err.index(lines[0]) < err.index(next(e for e in err if " ran, " in e))
+
+
+def test_a_run_says_before_it_starts_which_samples_cannot_fit(toy_suite, tmp_path, capsys):
+    # The toy samples' first requests (a short question and one tool) are ~50 tokens.
+    card = {"max_model_len": 30}
+    with FakeServer(handler=toy_reply, model_card=card) as server:
+        run(toy_suite, server, tmp_path / "vllm")
+    err = capsys.readouterr().err.splitlines()
+    (line,) = [line for line in err if "cannot fit" in line]
+    assert line.startswith("8 of 8 samples cannot fit:")
+    assert "context window of 30 tokens (max_model_len in its /v1/models)" in line
+    assert err[0] == line  # before anything else the run says
+    # llama.cpp's server says it in /props (per slot); a window that fits says nothing.
+    props = {"default_generation_settings": {"n_ctx": 30}}
+    with FakeServer(handler=toy_reply, props=props) as server:
+        run(toy_suite, server, tmp_path / "llamacpp")
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "cannot fit" in line]
+    assert "30 tokens (default_generation_settings.n_ctx in its /props)" in line
+    with FakeServer(handler=toy_reply, model_card={"max_model_len": 4096}) as server:
+        assert run(toy_suite, server, tmp_path / "fits") == 0
+    assert "cannot fit" not in capsys.readouterr().err
+
+
+def test_the_context_window_is_read_from_the_server_or_its_start_command():
+    from harness.models.server_info import (
+        ServerInfo,
+        context_window,
+        context_window_of_arguments,
+    )
+    from harness.serving.specs import LlamaCppSpec
+
+    info = ServerInfo("u", True, models=[{"id": "other", "max_model_len": 9}, {"id": "m"}])
+    assert context_window(info, "m") is None  # another model's window is not this one's
+    info.props = {"n_ctx": 2048}
+    assert context_window(info, "m").tokens == 2048
+    info.models[1]["max_model_len"] = 32768
+    assert context_window(info, "m").tokens == 32768
+    assert context_window_of_arguments(["--max-model-len=8192"]).tokens == 8192
+    assert context_window_of_arguments(["-c", "512", "--ctx-size", "1024"]).tokens == 1024
+    assert context_window_of_arguments(["--n_ctx", "0"]) is None  # the model's own: unknown
+    assert context_window_of_arguments(["--port", "8"]) is None
+    # --serve llamacpp: the harness's default window, or the user's --serve-arg.
+    llama = LlamaCppSpec("/m/q.gguf", "q")
+    assert context_window_of_arguments(llama.arguments("127.0.0.1", 9)).tokens == 16384
+    mine = LlamaCppSpec("/m/q.gguf", "q", extra_args=["--n_ctx=4096"])
+    command = [*mine.arguments("127.0.0.1", 9), *mine.extra_args]
+    assert context_window_of_arguments(command).tokens == 4096
+
+
+def test_a_first_request_is_estimated_short_rather_than_long():
+    from harness.context_fit import CHARS_PER_TOKEN, first_request_tokens, too_long
+    from harness.models.server_info import ContextWindow
+    from harness.task import Sample
+
+    text = "word " * 1000  # 5,000 characters: ~1,000 tokens in any tokenizer
+    sample = Sample(
+        id="s",
+        benchmark="b",
+        subset="x",
+        tools=[],
+        initial_messages=[{"role": "user", "content": text}],
+    )
+    assert first_request_tokens(sample) <= len(text) // CHARS_PER_TOKEN + 20
+    assert too_long([sample], ContextWindow(900, "test")) == [
+        (sample, first_request_tokens(sample))
+    ]
+    assert too_long([sample], ContextWindow(2000, "test")) == []
 
 
 def test_context_overflow_is_counted_by_the_retry_wrapper():
