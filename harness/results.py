@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,22 @@ class LoadedRun:
             "strategy": strategy.get("label") or strategy.get("name"),
             "step": training_step(self.manifest, self.run_id),
         }
+
+
+def wall_seconds(manifest: Manifest) -> float | None:
+    """The run's active time: the sum of its invocations' spans (a resume with
+    nothing to do adds none); finished minus created for runs without spans."""
+    spans = manifest.active_spans
+    if isinstance(spans, list) and spans:
+        return round(sum(float(span.get("seconds") or 0.0) for span in spans), 3)
+    if manifest.created_at is None or manifest.finished_at is None:
+        return None
+    try:
+        start = datetime.fromisoformat(str(manifest.created_at))
+        end = datetime.fromisoformat(str(manifest.finished_at))
+    except ValueError:
+        return None
+    return max(0.0, (end - start).total_seconds())
 
 
 def load_scores(run_dir: Path) -> dict[str, Any]:
@@ -184,7 +201,6 @@ def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     rows = []
     for run in _loaded(paths):
         manifest = run.manifest
-        spans = manifest.active_spans or []
         rows.append(
             {
                 **run.identity(),
@@ -198,7 +214,7 @@ def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                 "fingerprint": (manifest.fingerprint or {}).get("id"),
                 "created_at": manifest.created_at,
                 "finished_at": manifest.finished_at,
-                "wall_s": sum(float(s.get("seconds") or 0) for s in spans) if spans else None,
+                "wall_s": wall_seconds(manifest),
                 "records": len(run.records),
             }
         )

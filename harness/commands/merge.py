@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.manifest import Manifest
+    from harness.records import Record
 
 HELP = "join the shard folders of one run (harness run --shard I/N) into one run folder"
 
@@ -39,8 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 @dataclass
 class Shard:
     root: Path
-    manifest: dict[str, Any]
-    records: dict[str, dict[str, Any]]
+    manifest: Manifest
+    records: dict[str, Record]  # the last record of each key
+
+    @property
+    def label(self) -> str:
+        return str(self.manifest.shard or "1/1")
 
 
 @dataclass
@@ -72,13 +80,13 @@ def _listed(items: list[str]) -> str:
 
 def _load(root: Path) -> Shard:
     from harness.errors import ConfigError
-    from harness.store import RunStore, read_records
+    from harness.store import RunStore
 
     store = RunStore(root)
-    manifest = store.read_manifest()
-    if "merged_from" in manifest:
+    manifest = store.load_manifest()
+    if manifest.merged_from is not None:
         raise ConfigError(f"{root} is already a merged run; merge its shard folders instead")
-    return Shard(root, manifest, read_records(store.samples_path).latest)
+    return Shard(root, manifest, store.load_records())
 
 
 def check_same_run(shards: list[Shard]) -> None:
@@ -89,7 +97,7 @@ def check_same_run(shards: list[Shard]) -> None:
     keys = [key for key in IDENTITY_KEYS if key != "shard"] + ["trials", "planned_full"]
     first = shards[0]
     for other in shards[1:]:
-        differ = [k for k in keys if first.manifest.get(k) != other.manifest.get(k)]
+        differ = [k for k in keys if getattr(first.manifest, k) != getattr(other.manifest, k)]
         if differ:
             raise ConfigError(
                 f"{other.root} is not a shard of the same run as {first.root} "
@@ -97,7 +105,7 @@ def check_same_run(shards: list[Shard]) -> None:
             )
         from harness.models.fingerprint import check_same_weights
 
-        check_same_weights(first.manifest, other.manifest, other.root)
+        check_same_weights(first.manifest.to_dict(), other.manifest.to_dict(), other.root)
 
 
 def check_ownership(shards: list[Shard]) -> None:
@@ -108,7 +116,7 @@ def check_ownership(shards: list[Shard]) -> None:
     owner: dict[str, Path] = {}
     overlap: list[str] = []
     for shard in shards:
-        partition = Partition.parse(str(shard.manifest.get("shard") or "1/1"))
+        partition = Partition.parse(shard.label)
         strays = [key for key in shard.records if not partition.owns(key)]
         if strays:
             raise ConfigError(
@@ -131,16 +139,16 @@ def find_gaps(shards: list[Shard]) -> Gaps:
     are counted (and the shard folders not given are named).
     """
     manifest = shards[0].manifest
-    trials = int(manifest.get("trials") or 1)
+    trials = int(manifest.trials or 1)
     seen: dict[tuple[str, str], dict[str, set[int]]] = {}
     for shard in shards:
         for record in shard.records.values():
-            bench_subset = (record["benchmark"], record["subset"])
-            seen.setdefault(bench_subset, {}).setdefault(str(record["sample_id"]), set()).add(
-                int(record["trial"])
+            bench_subset = (record.benchmark, record.subset)
+            seen.setdefault(bench_subset, {}).setdefault(str(record.sample_id), set()).add(
+                record.trial
             )
     gaps = Gaps()
-    for bench, subsets in sorted((manifest.get("planned_full") or {}).items()):
+    for bench, subsets in sorted((manifest.planned_full or {}).items()):
         for subset, planned in sorted(subsets.items()):
             samples = seen.get((bench, subset), {})
             for sample_id, done in sorted(samples.items()):
@@ -149,7 +157,7 @@ def find_gaps(shards: list[Shard]) -> Gaps:
                         gaps.missing_keys.append(f"{bench}/{subset}/{sample_id}#{trial}")
             if planned > len(samples):
                 gaps.unseen_samples[f"{bench}/{subset}"] = planned - len(samples)
-    labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
+    labels = [s.label for s in shards]
     counts = {label.partition("/")[2] for label in labels}
     if len(counts) == 1 and (gaps.missing_keys or gaps.unseen_samples):
         count = int(counts.pop())
@@ -159,47 +167,45 @@ def find_gaps(shards: list[Shard]) -> Gaps:
     return gaps
 
 
-def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> dict[str, Any]:
+def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> Manifest:
     first = shards[0].manifest
-    manifest = {
-        key: value
-        for key, value in first.items()
+    trials = int(first.trials or 1)
+    finished = [s.manifest.finished_at for s in shards]
+    # Each shard's server held its own GPUs: their server time adds up.
+    spans = [span for s in shards for span in s.manifest.server_spans or []]
+    return replace(
+        first,
+        run_id=out.name,
+        shard=f"merged from {', '.join(s.label for s in shards)}",
+        merged_from=[str(s.root) for s in shards],
+        planned=first.planned_full or {},
+        created_at=min(str(s.manifest.created_at or "") for s in shards),
         # Shards run side by side: the merged run's wall time is first start to
         # last finish, not the sum of the shards' active spans.
-        if key not in ("resumed_at", "last_summary", "finished_at", "active_spans")
-    }
-    # Each shard's server held its own GPUs: their server time adds up.
-    spans = [span for s in shards for span in s.manifest.get("server_spans") or []]
-    if spans:
-        manifest["server_spans"] = spans
-    labels = [str(s.manifest.get("shard") or "1/1") for s in shards]
-    manifest["run_id"] = out.name
-    manifest["shard"] = f"merged from {', '.join(labels)}"
-    manifest["merged_from"] = [str(s.root) for s in shards]
-    manifest["planned"] = first.get("planned_full") or {}
-    manifest["created_at"] = min(str(s.manifest.get("created_at", "")) for s in shards)
-    finished = [s.manifest.get("finished_at") for s in shards]
-    if all(finished):
-        manifest["finished_at"] = max(str(f) for f in finished)
-    trials = int(first.get("trials") or 1)
-    if gaps.count(trials):
+        finished_at=max(str(f) for f in finished) if all(finished) else None,
+        active_spans=None,
+        resumed_at=None,
+        last_summary=None,
+        server_spans=spans or first.server_spans,
         # Merged with --allow-gaps. Kept here because the scores count missing
         # samples, not missing trials of a sample.
-        manifest["merge_gaps"] = {"pairs": gaps.count(trials), "what": gaps.describe()}
-    # What may differ between machines, per shard, for the record.
-    manifest["shards"] = [
-        {
-            "folder": str(s.root),
-            "shard": s.manifest.get("shard"),
-            "created_at": s.manifest.get("created_at"),
-            "finished_at": s.manifest.get("finished_at"),
-            "versions": s.manifest.get("versions"),
-            "server": s.manifest.get("server"),
-            "last_summary": s.manifest.get("last_summary"),
-        }
-        for s in shards
-    ]
-    return manifest
+        merge_gaps={"pairs": gaps.count(trials), "what": gaps.describe()}
+        if gaps.count(trials)
+        else first.merge_gaps,
+        # What may differ between machines, per shard, for the record.
+        shards=[
+            {
+                "folder": str(s.root),
+                "shard": s.manifest.shard,
+                "created_at": s.manifest.created_at,
+                "finished_at": s.manifest.finished_at,
+                "versions": s.manifest.versions,
+                "server": s.manifest.server,
+                "last_summary": s.manifest.last_summary,
+            }
+            for s in shards
+        ],
+    )
 
 
 def _prepare_out(out: Path, shards: list[Shard]) -> None:
@@ -210,7 +216,7 @@ def _prepare_out(out: Path, shards: list[Shard]) -> None:
         raise ConfigError(f"--out {out} is one of the shards; merge into a new folder")
     store = RunStore(out)
     if store.exists():
-        if "merged_from" not in store.read_manifest():
+        if store.load_manifest().merged_from is None:
             raise ConfigError(f"--out {out} holds a run that is not a merge; use a new folder")
         return  # an earlier merge: its files are replaced below
     if out.exists() and any(out.iterdir()):
@@ -220,7 +226,6 @@ def _prepare_out(out: Path, shards: list[Shard]) -> None:
 def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> Gaps:
     """Check and merge ``shard_dirs`` into ``out``; returns the gaps (empty if none)."""
     from harness.errors import ConfigError
-    from harness.records import Record
     from harness.scoring import score_run
     from harness.store import SAMPLES, RunStore, record_line
 
@@ -230,7 +235,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     check_same_run(shards)
     check_ownership(shards)
     gaps = find_gaps(shards)
-    trials = int(shards[0].manifest.get("trials") or 1)
+    trials = int(shards[0].manifest.trials or 1)
     if gaps.count(trials) and not allow_gaps:
         raise ConfigError(
             f"the shards miss {gaps.count(trials)} planned (sample, trial) pair(s): "
@@ -242,7 +247,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     tmp = out / f".{SAMPLES}.tmp"
     with tmp.open("w", encoding="utf-8") as handle:
         for key in sorted(records):
-            handle.write(record_line(Record.from_dict(records[key])) + "\n")
+            handle.write(record_line(records[key]) + "\n")
     tmp.replace(out / SAMPLES)
     RunStore(out).write_manifest(merged_manifest(shards, out, gaps))
     score_run(out, rescore=False)
@@ -250,13 +255,13 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.store import OK, read_records
+    from harness.store import RunStore
     from harness.validate import writable_folder
 
     writable_folder(args.out, "--out")
     gaps = merge_runs(args.shard_dirs, args.out, allow_gaps=args.allow_gaps)
-    records = read_records(args.out / "samples.jsonl").latest
-    failed = sum(1 for r in records.values() if r.get("status") != OK)
+    records = RunStore(args.out).load_records()
+    failed = sum(1 for r in records.values() if not r.ok)
     print(
         f"{args.out}: merged {len(args.shard_dirs)} shard(s), {len(records)} records "
         f"({failed} infrastructure or scoring errors)",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +42,6 @@ def env_feedback_label(value: Any) -> str:
     return f"{value} (NON-STANDARD)"
 
 
-def _wall_seconds(manifest: Manifest) -> float | None:
-    """The run's active time: the sum of its invocations' spans (a resume with
-    nothing to do adds none); finished minus created for runs without spans."""
-    spans = manifest.active_spans
-    if isinstance(spans, list) and spans:
-        return round(sum(float(span.get("seconds") or 0.0) for span in spans), 3)
-    if manifest.created_at is None or manifest.finished_at is None:
-        return None
-    try:
-        start = datetime.fromisoformat(str(manifest.created_at))
-        end = datetime.fromisoformat(str(manifest.finished_at))
-    except ValueError:
-        return None
-    return max(0.0, (end - start).total_seconds())
-
-
 def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
     usage = scores.get("usage") or {}
     return Cost(
@@ -66,7 +49,7 @@ def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
         prompt_tokens=sum(int(u.get("prompt_tokens", 0)) for u in usage.values()),
         completion_tokens=sum(int(u.get("completion_tokens", 0)) for u in usage.values()),
         cached_calls=sum(int(u.get("cached_calls", 0)) for u in usage.values()),
-        wall_s=_wall_seconds(manifest),
+        wall_s=results.wall_seconds(manifest),
         by_role=usage,
         money=run_money(scores, manifest),
     )

@@ -32,7 +32,10 @@ def tau_run(tmp_path):
         for trial, passed in enumerate(trials)
     ]
     records[1] = record("tau2", "airline", "a0", 1, status="infra_error")
-    run_dir = make_run(tmp_path, "tau", records, {}, manifest_extra={"trials": 3})
+    spans = [{"started_at": "2026-01-01T00:00:00+00:00", "seconds": 12.3456}, {"seconds": 1.0}]
+    run_dir = make_run(
+        tmp_path, "tau", records, {}, manifest_extra={"trials": 3, "active_spans": spans}
+    )
     scores = score_run(run_dir, rescore=False)
     scores["records"]["tau2/retail/r1#2"]["score_error"] = "sample no longer in the benchmark data"
     (run_dir / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
@@ -87,6 +90,17 @@ def test_the_leaderboards_counts_are_the_record_tables(tau_run):
     counts = data["rows"][0]["benchmarks"]["tau2"]["counts"]
     assert counts["records"] == len(table)
     assert counts["infra_errors"] == int((table["status"] == "infra_error").sum())
+
+
+def test_the_run_tables_wall_time_is_the_leaderboards(tau_run, tmp_path):
+    assert results.runs(tau_run)["wall_s"].tolist() == [13.346]
+    assert load_run(tau_run, n_boot=N_BOOT).cost.wall_s == 13.346
+    # Without spans: finished minus created, in both.
+    manifest = {"finished_at": "2026-01-01T00:01:30+00:00"}
+    plain = make_run(
+        tmp_path / "b", "plain", [record("tau2", "airline", "a0")], {}, manifest_extra=manifest
+    )
+    assert results.runs(plain)["wall_s"].tolist() == [90.0] == [load_run(plain).cost.wall_s]
 
 
 def test_task_outcomes_take_one_run(tau_run, tmp_path):
