@@ -24,9 +24,7 @@ import random
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from typing import Any, NoReturn
 
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
 from harness.models.local_server import FitReport, LocalPatience
@@ -105,13 +103,6 @@ class RetryingClient(WrappedClient):
         ceiling = min(self.max_delay, self.base_delay * 2 ** (retry_number - 1))
         return self._rng.uniform(ceiling / 2, ceiling)
 
-    def _wait(self, state: RetryCallState) -> float:
-        error = state.outcome.exception() if state.outcome else None
-        return self.backoff(state.attempt_number, error)
-
-    def _before_sleep(self, state: RetryCallState) -> None:
-        self.stats.retries += 1
-
     async def _attempt(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
@@ -181,31 +172,33 @@ class RetryingClient(WrappedClient):
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         self.stats.calls += 1
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception(_is_transient),
-            before_sleep=self._before_sleep,
-            sleep=self._sleep,
-            reraise=True,
-        )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    return await self._attempt(messages, tools, params)
-        except ModelError as exc:
-            if exc.kind == CONTEXT_OVERFLOW and self.fit_report is not None:
-                self.fit_report.context_overflow(str(exc))
-            if not exc.transient:
-                raise
-            self.stats.gave_up += 1
-            attempts = retrying.statistics.get("attempt_number", self.max_attempts)
-            raise ModelError(
-                f"{exc} (gave up after {attempts} attempts)",
-                transient=True,
-                retry_after=exc.retry_after,
-            ) from None
-        raise AssertionError("unreachable: tenacity either returns or raises")
+        # A plain loop rather than a retry library: it runs around every model
+        # call, and the library's bookkeeping cost more than the rest of the wrapper.
+        attempt = 1
+        while True:
+            try:
+                return await self._attempt(messages, tools, params)
+            except ModelError as exc:
+                if not _is_transient(exc) or attempt >= self.max_attempts:
+                    self._give_up(exc, attempt)
+                delay = self.backoff(attempt, exc)
+            self.stats.retries += 1
+            await self._sleep(delay)
+            attempt += 1
+
+    def _give_up(self, exc: ModelError, attempts: int) -> NoReturn:
+        """Raise the error a call ends with: a permanent one as it is, a transient
+        one that outlasted every attempt saying so."""
+        if exc.kind == CONTEXT_OVERFLOW and self.fit_report is not None:
+            self.fit_report.context_overflow(str(exc))
+        if not exc.transient:
+            raise exc
+        self.stats.gave_up += 1
+        raise ModelError(
+            f"{exc} (gave up after {attempts} attempts)",
+            transient=True,
+            retry_after=exc.retry_after,
+        ) from None
 
     def describe(self) -> dict[str, Any]:
         return {
