@@ -9,11 +9,13 @@ every table, never scored as a model failure, and run again on the next resume.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import gc
 import hashlib
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -278,6 +280,22 @@ def _forget(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+@contextlib.contextmanager
+def long_lived_objects_frozen() -> Iterator[None]:
+    """The objects alive when the run starts (modules, loaded samples, the plan)
+    left out of the garbage collector's passes while it runs (gc.freeze), and
+    given back after. A full pass over them took ~50 ms at a time, during which
+    no reply was read and no request sent."""
+    frozen = gc.get_freeze_count() == 0  # an enclosing run froze them already
+    if frozen:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
 def model_failure_score(exc: BaseException) -> Score:
     """The score of an episode the model's output made impossible to finish or score."""
     return Score(passed=False, reward=0.0, details={"model_output_error": str(exc)[:2000]})
@@ -448,7 +466,8 @@ class Runner:
             if self.progress:
                 self.progress(record.key, record.ok)
 
-        await asyncio.gather(*(one(item) for item in todo))
+        with long_lived_objects_frozen():
+            await asyncio.gather(*(one(item) for item in todo))
         return RunCounts(
             total=len(todo) + skipped,
             skipped=skipped,

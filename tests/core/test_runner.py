@@ -209,3 +209,39 @@ def test_a_failed_scoring_and_a_failed_episode_keep_their_records(tmp_path, monk
     assert records["easy-1"]["error"]["message"] == "the scorer broke"
     assert records["easy-1"]["trajectory"] is not None
     assert records["easy-2"]["status"] == "infra_error" and records["easy-2"]["score"] is None
+
+
+def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
+    import dataclasses
+
+    from harness.types import Score
+
+    @dataclasses.dataclass
+    class Found:
+        name: str
+
+    plain = Score(True, 1.0, progress=0.5, details={"calls": [{"n": [1, 2.0, None, "x"]}]})
+    written = plain.to_dict()
+    assert written == dataclasses.asdict(plain)
+    written["details"]["calls"][0]["n"].append("changed")
+    assert plain.details["calls"][0]["n"] == [1, 2.0, None, "x"]  # the record is a copy
+    # Details that are not plain JSON-like data get asdict's own treatment.
+    odd = Score(False, 0.0, details={"found": Found("a"), "pair": (1, 2)})
+    assert odd.to_dict() == dataclasses.asdict(odd)
+    assert odd.to_dict()["details"]["found"] == {"name": "a"}
+
+
+def test_objects_alive_at_the_start_are_frozen_for_the_run_and_given_back(tmp_path):
+    import gc
+
+    seen_during_run = []
+
+    def provider(sample):
+        seen_during_run.append(gc.get_freeze_count())
+        return oracle(sample)
+
+    before = gc.get_freeze_count()
+    _, _, summary = run_toy(tmp_path, provider, subsets=["easy"])
+    assert summary.ok == 5
+    assert before == 0 and min(seen_during_run) > 0  # left out of collections meanwhile
+    assert gc.get_freeze_count() == 0  # collected normally again afterwards
