@@ -30,26 +30,21 @@ from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, MAX_WORK_ITE
 from harness.errors import ConfigError
 from harness.manifest import Manifest
 from harness.models.redact import environment_read_once
+from harness.run_counts import RunCounts
 
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.models.settings import ModelSettings
-    from harness.runner import NotRun, Plan, RunCounts, Runner, WorkItem
+    from harness.runner import NotRun, Plan, Runner, WorkItem
     from harness.serving.plan import EndpointPlan
     from harness.store import RunStore
 
 
 @dataclass
-class RunSummary:
-    """What one ``run_suite`` call did, and the run's scores afterwards."""
+class RunSummary(RunCounts):
+    """What one ``run_suite`` call did (the runner's counts: total, skipped, ran,
+    ok, infra_errors, score_errors, elapsed_s), and the run's scores afterwards."""
 
     run_dir: Path
-    total: int  # (sample, trial) pairs of the run (this shard's)
-    skipped: int  # already done before this call
-    ran: int
-    ok: int
-    infra_errors: int
-    score_errors: int
-    elapsed_s: float  # the episodes, scoring and records
     command_s: float  # the whole call, planning and final scoring included
     cache_hits: int
     cache_calls: int | None  # model calls that asked the cache; None without a cache
@@ -319,14 +314,8 @@ class _PlannedRun:
         scores = score_run(self.run_dir, rescore=False)
         stats = self.settings.cache_stats
         return RunSummary(
+            **vars(counts),
             run_dir=self.run_dir,
-            total=counts.total,
-            skipped=counts.skipped,
-            ran=counts.ran,
-            ok=counts.ok,
-            infra_errors=counts.infra_errors,
-            score_errors=counts.score_errors,
-            elapsed_s=counts.elapsed_s,
             command_s=round(time.monotonic() - started, 3),
             cache_hits=stats.hits,
             cache_calls=None if self.settings.cache_dir is None else stats.hits + stats.misses,

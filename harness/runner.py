@@ -26,6 +26,7 @@ from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.records import OK, Record, record_key
 from harness.registry import get_adapter
+from harness.run_counts import RunCounts
 from harness.store import RunStore
 from harness.strategies.base import Strategy
 from harness.suites import Suite
@@ -149,19 +150,6 @@ class EpisodeOutcome:
             self.started_at,
             time.monotonic() - self.start,
         )
-
-
-@dataclass
-class RunCounts:
-    """What one call of the runner did."""
-
-    total: int
-    skipped: int
-    ran: int
-    ok: int
-    infra_errors: int
-    score_errors: int
-    elapsed_s: float
 
 
 def now_iso() -> str:
