@@ -18,9 +18,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.coverage import LEGEND, PARTIAL_MARK
+
+if TYPE_CHECKING:
+    from harness.coverage import Coverage
+    from harness.leaderboard import RunResult
+    from harness.stats import BenchmarkComparison, Interval, PairedComparison
 
 HELP = (
     "paired comparison of two runs: difference with bootstrap and Newcombe CIs, "
@@ -141,28 +146,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pts(value: float) -> str:
-    return f"{100 * value:+.2f}"
+# A cell with no number ('-'): only an unscored row has none, and it shows why instead.
+def _pts(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.2f}"
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.2f}"
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
 
 
-def _interval(interval: Any) -> str:
-    return f"[{_pts(interval.low)}, {_pts(interval.high)}]"
+def _interval(interval: Interval | None) -> str:
+    return "-" if interval is None else f"[{_pts(interval.low)}, {_pts(interval.high)}]"
 
 
 def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
-def newcombe_cell(item: Any) -> str:
+def newcombe_cell(item: PairedComparison) -> str:
     """Newcombe's interval, preceded by its own Δ (the per-task pass/fail difference)
     when that is not the metric's Δ (a weighted or non-pass metric, several trials)."""
     text = _interval(item.newcombe)
-    if abs(item.table.diff - item.diff) > 1e-9:
-        text = f"{_pts(item.table.diff)} {text}"
+    if item.table is not None and item.diff is not None:
+        if abs(item.table.diff - item.diff) > 1e-9:
+            text = f"{_pts(item.table.diff)} {text}"
     return text
 
 
@@ -173,7 +180,7 @@ def mde_cell(mde: float | None) -> str:
     return "> 100" if mde > 1.0 else f"{100 * mde:.2f}"
 
 
-def row_cells(item: Any, partial: bool = False) -> list[str]:
+def row_cells(item: PairedComparison, partial: bool = False) -> list[str]:
     """The cells after scope and metric of one comparison row (``PairedComparison``);
     a scope where a run scored nothing shows no number, only why. ``partial``: the
     scope is compared on less than its official set (both values are marked)."""
@@ -195,7 +202,7 @@ def row_cells(item: Any, partial: bool = False) -> list[str]:
     ]
 
 
-def _scope_coverage(run: Any, label: str) -> Any:
+def _scope_coverage(run: RunResult, label: str) -> Coverage | None:
     """A run's coverage of a comparison scope ('bench' or 'bench/subset'), or None."""
     bench, _, subset = label.partition("/")
     entry = run.benchmarks.get(bench)
@@ -204,14 +211,14 @@ def _scope_coverage(run: Any, label: str) -> Any:
     return entry.coverage.restrict([subset]) if subset else entry.coverage
 
 
-def scope_partial(a: Any, b: Any, label: str) -> bool:
+def scope_partial(a: RunResult, b: RunResult, label: str) -> bool:
     """Whether a scope is compared on less than its official set: the shared tasks
     are no more than either run's, so one partial run makes the comparison partial."""
     coverages = [_scope_coverage(run, label) for run in (a, b)]
     return any(c is not None and c.partial for c in coverages)
 
 
-def coverage_notes(a: Any, b: Any, comparison: Any) -> list[str]:
+def coverage_notes(a: RunResult, b: RunResult, comparison: BenchmarkComparison) -> list[str]:
     """The partial mark explained once, then what each run covers where it is marked."""
     notes = []
     for item in [comparison.headline, *comparison.subsets]:
@@ -243,7 +250,7 @@ def _flip_list(keys: list[str], limit: int) -> str:
     return ", ".join(shown) + (f" … and {more} more" if more else "")
 
 
-def _run_label(result: Any) -> str:
+def _run_label(result: RunResult) -> str:
     weights = f", weights {result.fingerprint}" if result.fingerprint else ""
     return (
         f"{result.name} ({result.model}, {result.strategy}, "
@@ -251,7 +258,7 @@ def _run_label(result: Any) -> str:
     )
 
 
-def same_weights_warning(a: Any, b: Any) -> str | None:
+def same_weights_warning(a: RunResult, b: RunResult) -> str | None:
     """A warning when both runs evaluated the same weights (by fingerprint): two
     checkpoints that were meant to differ, or a comparison of a run with itself."""
     if a.fingerprint and a.fingerprint == b.fingerprint:
@@ -262,7 +269,7 @@ def same_weights_warning(a: Any, b: Any) -> str | None:
     return None
 
 
-def warning_lines(rows: list[Any]) -> list[str]:
+def warning_lines(rows: list[PairedComparison]) -> list[str]:
     """One line of warnings per row that has any, then each kind explained once."""
     from harness.stats import WARNING_NOTES
 
@@ -276,7 +283,9 @@ def warning_lines(rows: list[Any]) -> list[str]:
     return lines
 
 
-def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> str:
+def render_markdown(
+    a: RunResult, b: RunResult, comparisons: list[BenchmarkComparison], max_flips: int
+) -> str:
     from harness.headlines import benchmark_label
 
     lines = [
@@ -332,13 +341,13 @@ def render_markdown(a: Any, b: Any, comparisons: list[Any], max_flips: int) -> s
     return "\n".join(lines) + "\n"
 
 
-def _interval_json(interval: Any) -> IntervalJSON | None:
+def _interval_json(interval: Interval | None) -> IntervalJSON | None:
     if interval is None:
         return None
     return {"low": interval.low, "high": interval.high, "level": interval.level}
 
 
-def row_json(item: Any) -> RowJSON:
+def row_json(item: PairedComparison) -> RowJSON:
     table = item.table
     return {
         "label": item.label,
@@ -371,7 +380,7 @@ def row_json(item: Any) -> RowJSON:
     }
 
 
-def benchmark_json(a: Any, b: Any, comparison: Any) -> BenchmarkJSON:
+def benchmark_json(a: RunResult, b: RunResult, comparison: BenchmarkComparison) -> BenchmarkJSON:
     rows = [comparison.headline, *comparison.subsets]
     return {
         "benchmark": comparison.benchmark,
@@ -388,7 +397,13 @@ def benchmark_json(a: Any, b: Any, comparison: Any) -> BenchmarkJSON:
     }
 
 
-def render_json(a: Any, b: Any, comparisons: list[Any], n_boot: int = 2000, seed: int = 0) -> str:
+def render_json(
+    a: RunResult,
+    b: RunResult,
+    comparisons: list[BenchmarkComparison],
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> str:
     from harness.stats import MIN_PAIRED_TASKS, WARNING_NOTES
 
     data: CompareJSON = {
