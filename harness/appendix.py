@@ -132,6 +132,11 @@ def deviations(result: RunResult, manifest: Manifest) -> list[str]:
         out.append("tools in the prompt, calls parsed from text (prompt mode)")
     if model.get("tool_choice") not in (None, "auto"):
         out.append(f"tool_choice sent: {model['tool_choice']}")
+    if model.get("argument_max_length"):
+        out.append(
+            f"tools offered with string parameters bounded to {model['argument_max_length']} "
+            "characters (--argument-max-length)"
+        )
     options = _suite_options(manifest)
     for bench in sort_benchmarks(result.benchmarks):
         adapter = _adapter(bench)

@@ -67,6 +67,10 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
 
         client = ServedModelClient(client, settings.served.identity, settings.served.label)
     client = SystemMessageForTools(client, settings.tool_placement)
+    if settings.argument_max_length is not None:
+        from harness.models.argument_bounds import BoundedStringArguments
+
+        client = BoundedStringArguments(client, settings.argument_max_length)
     client = ConcurrencyLimitedClient(client, settings.concurrency)
     client = RetryingClient(
         client,

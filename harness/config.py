@@ -69,6 +69,7 @@ class RunConfig:
     client: str = "auto"  # auto, litellm or direct
     prompt_mode: bool = False
     tool_choice: str = "auto"
+    argument_max_length: int | None = None  # maxLength for the tools' string parameters
     local_server: bool | None = None  # None: with a server or a loopback api_base
     preflight: bool = True
     model_revision: str | None = None
@@ -117,6 +118,7 @@ class RunConfig:
         validate.not_negative("--temperature", self.temperature)
         validate.in_unit_interval("--top-p", self.top_p)
         validate.positive("--max-tokens", self.max_tokens)
+        validate.positive("--argument-max-length", self.argument_max_length)
         if self.model is not None and not self.model.strip():
             raise ConfigError("--model is empty")
         if self.ids is not None and not [i for i in self.ids if i.strip()]:

@@ -151,6 +151,14 @@ def _preflight(settings: ModelSettings) -> None:
                 "without one get an empty system message",
                 file=sys.stderr,
             )
+            if settings.argument_max_length is None:
+                # Same chat format: its argument step ignores max_tokens (argument_bounds.py).
+                print(
+                    f"{redact_url(url.strip())} may write a tool argument until its context "
+                    "window is full (chatml-function-calling ignores --max-tokens there); "
+                    "--argument-max-length N bounds string arguments",
+                    file=sys.stderr,
+                )
 
 
 def _say(line: str) -> None:
@@ -371,6 +379,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
         client=config.client,
         retry_base_delay=config.retry_delay,
         tool_choice=config.tool_choice,
+        argument_max_length=config.argument_max_length,
         local=config.local_server,
     )
     endpoint.configure(settings)
@@ -438,6 +447,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
             "api_base": provider.describe().get("api_base"),
             "prompt_mode": config.prompt_mode,
             "tool_choice": config.tool_choice,
+            "argument_max_length": config.argument_max_length,
         },
         model_client=provider.describe(),
         sampling=sampling.to_dict(),

@@ -41,6 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tool_choice sent with requests that offer tools (omit: none sent; default auto)",
     )
     parser.add_argument(
+        "--argument-max-length",
+        type=int,
+        metavar="N",
+        help="offer the tools with every string parameter bounded to N characters (for "
+        "servers that ignore --max-tokens while writing arguments, e.g. llama-cpp-python's "
+        "chatml-function-calling; changes the prompt, recorded in the manifest)",
+    )
+    parser.add_argument(
         "--local-server",
         choices=["auto", "yes", "no"],
         default="auto",
@@ -217,6 +225,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         client=args.client,
         prompt_mode=args.prompt_mode,
         tool_choice=args.tool_choice,
+        argument_max_length=args.argument_max_length,
         local_server={"auto": None, "yes": True, "no": False}[args.local_server],
         preflight=not args.no_preflight,
         model_revision=args.model_revision,

@@ -64,6 +64,9 @@ class ModelSettings:
     # Whether tool-offering conversations get an empty system message first
     # (models/tool_placement.py); the preflight may switch it on.
     tool_placement: ToolPlacement = field(default_factory=ToolPlacement)
+    # maxLength written into the offered tools' string parameters
+    # (models/argument_bounds.py); None: the tools as the benchmark gives them.
+    argument_max_length: int | None = None
     # --- local servers (harness/replicas.py, harness/serving/) ---
     # Calls in flight per replica (url -> limit) when api_base lists several
     # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.

@@ -287,8 +287,17 @@ def test_a_server_that_shows_tools_only_in_a_system_message_gets_one(toy_suite, 
     assert requests and all(
         r.body["messages"][0] == {"role": "system", "content": ""} for r in requests
     )
-    lines = [line for line in capsys.readouterr().err.splitlines() if "system message" in line]
+    err = capsys.readouterr().err.splitlines()
+    lines = [line for line in err if "system message" in line]
     assert len(lines) == 1 and "only inside a system message" in lines[0]
+    # The same chat format's argument step has no token cap: the bound is offered once.
+    assert len([line for line in err if "--argument-max-length N" in line]) == 1
+
+
+def test_with_a_bound_the_chat_formats_hint_is_not_given(toy_suite, tmp_path, capsys):
+    with FakeServer(handler=toy_reply, preflight_reply=chatml_function_calling_counts) as server:
+        assert run(toy_suite, server, tmp_path / "r", "--argument-max-length", "64") == 0
+    assert "--argument-max-length N" not in capsys.readouterr().err
 
 
 def test_a_server_that_shows_tools_anyway_gets_no_system_message(toy_suite, tmp_path, capsys):
