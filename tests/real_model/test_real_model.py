@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import json
 import os
-import resource
+import subprocess
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import harness_process
 
-from harness.cli import main as harness_main
 from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.specs import LlamaCppSpec
 from harness.store import read_records
 
 from real_model_tier import (
+    ARGUMENT_MAX_LENGTH,
     GGUF_VARIABLE,
+    LANES,
     MAX_TOKENS,
     PYTHON_VARIABLE,
     REPORT,
@@ -42,7 +45,7 @@ from real_model_tier import (
     server_arguments,
 )
 
-# The whole tier runs in the first test's setup (about 15 minutes on 2 idle cores).
+# The whole tier runs in the first test's setup, in two lanes (see LANES).
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(3600)]
 
 
@@ -54,7 +57,7 @@ class TierRun:
     wall_s: float
     records: list[dict[str, Any]]
     planned: int
-    server_cpu_s: float
+    cpu_s: float  # the run's process and its server
 
     @property
     def figures(self) -> dict[str, BenchmarkFigures]:
@@ -89,49 +92,103 @@ def _gguf() -> Path:
     return Path(gguf)
 
 
-def _run(
-    name: str, folder: Path, gguf: Path, suite: str, *extra: str, context_tokens: int = 2048
-) -> TierRun:
-    suite_file = folder / f"{name}.yaml"
-    suite_file.write_text(suite, encoding="utf-8")
-    out = folder / name
+@dataclass(frozen=True)
+class PlannedRun:
+    """One ``harness run`` of the tier: its suite, extra flags and server window."""
+
+    name: str
+    suite: str
+    extra: tuple[str, ...] = ()
+    context_tokens: int = 2048
+
+
+def _planned_runs() -> list[PlannedRun]:
+    strategy_suite = bfcl_suite_yaml("real-model-strategies", "simple_python", 2)
+    return [
+        *(
+            PlannedRun(suite.name, suite.yaml, context_tokens=suite.context_tokens)
+            for suite in benchmark_suites(SHARED_DATA)
+        ),
+        PlannedRun("rehearsal-parallel-2", strategy_suite, ("--strategy", "rehearsal-parallel:2")),
+        PlannedRun(
+            "self-consistency-3",
+            strategy_suite,
+            ("--strategy", "self-consistency:3", "--strategy-opt", "temperature=0.7"),
+        ),
+        # Calls written as text and cut off: malformed output, for sure.
+        PlannedRun(
+            "truncated-prompt-mode",
+            bfcl_suite_yaml("real-model-truncated", "simple_python", 2),
+            (
+                "--prompt-mode",
+                "--tool-parser",
+                "none",
+                f"--max-tokens={TRUNCATING_MAX_TOKENS}",
+            ),
+        ),
+    ]
+
+
+def _lanes(runs: list[PlannedRun]) -> list[list[PlannedRun]]:
+    """tau2 (the longest prompts) in a lane of its own with FinMCP; every other run
+    in the other lane."""
+    first = [run for run in runs if run.name in ("tau2", "finmcp")]
+    return [first, [run for run in runs if run not in first]][:LANES]
+
+
+def _run(planned: PlannedRun, folder: Path, gguf: Path) -> TierRun:
+    """``harness run`` as a child process (two lanes run at once), with its own
+    server; its CPU time (harness and server) is read when it ends."""
+    suite_file = folder / f"{planned.name}.yaml"
+    suite_file.write_text(planned.suite, encoding="utf-8")
+    out = folder / planned.name
+    argv = [
+        "run",
+        "--suite",
+        str(suite_file),
+        "--serve",
+        "llamacpp",
+        "--checkpoint",
+        str(gguf),
+        "--out",
+        str(out),
+        "--concurrency",
+        "1",
+        "--max-tokens",
+        str(MAX_TOKENS),
+        "--timeout",
+        "600",
+        "--no-cache",
+        "--quiet",
+        f"--argument-max-length={ARGUMENT_MAX_LENGTH}",
+        *server_arguments(planned.context_tokens),
+        *SAMPLING,
+        *planned.extra,
+    ]
     start = time.monotonic()
-    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    code = harness_main(
-        [
-            "run",
-            "--suite",
-            str(suite_file),
-            "--serve",
-            "llamacpp",
-            "--checkpoint",
-            str(gguf),
-            "--out",
-            str(out),
-            "--concurrency",
-            "1",
-            "--max-tokens",
-            str(MAX_TOKENS),
-            "--timeout",
-            "600",
-            "--no-cache",
-            "--quiet",
-            *server_arguments(context_tokens),
-            *SAMPLING,
-            *extra,
-        ]
-    )
+    with open(folder / f"{planned.name}.log", "w", encoding="utf-8") as log:
+        process = harness_process(argv, stdout=log, stderr=subprocess.STDOUT)
+        # wait4: this child's CPU seconds, with those of the server it waited for.
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - start
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    # The server is this process's child: its CPU seconds are known once it ends.
-    server_cpu = (children.ru_utime + children.ru_stime) - (
-        children_before.ru_utime + children_before.ru_stime
-    )
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     per_subset = [count for subsets in manifest["planned"].values() for count in subsets.values()]
-    planned = sum(per_subset) * int(manifest["trials"])
+    planned_items = sum(per_subset) * int(manifest["trials"])
     records = list(read_records(out / "samples.jsonl").latest.values())
-    return TierRun(name, out, code, wall, records, planned, server_cpu)
+    return TierRun(
+        planned.name,
+        out,
+        process.returncode,
+        wall,
+        records,
+        planned_items,
+        usage.ru_utime + usage.ru_stime,
+    )
+
+
+def _run_lane(lane: list[PlannedRun], folder: Path, gguf: Path) -> list[TierRun]:
+    return [_run(planned, folder, gguf) for planned in lane]
 
 
 @pytest.fixture(scope="session")
@@ -139,49 +196,21 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Tier:
     gguf = _gguf()
     REPORT.unlink(missing_ok=True)  # the summary shows this session's figures only
     folder = tmp_path_factory.mktemp("real-model-tier")
-    strategy_suite = bfcl_suite_yaml("real-model-strategies", "simple_python", 2)
-    runs = [
-        *(
-            _run(suite.name, folder, gguf, suite.yaml, context_tokens=suite.context_tokens)
-            for suite in benchmark_suites(SHARED_DATA)
-        ),
-        _run(
-            "rehearsal-parallel-2",
-            folder,
-            gguf,
-            strategy_suite,
-            "--strategy",
-            "rehearsal-parallel:2",
-        ),
-        _run(
-            "self-consistency-3",
-            folder,
-            gguf,
-            strategy_suite,
-            "--strategy",
-            "self-consistency:3",
-            "--strategy-opt",
-            "temperature=0.7",
-        ),
-        # Calls written as text and cut off: malformed output, for sure.
-        _run(
-            "truncated-prompt-mode",
-            folder,
-            gguf,
-            bfcl_suite_yaml("real-model-truncated", "simple_python", 2),
-            "--prompt-mode",
-            "--tool-parser",
-            "none",
-            f"--max-tokens={TRUNCATING_MAX_TOKENS}",
-        ),
-    ]
+    planned = _planned_runs()
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=LANES) as pool:
+        lanes = list(pool.map(lambda lane: _run_lane(lane, folder, gguf), _lanes(planned)))
+    wall = time.monotonic() - started
+    done = {run.name: run for lane in lanes for run in lane}
+    runs = [done[p.name] for p in planned]
     result = Tier({run.name: run for run in runs}, gguf)
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(
         report_table(
             {run.name: run.figures for run in runs},
             {run.name: run.wall_s for run in runs},
-            {run.name: run.server_cpu_s for run in runs},
+            {run.name: run.cpu_s for run in runs},
+            wall,
         )
         + "\n",
         encoding="utf-8",
