@@ -91,7 +91,9 @@ def string_parameters(schema, found):
     return found
 
 
-BFCL_SUITE = "name: two\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n    limit: 2\n"
+BFCL_SUITE = (
+    "name: two\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n    limit: 2\n"
+)
 
 
 def run_bfcl(server, out, *extra):
@@ -111,7 +113,9 @@ def test_a_run_offers_bounded_tools_and_records_the_bound(tmp_path):
         as_given = [r.body for r in server.chat_requests if r.body.get("tools")]
     strings = string_parameters([body["tools"] for body in bounded], [])
     assert strings and all(s["maxLength"] == 24 for s in strings)
-    assert not [s for s in string_parameters([b["tools"] for b in as_given], []) if "maxLength" in s]
+    assert not [
+        s for s in string_parameters([b["tools"] for b in as_given], []) if "maxLength" in s
+    ]
     manifest = json.loads((tmp_path / "bounded" / "manifest.json").read_text())
     assert manifest["model"]["argument_max_length"] == 24
     plain = json.loads((tmp_path / "as-given" / "manifest.json").read_text())
