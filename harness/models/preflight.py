@@ -33,7 +33,10 @@ PING_TOOL: ToolSchema = {
         "description": "The current time in a city.",
         "parameters": {
             "type": "object",
-            "properties": {"city": {"type": "string"}},
+            # Bounded: a server whose argument grammar ignores max_tokens
+            # (models/argument_bounds.py) would otherwise be free to write one
+            # city name until its window is full.
+            "properties": {"city": {"type": "string", "maxLength": 24}},
             "required": ["city"],
         },
     },

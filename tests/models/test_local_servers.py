@@ -213,11 +213,17 @@ def test_context_overflow_is_counted_by_the_retry_wrapper():
 def test_the_preflight_request_is_the_runs_wire_format(toy_suite, tmp_path):
     with FakeServer(handler=toy_reply) as server:
         assert run(toy_suite, server, tmp_path / "r", "--tool-choice", "required") == 0
-        first = server.preflight_requests[0]
+        preflights = server.preflight_requests
         assert server.chat_requests  # the run itself went on
-    body = first.body
+    body = preflights[0].body
     assert body["tool_choice"] == "required" and body["tools"][0]["type"] == "function"
     assert body["max_tokens"] == 1
+    # Its one string argument is bounded: a server that ignores max_tokens while it
+    # writes arguments still ends the reply (models/argument_bounds.py).
+    for request in preflights:
+        for tool in request.body["tools"]:
+            properties = tool["function"]["parameters"]["properties"].values()
+            assert all(p.get("maxLength") for p in properties if p["type"] == "string")
     assistant = next(m for m in body["messages"] if m["role"] == "assistant")
     assert assistant["content"] == "" and len(assistant["tool_calls"]) == 2
 
