@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +213,23 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
 
     state.value = walk(value, 0)
     return state
+
+
+# What in a JSON text can make json.loads give a value sanitise changes: a
+# surrogate escape, NaN / Infinity, and what a float needs to overflow to inf or
+# an integer to pass MAX_INT_BITS (under 200 digits before the point and an
+# exponent under 100 stay below 1e299). Matches inside strings too: then unsure.
+_MAY_NEED_SANITISING = re.compile(r"\\u[dD][89a-fA-F]|NaN|Infinity|[eE][+-]?\d{3}|\d{200}")
+
+
+def loads_gives_sanitised(text: str) -> bool:
+    """Whether ``json.loads(text)`` (of text decoded from bytes) is a value that
+    ``sanitise`` returns unchanged, found by one search over the text instead of
+    a walk over the value: True only when nothing above can occur in it and it
+    cannot nest MAX_WRITE_DEPTH deep (fewer brackets than that); False when unsure."""
+    if text.count("[") + text.count("{") >= MAX_WRITE_DEPTH:
+        return False
+    return _MAY_NEED_SANITISING.search(text) is None
 
 
 def json_ready(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Any:

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
-from harness.boundary import MAX_INT_DIGITS, decode_bytes
+from harness.boundary import MAX_INT_DIGITS, decode_bytes, loads_gives_sanitised
 from harness.models.base import ModelClient, ModelError
 from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,
@@ -78,7 +78,9 @@ def parse_reply_body(body: bytes, secrets: Iterable[str | None] = ()) -> Assista
         raise ModelError("the reply is not JSON", transient=True) from None
     if not isinstance(data, dict):
         raise ModelError("the reply is not a JSON object", transient=True)
-    return turn_from_response(data, secrets, text_repairs=replaced)
+    return turn_from_response(
+        data, secrets, text_repairs=replaced, sanitised=loads_gives_sanitised(text)
+    )
 
 
 def _error_message(body: bytes) -> str:

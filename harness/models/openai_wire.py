@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.boundary import clean_str, dumps_safe, json_ready, sanitise
+from harness.boundary import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import join_reasoning, split_reasoning
 from harness.models.redact import mask, redact_url, scrub_secrets
@@ -284,16 +284,20 @@ def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
 
 
 def turn_from_response(
-    response: dict[str, Any], secrets: Iterable[str | None] = (), text_repairs: int = 0
+    response: dict[str, Any],
+    secrets: Iterable[str | None] = (),
+    text_repairs: int = 0,
+    sanitised: bool = False,
 ) -> AssistantTurn:
     """An AssistantTurn from a ``chat.completion`` object (as a dict).
 
     The reply is made safe first (harness.boundary.sanitise: valid text in every
     string and key, bounded nesting, no non-finite numbers); the characters that
     had to be replaced, plus ``text_repairs`` already replaced while decoding the
-    body, are counted in the turn.
+    body, are counted in the turn. ``sanitised``: the caller found that sanitise
+    would not change it (boundary.loads_gives_sanitised), so it is not walked again.
     """
-    cleaned = sanitise(response)
+    cleaned = Cleaned(response) if sanitised else sanitise(response)
     response = cleaned.value
     choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):

@@ -407,3 +407,62 @@ async def _timed(awaitable) -> float:
     start = time.monotonic()
     await awaitable
     return time.monotonic() - start
+
+
+def test_a_reply_text_is_trusted_unwalked_only_when_sanitise_would_not_change_it():
+    from harness.boundary import loads_gives_sanitised, sanitise
+
+    texts = [
+        '{"choices": [{"message": {"content": "café \\u00e9 ok", "role": "assistant"}}]}',
+        '{"a": [1, 2.5, -3e-7, 1.5e99, true, null, {"b": "x"}]}',
+        '{"a": "\\ud800"}',  # a lone surrogate
+        '{"a": "\\ud83d\\ude00"}',  # a pair: fine, but a surrogate escape all the same
+        '{"a": NaN}',
+        '{"a": -Infinity}',
+        '{"a": 1e999}',  # inf
+        '{"a": ' + "9" * 199 + "e99}",  # 1e298: finite
+        '{"a": ' + "9" * 400 + ".0}",  # inf without an exponent
+        '{"a": ' + "7" * 4300 + "}",  # an integer over MAX_INT_BITS
+        "[" * 199 + "]" * 199,
+        "[" * 201 + "]" * 201,  # nested past MAX_WRITE_DEPTH
+        '{"a": "NaN as text"}',  # unsure (inside a string): walked
+    ]
+    trusted = 0
+    for text in texts:
+        value = json.loads(text)
+        cleaned = sanitise(value)
+        if loads_gives_sanitised(text):
+            trusted += 1
+            assert cleaned.replaced == 0 and cleaned.value == value, text[:60]
+            assert json.dumps(value, allow_nan=False)  # writable as it is
+        else:  # walked; and every text sanitise changes is among these
+            pass
+    assert trusted == 4  # the plain replies, the finite 1e298 and 199 levels
+    changed = [t for t in texts if sanitise(json.loads(t)).value != json.loads(t)]
+    changed += [t for t in texts if sanitise(json.loads(t)).replaced]
+    assert changed and not [t for t in changed if loads_gives_sanitised(t)]
+
+
+_ANY_TEXT = st.text(st.characters(blacklist_categories=()), max_size=8)
+_JSON_LIKE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**300), max_value=10**300)
+    | st.floats()
+    | _ANY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_ANY_TEXT, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON_LIKE)
+def test_a_trusted_reply_text_is_one_sanitise_leaves_as_it_is(value):
+    from harness.boundary import loads_gives_sanitised
+
+    text = json.dumps(value)  # what a server may send: NaN, Infinity, \\ud800 included
+    if loads_gives_sanitised(text):
+        parsed = json.loads(text)
+        cleaned = sanitise(parsed)
+        assert cleaned.replaced == 0 and cleaned.value == parsed
+        json.dumps(parsed, allow_nan=False).encode("utf-8")  # writable as it is
