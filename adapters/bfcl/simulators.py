@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import embedding_model, official
+from . import embedding_cache, embedding_model, official
 
 # The official executor refuses these names before evaluating a call (none of
 # the simulator classes has such a public method; kept for identical results).
@@ -132,6 +132,8 @@ class SimulatorSet:
         self._methods: dict[str, Any] = {}
         for class_name in involved_classes:
             instance = simulator_class(class_name)()
+            if class_name == "MemoryAPI_vector":
+                embedding_cache.use_cached_embeddings(instance)
             # Memory backends start empty without their file-based loader; the
             # memory episode keeps one instance across its conversations instead
             # of writing and reading snapshot files.
