@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
 from harness.models.local_server import LocalPatience
 from harness.models.settings import (
@@ -30,6 +31,12 @@ from harness.task import Sample
 
 def build_remote_client(settings: ModelSettings) -> ModelClient:
     """The litellm client with retries, endpoint concurrency and cache around it."""
+    if settings.inline_reasoning != "split" and not uses_direct_client(settings):
+        # litellm moves a leading <think> block out of the text before we see it.
+        raise ConfigError(
+            f"--inline-reasoning {settings.inline_reasoning} needs the direct client "
+            "(--api-base, --client auto or direct): litellm sets <think> text apart itself"
+        )
     from harness.models.cache import CachingClient
     from harness.models.litellm_client import LiteLLMClient
     from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
@@ -52,6 +59,7 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
             settings.api_base,
             timeout=transport_timeout(settings),
             tool_choice=settings.tool_choice,
+            inline_reasoning=settings.inline_reasoning,
         )
     else:
         client = LiteLLMClient(
@@ -140,7 +148,7 @@ class ModelProvider:
         from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
 
         fmt = get_adapter(sample.benchmark).prompt_format(sample) or HermesPromptFormat()
-        return PromptModeClient(self._remote, fmt)
+        return PromptModeClient(self._remote, fmt, self.settings.inline_reasoning)
 
     async def aclose(self) -> None:
         if self._remote is not None:

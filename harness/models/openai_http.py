@@ -35,6 +35,7 @@ from harness.models.openai_wire import (
     http_error,
     turn_from_response,
 )
+from harness.models.reasoning import SPLIT, check_inline_reasoning
 from harness.models.redact import redact_url, scrub_secrets
 from harness.models.reply_body import ACCEPT_ENCODING, read_capped
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -63,7 +64,9 @@ def _reply_int(text: str) -> int | str:
     return int(text)
 
 
-def parse_reply_body(body: bytes, secrets: Iterable[str | None] = ()) -> AssistantTurn:
+def parse_reply_body(
+    body: bytes, secrets: Iterable[str | None] = (), inline_reasoning: str = SPLIT
+) -> AssistantTurn:
     """The turn in a 200 reply's body. Invalid UTF-8 is replaced (and counted in
     the turn); a body that is not a JSON object is a (transient) server error."""
     text, replaced = decode_bytes(body)
@@ -79,7 +82,11 @@ def parse_reply_body(body: bytes, secrets: Iterable[str | None] = ()) -> Assista
     if not isinstance(data, dict):
         raise ModelError("the reply is not a JSON object", transient=True)
     return turn_from_response(
-        data, secrets, text_repairs=replaced, sanitised=loads_gives_sanitised(text)
+        data,
+        secrets,
+        text_repairs=replaced,
+        sanitised=loads_gives_sanitised(text),
+        inline_reasoning=inline_reasoning,
     )
 
 
@@ -101,7 +108,8 @@ class OpenAIHTTPClient(ModelClient):
     """Posts chat completions to ``api_base`` directly (no litellm).
 
     The request is ``openai_wire.chat_request``'s; ``tool_choice`` is sent with
-    every request that offers tools (``"omit"``: never). ``params.extra`` is merged into the request body; an ``extra_body`` entry in
+    every request that offers tools (``"omit"``: never); ``inline_reasoning``
+    says what happens to ``<think>`` tags in reply text (models/reasoning.py). ``params.extra`` is merged into the request body; an ``extra_body`` entry in
     it is merged too (as the OpenAI SDK does), so the same settings work with
     both clients.
     """
@@ -115,6 +123,7 @@ class OpenAIHTTPClient(ModelClient):
         max_connections: int = 0,
         name: str | None = None,
         tool_choice: str = DEFAULT_TOOL_CHOICE,
+        inline_reasoning: str = SPLIT,
     ):
         # Imported here, while the run is planned, not at the first request: the
         # import takes most of a second, and inside the run it would stall every
@@ -125,6 +134,7 @@ class OpenAIHTTPClient(ModelClient):
         self.name = name or model
         self.api_base = api_base.rstrip("/")
         self.tool_choice = check_tool_choice(tool_choice)
+        self.inline_reasoning = check_inline_reasoning(inline_reasoning)
         self.timeout = timeout
         self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
         self._api_key = api_key
@@ -187,10 +197,10 @@ class OpenAIHTTPClient(ModelClient):
             raise ModelError(message[:1000], transient=True) from None
         if status != 200:
             raise http_error(status, _error_message(body), reply_headers, [self._api_key])
-        return parse_reply_body(body, [self._api_key])
+        return parse_reply_body(body, [self._api_key], self.inline_reasoning)
 
     def cache_identity(self) -> dict[str, Any]:
-        return endpoint_identity(self.model, self.api_base, self.tool_choice)
+        return endpoint_identity(self.model, self.api_base, self.tool_choice, self.inline_reasoning)
 
     def endpoint(self) -> str | None:
         return self.api_base
@@ -204,5 +214,6 @@ class OpenAIHTTPClient(ModelClient):
             "api_base": redact_url(self.api_base),
             "timeout_s": self.timeout,
             "tool_choice": self.tool_choice,
+            "inline_reasoning": self.inline_reasoning,
             "aiohttp_version": metadata.version("aiohttp"),
         }

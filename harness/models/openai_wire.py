@@ -29,7 +29,7 @@ from typing import Any
 
 from harness.boundary import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
-from harness.models.reasoning import join_reasoning, split_reasoning
+from harness.models.reasoning import SPLIT, join_reasoning, read_inline_reasoning
 from harness.models.redact import mask, redact_url, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema, Usage
 
@@ -130,10 +130,17 @@ def check_tool_choice(value: str) -> str:
     return value
 
 
-def endpoint_identity(model: str, api_base: str | None, tool_choice: str) -> dict[str, Any]:
+def endpoint_identity(
+    model: str, api_base: str | None, tool_choice: str, inline_reasoning: str = SPLIT
+) -> dict[str, Any]:
     """The cache identity of a client sending ``chat_request``'s requests to one
-    endpoint: what, besides the request, decides the reply."""
-    return {"model": model, "api_base": redact_url(api_base), "tool_choice": tool_choice}
+    endpoint: what, besides the request, decides the reply (the cached turn).
+    ``inline_reasoning`` is named only when not the default, so that the keys of
+    existing caches stay valid."""
+    identity = {"model": model, "api_base": redact_url(api_base), "tool_choice": tool_choice}
+    if inline_reasoning != SPLIT:
+        identity["inline_reasoning"] = inline_reasoning
+    return identity
 
 
 def chat_request(
@@ -288,8 +295,12 @@ def turn_from_response(
     secrets: Iterable[str | None] = (),
     text_repairs: int = 0,
     sanitised: bool = False,
+    inline_reasoning: str = SPLIT,
 ) -> AssistantTurn:
     """An AssistantTurn from a ``chat.completion`` object (as a dict).
+
+    Inline ``<think>`` reasoning in the text is set apart (``split``) or left in
+    the text (``keep``; harness/models/reasoning.py).
 
     The reply is made safe first (harness.boundary.sanitise: valid text in every
     string and key, bounded nesting, no non-finite numbers); the characters that
@@ -306,7 +317,7 @@ def turn_from_response(
     given = choice.get("message")
     message: dict[str, Any] = given if isinstance(given, dict) else {}
     field_reasoning = clean_text(message.get("reasoning_content") or message.get("reasoning"))
-    content, inline_reasoning = split_reasoning(clean_text(message.get("content")))
+    content, inline = read_inline_reasoning(clean_text(message.get("content")), inline_reasoning)
     entries = message.get("tool_calls")
     if not entries and isinstance(message.get("function_call"), dict):
         entries = [{"id": "", "function": message["function_call"]}]  # legacy single call
@@ -317,7 +328,7 @@ def turn_from_response(
     return AssistantTurn(
         content=content,
         tool_calls=tool_calls,
-        reasoning=join_reasoning(field_reasoning, inline_reasoning),
+        reasoning=join_reasoning(field_reasoning, inline),
         usage=_usage(response.get("usage")),
         # ``response`` is sanitised already: masked only (json_safe would copy it again).
         raw=mask(response, secrets),

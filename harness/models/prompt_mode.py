@@ -23,7 +23,12 @@ from harness.boundary import loads_bounded
 from harness.calls import try_parse_python_calls
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.prompt_format import PromptFormat
-from harness.models.reasoning import join_reasoning, split_reasoning
+from harness.models.reasoning import (
+    SPLIT,
+    check_inline_reasoning,
+    join_reasoning,
+    read_inline_reasoning,
+)
 from harness.types import (
     MAX_RAW_ARGUMENT_CHARS,
     AssistantTurn,
@@ -241,22 +246,28 @@ def safe_parse(
 
 class PromptModeClient(WrappedClient):
     """Tool calling through text: ``fmt`` renders tools into the prompt and reads
-    calls back from the reply of ``inner`` (called with no native tools)."""
+    calls back from the reply of ``inner`` (called with no native tools).
+    ``inline_reasoning``: ``<think>`` tags are set apart before the format reads
+    the text (``split``) or read with it (``keep``; models/reasoning.py); the
+    inner client should be built with the same choice."""
 
-    def __init__(self, inner: ModelClient, fmt: PromptFormat | None = None):
+    def __init__(
+        self, inner: ModelClient, fmt: PromptFormat | None = None, inline_reasoning: str = SPLIT
+    ):
         super().__init__(inner)
         self.format = fmt or HermesPromptFormat()
+        self.inline_reasoning = check_inline_reasoning(inline_reasoning)
 
     def with_format(self, fmt: PromptFormat) -> PromptModeClient:
         """The same client with another format (cheap: shares ``inner``)."""
-        return PromptModeClient(self.inner, fmt)
+        return PromptModeClient(self.inner, fmt, self.inline_reasoning)
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         rendered = self.format.render(messages, tools)
         reply = await self.inner.complete(rendered, [], params)
-        text, inline_reasoning = split_reasoning(reply.content)
+        text, inline_reasoning = read_inline_reasoning(reply.content, self.inline_reasoning)
         content, calls, problem = safe_parse(self.format, text)
         for call in calls:
             call.id = ""  # the episode gives each call an id unique in the episode
@@ -276,7 +287,14 @@ class PromptModeClient(WrappedClient):
         )
 
     def cache_identity(self) -> dict[str, Any]:
-        return {**self.inner.cache_identity(), "prompt_format": self.format.name}
+        identity = {**self.inner.cache_identity(), "prompt_format": self.format.name}
+        if self.inline_reasoning != SPLIT:  # named only when not the default (old keys hold)
+            identity["inline_reasoning"] = self.inline_reasoning
+        return identity
 
     def describe(self) -> dict[str, Any]:
-        return {**self.inner.describe(), "prompt_format": self.format.name}
+        return {
+            **self.inner.describe(),
+            "prompt_format": self.format.name,
+            "inline_reasoning": self.inline_reasoning,
+        }

@@ -6,12 +6,36 @@ as ``<think>...</think>``. Qwen3-style chat templates open the ``<think>`` tag i
 the prompt, so the reply may hold only the closing tag; a reply cut off by the
 token limit may hold only the opening one. Reasoning is kept in the turn for the
 record but never parsed for tool calls and never shown back to the model.
+
+That is the default (``split``). ``keep`` leaves inline reasoning in the text
+that is decoded, for comparisons with pipelines that read the whole reply (a
+reasoning field the server sends apart is still set apart).
 """
 
 from __future__ import annotations
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+
+# What happens to <think>...</think> in reply text (--inline-reasoning).
+SPLIT = "split"
+KEEP = "keep"
+INLINE_REASONING = (SPLIT, KEEP)
+
+
+def check_inline_reasoning(value: str) -> str:
+    if value not in INLINE_REASONING:
+        known = ", ".join(INLINE_REASONING)
+        raise ValueError(f"unknown inline_reasoning '{value}' (known: {known})")
+    return value
+
+
+def read_inline_reasoning(text: str | None, mode: str) -> tuple[str | None, str | None]:
+    """(text to decode, reasoning): ``split_reasoning`` for ``split``, the text
+    as it came for ``keep``."""
+    if mode == KEEP:
+        return text, None
+    return split_reasoning(text)
 
 
 def split_reasoning(text: str | None) -> tuple[str | None, str | None]:

@@ -61,6 +61,9 @@ class ModelSettings:
     fit_report: FitReport = field(default_factory=FitReport)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
     tool_choice: str = "auto"
+    # What happens to <think>...</think> in reply text: set apart before any
+    # decoding ("split") or decoded with the rest ("keep"); models/reasoning.py.
+    inline_reasoning: str = "split"
     # Whether tool-offering conversations get an empty system message first
     # (models/tool_placement.py); the preflight may switch it on.
     tool_placement: ToolPlacement = field(default_factory=ToolPlacement)

@@ -161,6 +161,8 @@ class EndpointPlan:
     model: str | None = None  # the model name the run asks for
     api_base: str | None = None  # the URL(s) it calls
     replica_limits: dict[str, int] = field(default_factory=dict)
+    # How the endpoint's replies are read: inline <think> reasoning split or kept.
+    inline_reasoning: str = "split"
     # Each time this plan's server ran: start to stop, with the GPUs it held (the
     # leaderboard's GPU-seconds); ``record_server_spans`` copies them to the manifest.
     server_spans: list[dict[str, Any]] = field(default_factory=list)
@@ -172,6 +174,7 @@ class EndpointPlan:
     def configure(self, settings: Any) -> None:
         """Give the run's ModelSettings what the plan knows about the endpoint."""
         settings.replica_concurrency = dict(self.replica_limits)
+        settings.inline_reasoning = self.inline_reasoning
         if self.spec is not None and self.url is not None:
             settings.served = ServedEndpoint(self.url, self.spec.identity(), self.spec.label())
 
@@ -239,7 +242,9 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
     (``plan.model``, ``plan.api_base``); the config is not changed. ConfigError
     on settings that do not go together, and (``check_installed``) when the
     server program is not installed here."""
-    plan = EndpointPlan(model=config.model, api_base=config.api_base)
+    plan = EndpointPlan(
+        model=config.model, api_base=config.api_base, inline_reasoning=config.inline_reasoning
+    )
     serve = config.serve
     if config.model_config is not None:
         from harness.replicas import load_model_config
