@@ -107,3 +107,22 @@ def test_task_outcomes_take_one_run(tau_run, tmp_path):
     other = make_run(tmp_path / "b", "other", [record("tau2", "airline", "a0")], {})
     with pytest.raises(ValueError, match="one run"):
         results.task_outcomes(results.records([tau_run, other]))
+
+
+def test_the_cost_plot_reads_tokens_of_every_role_from_the_record_table(tmp_path):
+    from harness.plots import tokens_per_episode
+
+    usage = {
+        "actor": {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10},
+        "user": {"calls": 1, "prompt_tokens": 40, "completion_tokens": 5},
+    }
+    records = [
+        record("tau2", "airline", "a0", usage=usage),
+        record("tau2", "airline", "a1"),  # the actor's 110 tokens only
+    ]
+    run_dir = make_run(tmp_path, "tokens", records, {})
+    table = results.records(run_dir)
+    assert table["all_roles_tokens"].tolist() == [155, 110]
+    assert table["prompt_tokens"].tolist() == [100, 100]  # the model under test's own
+    assert tokens_per_episode(table) == {"tau2": (155 + 110) / 2}
+    assert tokens_per_episode(load_run(run_dir, n_boot=N_BOOT).records) == {"tau2": 132.5}
