@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from harness import threadsafe_ast
 from harness.boundary import BoundsError, clean_value
 from harness.types import ToolCall
 
@@ -100,7 +101,7 @@ def parse_python_calls(text: str, drop_positional: bool = False) -> list[ToolCal
     if not stripped:
         return []
     try:
-        tree = ast.parse(stripped, mode="eval")
+        tree = threadsafe_ast.parse(stripped, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise UnsafeCallError(f"not a Python expression: {exc}") from None
     body = tree.body

@@ -19,6 +19,8 @@ import ast
 import re
 from typing import Any
 
+from harness import threadsafe_ast
+
 from .python_decoder import PythonDecodeError, literal_value
 from .simulators import REFUSED_NAMES, SimulatorSet, format_result
 
@@ -125,7 +127,7 @@ def execute_string(text: str, sims: SimulatorSet) -> tuple[str, bool]:
     if refused is not None:
         return f"Error during execution: Function call {refused} is not allowed.", True
     try:
-        tree = ast.parse(text, filename="<string>", mode="eval")
+        tree = threadsafe_ast.parse(text, mode="eval", filename="<string>")
         value = _Interpreter(sims).value(tree.body)
     except ExecutionError as exc:
         return f"Error during execution: {exc}", True

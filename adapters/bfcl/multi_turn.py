@@ -30,6 +30,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import threadsafe_ast
 from harness.task import Environment, ScriptedTurns, UserTurn
 from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
@@ -178,7 +179,7 @@ def turn_replies(trajectory: Trajectory) -> list[list[Reply]]:
 def parse_gold_call(text: str) -> Call:
     """A gold call string such as ``sort('report.pdf')`` or ``cd(folder='doc')``.
     Gold strings come with the package; still, only literal arguments are read."""
-    node = ast.parse(text.strip(), mode="eval").body
+    node = threadsafe_ast.parse(text.strip(), mode="eval").body
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ValueError(f"not a plain call: {text}")
     args = [ast.literal_eval(arg) for arg in node.args]

@@ -31,6 +31,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from harness import threadsafe_ast
+
 # Call text longer than this is refused before parsing (memory grows with it).
 MAX_TEXT_CHARS = 2_000_000
 # Bounds on computed arithmetic, so that "9**9**9" or "'a'*10**9" cannot hang
@@ -205,7 +207,7 @@ def decode_python_calls(text: str) -> list[dict[str, dict[Any, Any]]]:
         raise PythonDecodeError(f"reply too long to decode ({len(text)} characters)")
     cleaned = text.strip().strip("'")
     try:
-        tree = ast.parse(cleaned, mode="eval")
+        tree = threadsafe_ast.parse(cleaned, mode="eval")
         body = tree.body
         if isinstance(body, ast.Call):
             return [decode_call(body)]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from harness import threadsafe_ast
 from harness.task import Environment
 from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import ToolCall, ToolResult
@@ -93,7 +94,7 @@ def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
     if "*" not in expression:
         return None  # sums and quotients of literals this short are cheap
     try:
-        tree = ast.parse(expression, mode="eval")
+        tree = threadsafe_ast.parse(expression, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # tau2 rejects it itself, quickly
     try:

@@ -17,6 +17,8 @@ import functools
 import importlib.util
 from pathlib import Path
 
+from harness import threadsafe_ast
+
 AGENT_MODULE = "tau2.agent.llm_agent"
 ORCHESTRATOR_MODULE = "tau2.orchestrator.orchestrator"
 USER_MODULE = "tau2.user.user_simulator"
@@ -27,7 +29,7 @@ def _module_tree(module: str) -> ast.Module:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         raise ImportError(f"cannot locate {module}")
-    return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    return threadsafe_ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
 
 
 def _assigned(module: str, name: str) -> ast.expr:
