@@ -67,7 +67,10 @@ from .replay import TOOL_CALL_CAP, ReplayEnvironment
 from .schemas import load_schema_file, merge_tools, reconstruct_tools
 from .scoring import score_trajectory
 
-KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION}
+# tool_call_cap: calls a turn may run before its next batch is refused; the
+# official loop's 20 by default (a smaller cap is not the official protocol).
+CAP_OPTION = "tool_call_cap"
+KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION, CAP_OPTION}
 INCLUDING_ERRORS = "all_incl_errors"
 ERROR_ITEMS = "error_items"
 DROPPED_ITEMS = "dropped_items"
@@ -124,6 +127,7 @@ class FinMCPAdapter(Adapter):
         self._tools: dict[tuple[str, str], list[ToolSchema]] = {}
         self._last_source: DataSource | None = None
         self._modes: set[str] = set()  # malformed-argument protocols of the loads
+        self._caps: set[int] = set()  # per-turn tool-call caps of the loads
 
     def subsets(self) -> list[str]:
         # "all" is loadable too, but it is the union of these three: listing it here
@@ -168,6 +172,8 @@ class FinMCPAdapter(Adapter):
             )
         mode = mode_option(options)
         self._modes.add(mode)
+        cap = _cap_option(options)
+        self._caps.add(cap)
         local = options.get("data_dir") or data_dir
         source = self._source(Path(local).expanduser() if local else None)
         tools = self._tool_list(source, options.get("tool_schemas"))
@@ -176,17 +182,23 @@ class FinMCPAdapter(Adapter):
         samples = []
         for sample_id, item in zip(_unique_ids(items), items, strict=True):
             if wanted is None or sample_id in wanted:
-                samples.append(self._sample(sample_id, subset, item, tools, mode))
+                samples.append(self._sample(sample_id, subset, item, tools, mode, cap))
         return samples
 
     def _sample(
-        self, sample_id: str, subset: str, item: Item, tools: list[ToolSchema], mode: str
+        self,
+        sample_id: str,
+        subset: str,
+        item: Item,
+        tools: list[ToolSchema],
+        mode: str,
+        cap: int = TOOL_CALL_CAP,
     ) -> Sample:
         turns = gold_turns(item["messages"])
         calls = recorded_calls(item["messages"])
 
         def make_environment() -> Environment:
-            return ReplayEnvironment(calls, tools)
+            return ReplayEnvironment(calls, tools, cap)
 
         def make_user(environment: Environment, services: Services) -> GoldHistoryUser:
             replay = environment if isinstance(environment, ReplayEnvironment) else None
@@ -200,9 +212,14 @@ class FinMCPAdapter(Adapter):
             initial_messages=[],
             make_environment=make_environment,
             make_user=make_user,
-            limits=EpisodeLimits(max_steps=None, max_tool_calls_per_turn=TOOL_CALL_CAP),
+            limits=EpisodeLimits(max_steps=None, max_tool_calls_per_turn=cap),
             gold=item["messages"],
-            metadata={**item_metadata(item), OPTION: mode},
+            metadata={
+                **item_metadata(item),
+                OPTION: mode,
+                # Only a cap other than the official one is written into the record.
+                **({CAP_OPTION: cap} if cap != TOOL_CALL_CAP else {}),
+            },
         )
 
     # -- scoring -----------------------------------------------------------------
@@ -212,6 +229,7 @@ class FinMCPAdapter(Adapter):
             sample.gold,
             trajectory,
             malformed=sample.metadata.get(OPTION, DROP),
+            cap=int(sample.metadata.get(CAP_OPTION, TOOL_CALL_CAP)),
             prompt_mode=bool(services.options.get("prompt_mode")),
         )
         score.details["error_flag"] = bool(sample.metadata.get("error_flag", False))
@@ -293,6 +311,9 @@ class FinMCPAdapter(Adapter):
             "Tool outputs are replayed from the recordings; approximate replays in this run: "
             f"{_approximate_replays(records)} (score details 'replay').",
         ]
+        cap_note = _cap_note(records)
+        if cap_note:
+            notes.append(cap_note)
         if duplicates:
             notes.append(f"{duplicates} duplicate record(s) of the same (item, trial) ignored.")
         return BenchmarkResult(benchmark=self.name, headline=headline, subsets=subsets, notes=notes)
@@ -317,7 +338,7 @@ class FinMCPAdapter(Adapter):
     def versions(self) -> dict[str, str]:
         versions = {
             "dataset": HF_DATASET,
-            "tool_call_cap_per_turn": str(TOOL_CALL_CAP),
+            "tool_call_cap_per_turn": ",".join(map(str, sorted(self._caps or {TOOL_CALL_CAP}))),
             OPTION: ",".join(sorted(self._modes or {DROP})),
         }
         if self._last_source is not None:
@@ -325,6 +346,27 @@ class FinMCPAdapter(Adapter):
             for name, digest in sorted(self._last_source.files.items()):
                 versions[f"file:{name}"] = digest
         return versions
+
+
+def _cap_option(options: dict[str, Any]) -> int:
+    value = options.get(CAP_OPTION, TOOL_CALL_CAP)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"finmcp: option {CAP_OPTION} must be a whole number >= 1 (got {value!r})"
+        )
+    return value
+
+
+def _cap_note(records: list[RecordView]) -> str | None:
+    """Said when a run's cap is not the official loop's."""
+    caps = {int(r.metadata.get(CAP_OPTION, TOOL_CALL_CAP)) for r in records if r.metadata}
+    other = sorted(caps - {TOOL_CALL_CAP})
+    if not other:
+        return None
+    return (
+        f"NOT the official protocol: {CAP_OPTION}={','.join(map(str, other))} tool calls per "
+        f"turn (the official inference loop allows {TOOL_CALL_CAP})."
+    )
 
 
 def _protocol_note(modes: set[str], counted: int) -> str:

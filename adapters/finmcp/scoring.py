@@ -111,17 +111,18 @@ def score_trajectory(
     trajectory: Trajectory,
     malformed: str = DROP,
     prompt_mode: bool = False,
+    cap: int = TOOL_CALL_CAP,
 ) -> Score:
     """The per-item score: passed = ordered exact match, progress = item F1;
     ``malformed`` is the protocol for malformed arguments (dropping.py)."""
     predicted_all = tool_names(m for m in trajectory.messages if m.get("role") == "assistant")
-    predicted = tool_names(predicted_messages(trajectory.messages))
+    predicted = tool_names(predicted_messages(trajectory.messages, cap))
     gold = tool_names(gold_messages)
     counts = count_names(predicted, gold)
     precision, recall, f1 = precision_recall_f1(counts.tp, counts.fp, counts.fn)
     ordered = exact_match_ordered(predicted, gold)
     grouped = exact_match_grouped(predicted, tool_groups(gold_messages))
-    problem = drop_reason(official_replies(trajectory), prompt_mode)
+    problem = drop_reason(official_replies(trajectory, cap), prompt_mode)
     dropped = problem is not None and malformed == DROP
     return Score(
         passed=ordered and not dropped,

@@ -419,3 +419,39 @@ def test_through_an_openai_compatible_server_with_litellm(adapter, samples):
     users = [i for i, m in enumerate(sample.gold) if m["role"] == "user"]
     assert sent == [(m["role"], m.get("content")) for m in sample.gold[: users[1] + 1]]
     assert {t["function"]["name"] for t in requests[0]["tools"]} >= {"BatchGetFundNavHistory"}
+
+
+def test_a_smaller_tool_call_cap_ends_turns_sooner_and_is_said(adapter, shared_data):
+    # Option tool_call_cap (the tier uses it to keep a small model's turns short).
+    (sample,) = adapter.load(
+        "single_tool", ids=["1"], data_dir=shared_data / "finmcp", options={"tool_call_cap": 2}
+    )
+    arguments = gold_arguments(sample, "SearchFinancialNews")
+    script = ScriptedClient([calls_turn(call("SearchFinancialNews", arguments))] * 40)
+    trajectory = run(sample, script)
+    # 3 calls run, the 4th reply is recorded unexecuted and ends the turn, as the
+    # official loop does with its cap of 20 (21 run, the 22nd ends the turn).
+    assert trajectory.termination == "completed"
+    assert len(trajectory.turns) == 4 and trajectory.tool_calls == 3
+    score = asyncio.run(adapter.score(sample, trajectory, Services()))
+    assert score.tool_tp == 1 and score.tool_fp == 3
+    assert score.details["uncounted_calls_after_cap"] == 0
+    [record] = score_all(adapter, [(sample, trajectory)])
+    notes = adapter.aggregate([record]).notes
+    assert any("NOT the official protocol: tool_call_cap=2" in note for note in notes)
+    assert adapter.versions()["tool_call_cap_per_turn"].split(",")[0] == "2"
+
+
+def test_the_default_cap_is_the_official_loops_and_not_flagged(adapter, samples):
+    sample = samples["1"]
+    trajectory = run(sample, ScriptedClient([text("done")]))
+    [record] = score_all(adapter, [(sample, trajectory)])
+    assert not any("tool_call_cap" in note for note in adapter.aggregate([record]).notes)
+
+
+@pytest.mark.parametrize("value", [0, -1, "3", True, 1.5])
+def test_a_bad_tool_call_cap_is_a_config_error(adapter, shared_data, value):
+    with pytest.raises(ConfigError, match="option tool_call_cap must be a whole number"):
+        adapter.load(
+            "single_tool", data_dir=shared_data / "finmcp", options={"tool_call_cap": value}
+        )
