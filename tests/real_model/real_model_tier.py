@@ -42,6 +42,9 @@ ARGUMENT_MAX_LENGTH = 48
 TRUNCATING_MAX_TOKENS = 6
 # tau2 and VitaBench count every message of the episode (agent and user).
 EPISODE_STEPS = 6
+# FinMCP's official loop lets a turn run 20 calls; SmolLM2 never stops calling
+# (measured: 22 replies for a one-call item, ~200 s), so the tier allows 2.
+FINMCP_TOOL_CALL_CAP = 2
 BFCL_SINGLE_TURN = ["simple_python", "multiple", "parallel", "irrelevance", "live_simple"]
 BFCL_MULTI_STEP = ["multi_turn_base"]
 # memory_kv: one question after its scenario's prerequisite conversations. The
@@ -103,7 +106,7 @@ def benchmark_suites(shared_data: Path) -> list[TierSuite]:
     fin = f"""  - benchmark: finmcp
     subsets: [single_tool, multi_tool, multi_turn]
     limit: 1
-    options: {{data_dir: "{finmcp}"}}
+    options: {{data_dir: "{finmcp}", tool_call_cap: {FINMCP_TOOL_CALL_CAP}}}
 """
     # Windows: the longest first request of each (chatml-function-calling
     # prompt, SmolLM2 tokens) plus the episode's growth: BFCL multi_turn_base
