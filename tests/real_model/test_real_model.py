@@ -130,9 +130,9 @@ def _planned_runs() -> list[PlannedRun]:
 
 
 def _lanes(runs: list[PlannedRun]) -> list[list[PlannedRun]]:
-    """tau2 (the longest prompts) in a lane of its own with FinMCP; every other run
-    in the other lane."""
-    first = [run for run in runs if run.name in ("tau2", "finmcp")]
+    """tau2 (the longest prompts: about half the tier's CPU time) in a lane of its
+    own; every other run in the other lane."""
+    first = [run for run in runs if run.name == "tau2"]
     return [first, [run for run in runs if run not in first]][:LANES]
 
 
