@@ -8,11 +8,14 @@ parallel_multiple categories (single-turn: one model call per sample, scored wit
 the official AST checker). With C samples in flight the ideal rate is C / latency
 samples per second. Everything the harness adds (the episode loop, scoring,
 appending records, the progress bookkeeping) shows up as the gap to the ideal.
+For scale it also prints what a bare aiohttp client (no harness at all) reaches
+against the same server: the part of the gap that is the machine and the server.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import tempfile
@@ -22,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_server_throughput import start_server  # noqa: E402
+from fake_server_throughput import measure, senders, start_server  # noqa: E402
 
 from harness import RunConfig, run_suite  # noqa: E402
 from harness.store import read_records  # noqa: E402
@@ -63,6 +66,7 @@ def main() -> None:
             cpu = time.process_time() - cpu_start
             records = read_records(run_dir / "samples.jsonl").latest
             run_seconds = summary.elapsed_s
+        bare = bare_client_rate(url, args.samples, args.concurrency, server.pid)
     finally:
         server.kill()
     ok = sum(1 for r in records.values() if r["status"] == "ok")
@@ -77,8 +81,24 @@ def main() -> None:
         f"  whole command (imports, data loading, planning too): {elapsed:.2f} s = "
         f"{rate:.1f}/s, ratio {rate / ideal:.2f}\n"
         f"  harness CPU for the whole command: {cpu * 1000 / len(records):.2f} ms per sample "
-        f"(the ideal rate leaves {1000 / ideal:.2f} ms per sample on one core)"
+        f"(the ideal rate leaves {1000 / ideal:.2f} ms per sample on one core)\n"
+        f"  for scale, a bare aiohttp client against the same server: {bare:.1f}/s, ratio "
+        f"{bare / ideal:.2f}; the run's rate is {run_rate / bare:.2f} of it"
     )
+
+
+def bare_client_rate(url: str, requests: int, concurrency: int, server_pid: int) -> float:
+    """Requests/s of bare aiohttp POSTs, ``concurrency`` at a time (no harness code)."""
+    send, close = senders(url, concurrency)["aiohttp"]()
+
+    async def go() -> float:
+        try:
+            result = await measure("aiohttp", send, requests, concurrency, server_pid, False)
+        finally:
+            await close()
+        return result.requests / result.seconds
+
+    return asyncio.run(go())
 
 
 if __name__ == "__main__":
