@@ -69,11 +69,18 @@ class TierSuite:
     chatml-function-calling writes tool arguments under a JSON grammar with no
     token cap (it ignores max_tokens there), so a reply can only grow until the
     window is full. Each benchmark gets a window just above its longest request.
+
+    Flash attention halves the time of a long prompt but slows every token after
+    it (one thread, a 4,000-token context: a 4,000-token prompt 75 against 146 CPU
+    s; a 32-token prompt 3.4 against 1.1 s; a reply 122 against 81 ms a token):
+    it pays where first prompts are long (tau2, VitaBench, FinMCP), not for
+    BFCL's many short steps (memory_kv: ~25 requests on one conversation).
     """
 
     name: str
     yaml: str
     context_tokens: int
+    flash_attention: bool = True
 
 
 def benchmark_suites(shared_data: Path) -> list[TierSuite]:
@@ -112,7 +119,7 @@ def benchmark_suites(shared_data: Path) -> list[TierSuite]:
     # prompt, SmolLM2 tokens) plus the episode's growth: BFCL multi_turn_base
     # ~2,300; tau2 telecom ~8,100; VitaBench instore ~2,700; FinMCP ~1,400.
     return [
-        TierSuite("bfcl", f"name: tier-bfcl\n{common}{bfcl}", 4096),
+        TierSuite("bfcl", f"name: tier-bfcl\n{common}{bfcl}", 4096, flash_attention=False),
         TierSuite("tau2", f"name: tier-tau2\n{common}{tau2}", 10240),
         TierSuite("vitabench", f"name: tier-vitabench\n{common}{vita}", 5120),
         TierSuite("finmcp", f"name: tier-finmcp\n{common}{fin}", 3072),
@@ -126,22 +133,22 @@ def benchmark_suites(shared_data: Path) -> list[TierSuite]:
 LANES = 2
 
 
-def server_arguments(context_tokens: int) -> list[str]:
+def server_arguments(context_tokens: int, flash_attention: bool = True) -> list[str]:
     """``harness run`` flags for the tier's llama-cpp-python server.
 
     One thread for replies and for prompts (each lane has one core of its own;
     two threads that wait for each other on a shared core were measured 30x
     slower per token). Prompts are evaluated in one batch as large as the
-    window, with flash attention (measured on 2 idle cores, a 5,400-token
+    window (measured with flash attention on 2 idle cores, a 5,400-token
     prompt: 69 s; 103 s in batches of 2,048; over 130 s in its default batches
-    of 512). The window: see TierSuite.
+    of 512). The window and flash attention: see TierSuite.
     """
     settings = {
         "--n_threads": "1",
         "--n_threads_batch": "1",
         "--n_batch": str(context_tokens),
         "--n_ubatch": str(context_tokens),
-        "--flash_attn": "True",
+        "--flash_attn": str(flash_attention),
         "--n_ctx": str(context_tokens),
         # The seed of the server's sampler: chatml-function-calling does not pass
         # a request's seed on to the completions it makes.
