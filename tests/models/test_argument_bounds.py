@@ -4,12 +4,14 @@ token cap stop there), and the run says so in its manifest and cache key."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 
 import pytest
 
 from harness.cli import main
+from harness.config import RunConfig
 from harness.errors import ConfigError
 from harness.models.argument_bounds import BoundedStringArguments, bound_string_arguments
 from harness.models.base import ScriptedClient
@@ -67,8 +69,6 @@ def test_the_wrapper_bounds_the_tools_and_keys_the_cache_on_it():
         async def complete(self, messages, tools, params):
             seen.append(tools)
             return AssistantTurn(content="ok")
-
-    import asyncio
 
     inner = Recording([])
     client = BoundedStringArguments(inner, 16)
@@ -128,6 +128,4 @@ def test_a_bound_below_one_is_a_config_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["harness: error: --argument-max-length must be a positive number (got 0)"]
     with pytest.raises(ConfigError):
-        from harness.config import RunConfig
-
         RunConfig(suite="smoke", model="oracle", argument_max_length=-3).check()

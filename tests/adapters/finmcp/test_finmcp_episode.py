@@ -353,13 +353,17 @@ def test_bad_model_input_becomes_errors_the_model_sees(adapter, samples):
     )
 
 
+def run_never_stopping(sample: Sample) -> Trajectory:
+    """The episode of a model that calls item 1's gold tool on every reply."""
+    arguments = gold_arguments(sample, "SearchFinancialNews")
+    return run(sample, ScriptedClient([calls_turn(call("SearchFinancialNews", arguments))] * 40))
+
+
 def test_per_turn_cap_counts_what_the_official_loop_keeps(adapter, samples):
     sample = samples["1"]
-    arguments = gold_arguments(sample, "SearchFinancialNews")
-    # A model that never stops calling: 21 calls run, the 22nd reply is recorded
-    # unexecuted and ends the turn (not the episode), as in the official loop.
-    script = ScriptedClient([calls_turn(call("SearchFinancialNews", arguments))] * 40)
-    trajectory = run(sample, script)
+    # 21 calls run, the 22nd reply is recorded unexecuted and ends the turn (not
+    # the episode), as in the official loop.
+    trajectory = run_never_stopping(sample)
     assert trajectory.termination == "completed"
     assert len(trajectory.turns) == 22 and trajectory.tool_calls == 21
     score = asyncio.run(adapter.score(sample, trajectory, Services()))
@@ -426,9 +430,7 @@ def test_a_smaller_tool_call_cap_ends_turns_sooner_and_is_said(adapter, shared_d
     (sample,) = adapter.load(
         "single_tool", ids=["1"], data_dir=shared_data / "finmcp", options={"tool_call_cap": 2}
     )
-    arguments = gold_arguments(sample, "SearchFinancialNews")
-    script = ScriptedClient([calls_turn(call("SearchFinancialNews", arguments))] * 40)
-    trajectory = run(sample, script)
+    trajectory = run_never_stopping(sample)
     # 3 calls run, the 4th reply is recorded unexecuted and ends the turn, as the
     # official loop does with its cap of 20 (21 run, the 22nd ends the turn).
     assert trajectory.termination == "completed"
