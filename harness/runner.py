@@ -17,11 +17,12 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from harness.data_dirs import DataDirs
+from harness.deadline import Deadline
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.records import OK, Record, record_key
@@ -32,6 +33,7 @@ from harness.strategies.base import Strategy
 from harness.suites import Suite
 from harness.task import Sample, Services
 from harness.types import SamplingParams, Score, Trajectory
+from harness.worker_pool import WorkerPool
 
 INFRA_ERROR = "infra_error"
 SCORE_ERROR = "score_error"
@@ -232,40 +234,13 @@ def build_record(
 
 # After its deadline an episode is cancelled and given this long to unwind. One
 # that swallows the cancellation (asyncio.wait_for can lose one on Python 3.11
-# when its inner call finishes at the same moment) is left behind, so that a
-# record is never later than deadline + grace.
+# when its inner call finishes at the same moment) is left behind by the worker
+# pool, so that a record is never later than deadline + grace.
 CANCEL_GRACE_S = 1.0
-_ABANDONED: set[asyncio.Future[Any]] = set()
 
 
-async def run_with_deadline(coroutine: Any, timeout_s: float) -> Any:
-    """The coroutine's result, or TimeoutError within ``timeout_s`` + CANCEL_GRACE_S."""
-    task = asyncio.ensure_future(coroutine)
-    try:
-        await asyncio.wait({task}, timeout=timeout_s)
-    except BaseException:  # the caller was cancelled: so is the episode
-        task.cancel()
-        raise
-    if task.done():
-        return task.result()
-    # One cancellation, then the grace period: cancelling again while the episode
-    # unwinds would interrupt its own clean-up (a wait_for left unawaited).
-    task.cancel()
-    await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
-    if task.done():
-        if not task.cancelled():
-            task.exception()  # retrieved: it ran past its deadline either way
-    else:  # the cancellation was lost: ask once more, and do not wait for it
-        task.cancel()
-        _ABANDONED.add(task)
-        task.add_done_callback(_forget)
-    raise asyncio.TimeoutError(f"the episode ran past its {timeout_s:g} s timeout")
-
-
-def _forget(task: asyncio.Future[Any]) -> None:
-    _ABANDONED.discard(task)
-    if not task.cancelled():
-        task.exception()
+def episode_timeout_message(timeout_s: float) -> str:
+    return f"the episode ran past its {timeout_s:g} s timeout"
 
 
 # Net new container objects between two young-generation collections during a
@@ -303,7 +278,8 @@ def _error_info(exc: BaseException) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
         "message": str(exc)[:2000],
-        "traceback": traceback.format_exc(limit=8)[-4000:],
+        # Of ``exc`` itself: it is not always the exception being handled.
+        "traceback": "".join(traceback.format_exception(exc, limit=8))[-4000:],
     }
 
 
@@ -371,7 +347,10 @@ class Runner:
                 model = self.model_provider(item.sample)
                 episode = self.strategy.run(item.sample, model, outcome.services, params)
                 if self.episode_timeout_s:
-                    outcome.trajectory = await run_with_deadline(episode, self.episode_timeout_s)
+                    # In this task (no task of its own): harness/deadline.py says why.
+                    when = asyncio.get_running_loop().time() + self.episode_timeout_s
+                    with Deadline(when, episode_timeout_message(self.episode_timeout_s)):
+                        outcome.trajectory = await episode
                 else:
                     outcome.trajectory = await episode
             except ModelOutputError as exc:  # the model's failure: scored, not retried
@@ -440,32 +419,31 @@ class Runner:
         return await self.run_items(todo, skipped)
 
     async def run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
-        """Run the given pending items (``skipped``: how many were already done)."""
+        """Run the given pending items (``skipped``: how many were already done).
+
+        ``concurrency`` episodes at a time, and as many being scored and written
+        (harness/worker_pool.py): an episode's scoring (a judge, a replay in the
+        tool worker) and its record come after the next episode's first request.
+        """
         start = time.monotonic()
         counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
-        # ``concurrency`` episodes at a time, and as many being scored: an episode
-        # gives its slot up before it is scored and written, so the next episode's
-        # model call does not wait for that (a judge, a replay in the tool worker).
-        episode_slots = asyncio.Semaphore(self.concurrency)
-        scoring_slots = asyncio.Semaphore(self.concurrency)
 
-        async def one(item: WorkItem) -> None:
-            async with episode_slots:
-                outcome = await self.run_episode(item)
-                # Taken before the episode slot is given up: episodes wait while
-                # scoring is behind, rather than pile up finished trajectories.
-                await scoring_slots.acquire()
-            try:
-                record = await self.score_episode(outcome)
-            finally:
-                scoring_slots.release()
-            record = self._append(record)
-            counts[record.status] += 1
+        async def record(item: WorkItem, outcome: EpisodeOutcome) -> None:
+            written = self._append(await self.score_episode(outcome))
+            counts[written.status] += 1
             if self.progress:
-                self.progress(record.key, record.ok)
+                self.progress(written.key, written.ok)
 
+        timeout = self.episode_timeout_s
+        pool: WorkerPool[WorkItem, EpisodeOutcome] = WorkerPool(
+            self.concurrency,
+            self.run_episode,
+            record,
+            give_up_after=timeout + CANCEL_GRACE_S if timeout else None,
+            abandoned=self._left_behind if timeout else None,
+        )
         with garbage_collection_for_a_run():
-            await asyncio.gather(*(one(item) for item in todo))
+            await pool.run(todo)
         return RunCounts(
             total=len(todo) + skipped,
             skipped=skipped,
@@ -475,3 +453,18 @@ class Runner:
             score_errors=counts[SCORE_ERROR],
             elapsed_s=round(time.monotonic() - start, 3),
         )
+
+    def _left_behind(self, item: WorkItem, started: float) -> EpisodeOutcome:
+        """The outcome of an episode that did not stop when its deadline cancelled it."""
+        assert self.episode_timeout_s is not None
+        elapsed = time.monotonic() - started
+        began = datetime.now(timezone.utc) - timedelta(seconds=elapsed)
+        outcome = EpisodeOutcome(
+            item, self.trial_seed(item.trial), began.isoformat(timespec="seconds"), started
+        )
+        outcome.options = self.load_options.get(item.sample.key, {})
+        error = asyncio.TimeoutError(
+            episode_timeout_message(self.episode_timeout_s) + ", and did not stop when cancelled"
+        )
+        outcome.finish(INFRA_ERROR, None, _error_info(error))
+        return outcome

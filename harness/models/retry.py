@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, NoReturn
 
+from harness.deadline import Deadline
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
 from harness.models.local_server import FitReport, LocalPatience
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -44,11 +45,6 @@ class RetryStats:
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
-
-
-def _read_outcome(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -112,11 +108,11 @@ class RetryingClient(WrappedClient):
         try:
             if self.timeout is None:
                 return await self.inner.complete(messages, tools, params)
-            call = asyncio.ensure_future(self.inner.complete(messages, tools, params))
-            # wait_for (Python 3.11) can be cancelled just as the call fails and then
-            # never reads its error, which asyncio reports as a traceback on stderr.
-            call.add_done_callback(_read_outcome)
-            return await asyncio.wait_for(call, self.timeout)
+            # The call runs in this task under a deadline, not in a task of its
+            # own under asyncio.wait_for (harness/deadline.py says why).
+            when = asyncio.get_running_loop().time() + self.timeout
+            with Deadline(when, f"no reply within {self.timeout:g} s"):
+                return await self.inner.complete(messages, tools, params)
         except asyncio.TimeoutError:
             self.stats.timeouts += 1
             self.stats.transient_errors += 1
@@ -134,39 +130,57 @@ class RetryingClient(WrappedClient):
     ) -> AssistantTurn:
         """One attempt on a local server: past the timeout, keep waiting for the
         same request while the server is alive (never re-send it to a server
-        still computing it), up to ``patience.max_wait_s``."""
+        still computing it), up to ``patience.max_wait_s``.
+
+        The call runs in this task; past the timeout a watcher task checks the
+        server every ``patience.check_every_s`` and ends the wait (the deadline
+        expires) when it is gone or the longest wait is over."""
         assert self.timeout is not None
         loop = asyncio.get_running_loop()
         started = loop.time()
-        call = asyncio.ensure_future(self.inner.complete(messages, tools, params))
-        call.add_done_callback(_read_outcome)  # also when cancelled as it finishes
-        wait = self.timeout
+        watchers: list[asyncio.Task[None]] = []
+        deadline = Deadline(None)
+
+        def watch() -> None:
+            watchers.append(loop.create_task(self._watch(deadline, started, patience)))
+
+        timer = loop.call_at(started + self.timeout, watch)
         try:
-            while True:
-                done, _ = await asyncio.wait({call}, timeout=wait)
-                if done:
-                    patience.waits.note(loop.time() - started, self.timeout)
-                    try:
-                        return call.result()
-                    except ModelError as exc:
-                        self.stats.transient_errors += int(exc.transient)
-                        raise
-                waited = loop.time() - started
-                if waited >= patience.max_wait_s:
-                    patience.waits.gave_up += 1
-                    break
-                if not await patience.alive() and not call.done():
-                    break  # (a reply that landed during the check is kept)
-                wait = min(patience.check_every_s, patience.max_wait_s - waited)
+            with deadline:
+                turn = await self.inner.complete(messages, tools, params)
+        except asyncio.TimeoutError:
+            if not deadline.expired:
+                raise
+            self.stats.timeouts += 1
+            self.stats.transient_errors += 1
+            waited = loop.time() - started
+            raise ModelError(
+                f"no reply within {waited:.0f} s from the local server", transient=True
+            ) from None
+        except ModelError as exc:
+            self.stats.transient_errors += int(exc.transient)
+            raise
         finally:
-            # Not awaited: a cancelled caller must not wait for the call to unwind
-            # (_read_outcome reads whatever it ends with).
-            if not call.done():
-                call.cancel()
-        self.stats.timeouts += 1
-        self.stats.transient_errors += 1
-        waited = loop.time() - started
-        raise ModelError(f"no reply within {waited:.0f} s from the local server", transient=True)
+            timer.cancel()
+            for watcher in watchers:
+                watcher.cancel()
+        patience.waits.note(loop.time() - started, self.timeout)
+        return turn
+
+    async def _watch(self, deadline: Deadline, started: float, patience: LocalPatience) -> None:
+        """Past the timeout: end the call's wait when the server is gone or the
+        longest wait is over (a reply that lands meanwhile cancels this watch)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            waited = loop.time() - started
+            if waited >= patience.max_wait_s:
+                patience.waits.gave_up += 1
+                break
+            if not await patience.alive():
+                break
+            waited = loop.time() - started
+            await asyncio.sleep(min(patience.check_every_s, max(0.0, patience.max_wait_s - waited)))
+        deadline.expire()
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
