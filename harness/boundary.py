@@ -218,8 +218,9 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
 # What in a JSON text can make json.loads give a value sanitise changes: a
 # surrogate escape, NaN / Infinity, and what a float needs to overflow to inf or
 # an integer to pass MAX_INT_BITS (under 200 digits before the point and an
-# exponent under 100 stay below 1e299). Matches inside strings too: then unsure.
-_MAY_NEED_SANITISING = re.compile(r"\\u[dD][89a-fA-F]|NaN|Infinity|[eE][+-]?\d{3}|\d{200}")
+# exponent under 100 stay below 1e299; an exponent follows a digit in JSON, so an
+# id such as "chatcmpl-123" is no exponent). Matches inside strings too: then unsure.
+_MAY_NEED_SANITISING = re.compile(r"\\u[dD][89a-fA-F]|NaN|Infinity|(?<=\d)[eE][+-]?\d{3}|\d{200}")
 
 
 def loads_gives_sanitised(text: str) -> bool:

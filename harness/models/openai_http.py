@@ -87,6 +87,7 @@ def parse_reply_body(
         text_repairs=replaced,
         sanitised=loads_gives_sanitised(text),
         inline_reasoning=inline_reasoning,
+        reply_text=text,
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from harness.boundary import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import SPLIT, join_reasoning, read_inline_reasoning
-from harness.models.redact import mask, redact_url, scrub_secrets
+from harness.models.redact import mask, masker, redact_url, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema, Usage
 
 # Reply text longer than this is cut (with a note) so that one runaway reply
@@ -290,12 +290,22 @@ def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     return mask(json_ready(value), secrets)
 
 
+def _masked(response: Any, secrets: Iterable[str | None], reply_text: str | None) -> Any:
+    """``mask(response, secrets)``; given the JSON text ``response`` is the value of,
+    the text is searched (the common answer: nothing to mask, ``response`` as it is)."""
+    if reply_text is None:
+        return mask(response, secrets)
+    found = masker(secrets)
+    return found.mask(response) if found.finds_any_in_json(reply_text) else response
+
+
 def turn_from_response(
     response: dict[str, Any],
     secrets: Iterable[str | None] = (),
     text_repairs: int = 0,
     sanitised: bool = False,
     inline_reasoning: str = SPLIT,
+    reply_text: str | None = None,
 ) -> AssistantTurn:
     """An AssistantTurn from a ``chat.completion`` object (as a dict).
 
@@ -306,7 +316,9 @@ def turn_from_response(
     string and key, bounded nesting, no non-finite numbers); the characters that
     had to be replaced, plus ``text_repairs`` already replaced while decoding the
     body, are counted in the turn. ``sanitised``: the caller found that sanitise
-    would not change it (boundary.loads_gives_sanitised), so it is not walked again.
+    would not change it (boundary.loads_gives_sanitised), so it is not walked again;
+    then ``reply_text``, the JSON text it was read from, is what the search for
+    credentials reads (instead of the reply written out as JSON once more).
     """
     cleaned = Cleaned(response) if sanitised else sanitise(response)
     response = cleaned.value
@@ -331,7 +343,7 @@ def turn_from_response(
         reasoning=join_reasoning(field_reasoning, inline),
         usage=_usage(response.get("usage")),
         # ``response`` is sanitised already: masked only (json_safe would copy it again).
-        raw=mask(response, secrets),
+        raw=_masked(response, secrets, reply_text if sanitised else None),
         finish_reason=(clean_text(finish) or "")[:200] if finish is not None else None,
         text_repairs=cleaned.replaced + text_repairs + sum(c.text_repairs for c in tool_calls),
     )

@@ -86,7 +86,7 @@ class CostLedger:
     def record(self) -> dict[str, Any]:
         """The stored cost record: both phases and their field-by-field sum."""
         phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
-        return {**phases, "total": add_records(phases[REHEARSAL], phases[COMMITTED])}
+        return {**phases, "total": sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
 
     def total_by_role(self) -> dict[str, Usage]:
         """Usage by role over both phases (roles that made no call left out)."""
@@ -96,6 +96,22 @@ class CostLedger:
                 if usage.calls or usage.prompt_tokens or usage.completion_tokens:
                     totals.setdefault(role, Usage()).add(usage)
         return totals
+
+
+def sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """``add_records`` of two phase records (role counts, env_calls, wall_time_s),
+    written out for their one shape: it runs for every sample."""
+    total: dict[str, Any] = {}
+    for record in (a, b):
+        for key, value in record.items():
+            if isinstance(value, dict):
+                into = total.setdefault(key, {})
+                for field_name, count in value.items():
+                    into[field_name] = into.get(field_name, 0) + count
+            else:
+                total[key] = total.get(key, 0) + value
+    total["wall_time_s"] = round(total["wall_time_s"], 4)
+    return total
 
 
 def add_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -415,6 +415,7 @@ def test_a_reply_text_is_trusted_unwalked_only_when_sanitise_would_not_change_it
     texts = [
         '{"choices": [{"message": {"content": "café \\u00e9 ok", "role": "assistant"}}]}',
         '{"a": [1, 2.5, -3e-7, 1.5e99, true, null, {"b": "x"}]}',
+        '{"id": "chatcmpl-fake-123", "e": "E+456", "created": 1796000000}',  # no exponents
         '{"a": "\\ud800"}',  # a lone surrogate
         '{"a": "\\ud83d\\ude00"}',  # a pair: fine, but a surrogate escape all the same
         '{"a": NaN}',
@@ -437,7 +438,7 @@ def test_a_reply_text_is_trusted_unwalked_only_when_sanitise_would_not_change_it
             assert json.dumps(value, allow_nan=False)  # writable as it is
         else:  # walked; and every text sanitise changes is among these
             pass
-    assert trusted == 4  # the plain replies, the finite 1e298 and 199 levels
+    assert trusted == 5  # the plain replies, the finite 1e298 and 199 levels
     changed = [t for t in texts if sanitise(json.loads(t)).value != json.loads(t)]
     changed += [t for t in texts if sanitise(json.loads(t)).replaced]
     assert changed and not [t for t in changed if loads_gives_sanitised(t)]

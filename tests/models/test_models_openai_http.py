@@ -88,3 +88,19 @@ def test_served_name_and_describe():
         "openai/m", "http://a:secretpw@127.0.0.1:1/v1", api_key=SECRET
     ).describe()
     assert "secretpw" not in json.dumps(info) and SECRET not in json.dumps(info)
+
+
+def test_a_reply_that_holds_a_key_is_masked_also_when_its_text_is_trusted_unwalked():
+    from harness.boundary import loads_gives_sanitised
+    from harness.models.openai_http import parse_reply_body
+
+    escaped = "\\u0073" + SECRET[1:]  # the key with its first letter written as an escape
+    for content in (f"the key is {SECRET}", f"the key is {escaped}", "api_key=hunter2hunter2"):
+        text = (
+            '{"id": "chatcmpl-1", "choices": [{"message": {"role": "assistant", '
+            f'"content": "{content}"}}, "finish_reason": "stop"}}]}}'
+        )
+        assert loads_gives_sanitised(text)  # so the text, not a walk, is searched
+        turn = parse_reply_body(text.encode(), [SECRET])
+        raw = json.dumps(turn.raw)
+        assert SECRET not in raw and "hunter2hunter2" not in raw and "***" in raw

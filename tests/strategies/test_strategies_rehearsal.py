@@ -425,3 +425,28 @@ def test_run_level_cost_summary_sums_and_averages_the_records():
     assert summary["sum"]["committed"]["env_calls"] == 2
     assert summary["mean_per_record"]["rehearsal"]["actor"]["calls"] == 4
     assert summary["sum"]["total"]["critic"]["calls"] == 2 + 4
+
+
+def test_a_ledgers_total_is_the_field_by_field_sum_of_its_phases_with_extra_roles_too():
+    from harness.strategies.costs import CostLedger, add_records
+    from harness.strategies.sandbox import COMMITTED, REHEARSAL
+    from harness.types import Usage
+
+    ledger = CostLedger()
+    ledger.add(REHEARSAL, "actor", Usage(calls=2, prompt_tokens=30, completion_tokens=7))
+    ledger.add(REHEARSAL, "scout", Usage(calls=1, prompt_tokens=5))  # a role only rehearsal has
+    ledger.add(COMMITTED, "actor", Usage(calls=1, prompt_tokens=11, cached_calls=1))
+    ledger.add(COMMITTED, "grader", Usage(calls=4, completion_tokens=9))  # only committed's
+    ledger.env_calls[REHEARSAL], ledger.env_calls[COMMITTED] = 3, 2
+    ledger.wall_time_s[REHEARSAL], ledger.wall_time_s[COMMITTED] = 0.123456, 1.000049
+    record = ledger.record()
+    expected = add_records(record[REHEARSAL], record[COMMITTED])
+    assert json.dumps(record["total"]) == json.dumps(expected)  # same keys, order, values
+    assert record["total"]["actor"] == {
+        "calls": 3,
+        "prompt_tokens": 41,
+        "completion_tokens": 7,
+        "cached_calls": 1,
+    }
+    assert record["total"]["scout"]["calls"] == 1 and record["total"]["grader"]["calls"] == 4
+    assert record["total"]["env_calls"] == 5 and record["total"]["wall_time_s"] == 1.1235
