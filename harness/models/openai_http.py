@@ -38,6 +38,7 @@ from harness.models.openai_wire import (
 from harness.models.reasoning import SPLIT, check_inline_reasoning
 from harness.models.redact import redact_url, scrub_secrets
 from harness.models.reply_body import ACCEPT_ENCODING, read_capped
+from harness.models.turnstile import REPLY_TURNSTILE
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
@@ -196,6 +197,8 @@ class OpenAIHTTPClient(ModelClient):
         except aiohttp.ClientError as exc:
             message = scrub_secrets(f"{type(exc).__name__}: {exc}", [self._api_key])
             raise ModelError(message[:1000], transient=True) from None
+        # Replies read together are handled one loop pass apart (turnstile.py).
+        await REPLY_TURNSTILE.wait_turn()
         if status != 200:
             raise http_error(status, _error_message(body), reply_headers, [self._api_key])
         return parse_reply_body(body, [self._api_key], self.inline_reasoning)
