@@ -31,6 +31,7 @@ from harness import RunConfig, run_suite  # noqa: E402
 from harness.store import read_records  # noqa: E402
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"]
+TARGET = 0.9  # of the ideal rate, for the run's episodes, scoring and records
 
 
 def main() -> None:
@@ -77,7 +78,8 @@ def main() -> None:
         f"ideal {ideal:.0f} samples/s ({args.concurrency} in flight, "
         f"{args.latency * 1000:.0f} ms latency); {len(records)} samples, {ok} ok\n"
         f"  episodes + scoring + records: {run_seconds:.2f} s = {run_rate:.1f}/s, "
-        f"ratio {run_rate / ideal:.2f}\n"
+        f"ratio {run_rate / ideal:.2f} (target >= {TARGET:.2f}: "
+        f"{'met' if run_rate / ideal >= TARGET else 'not met'})\n"
         f"  whole command (imports, data loading, planning too): {elapsed:.2f} s = "
         f"{rate:.1f}/s, ratio {rate / ideal:.2f}\n"
         f"  harness CPU for the whole command: {cpu * 1000 / len(records):.2f} ms per sample "
