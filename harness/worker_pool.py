@@ -121,7 +121,8 @@ class _Run(Generic[Item, Result]):
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:
-                self._fail(exc)
+                if not worker.left_behind:  # (one left behind has its result already)
+                    self._fail(exc)
                 return
             finally:
                 if timer is not None:
