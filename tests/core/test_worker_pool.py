@@ -190,3 +190,21 @@ def test_no_items_is_a_run_that_ends_at_once():
         raise AssertionError("no job")
 
     run(WorkerPool(3, never, never).run([]))
+
+
+def test_a_job_left_behind_that_fails_later_does_not_end_the_run():
+    followed = []
+
+    async def job(item):
+        if item == "stuck":
+            await asyncio.sleep(0.15)  # past give_up_after, then it fails
+            raise RuntimeError("too late to matter")
+        await asyncio.sleep(0.05)
+        return item
+
+    async def follow(item, result):
+        followed.append(item)
+
+    pool = WorkerPool(1, job, follow, give_up_after=0.05, abandoned=lambda item, started: item)
+    run(pool.run(["stuck", "a", "b", "c", "d", "e"]))
+    assert sorted(followed) == ["a", "b", "c", "d", "e", "stuck"]
