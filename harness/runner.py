@@ -346,12 +346,8 @@ class Runner:
             try:
                 model = self.model_provider(item.sample)
                 episode = self.strategy.run(item.sample, model, outcome.services, params)
-                if self.episode_timeout_s:
-                    # In this task (no task of its own): harness/deadline.py says why.
-                    when = asyncio.get_running_loop().time() + self.episode_timeout_s
-                    with Deadline(when, episode_timeout_message(self.episode_timeout_s)):
-                        outcome.trajectory = await episode
-                else:
+                # In this task (no task of its own): harness/deadline.py says why.
+                with self._episode_deadline():
                     outcome.trajectory = await episode
             except ModelOutputError as exc:  # the model's failure: scored, not retried
                 outcome.finish(OK, model_failure_score(exc), _error_info(exc))
@@ -361,6 +357,13 @@ class Runner:
             outcome.failed_to_record(exc)
         outcome.elapsed_s = time.monotonic() - outcome.start
         return outcome
+
+    def _episode_deadline(self) -> Deadline:
+        timeout = self.episode_timeout_s
+        if not timeout:
+            return Deadline(None)
+        when = asyncio.get_running_loop().time() + timeout
+        return Deadline(when, episode_timeout_message(timeout))
 
     async def score_episode(self, outcome: EpisodeOutcome) -> Record:
         """The record of an episode: scored by its adapter (when it ran to the

@@ -86,7 +86,7 @@ class CostLedger:
     def record(self) -> dict[str, Any]:
         """The stored cost record: both phases and their field-by-field sum."""
         phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
-        return {**phases, "total": sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
+        return {**phases, "total": _sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
 
     def total_by_role(self) -> dict[str, Usage]:
         """Usage by role over both phases (roles that made no call left out)."""
@@ -98,9 +98,9 @@ class CostLedger:
         return totals
 
 
-def sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """``add_records`` of two phase records (role counts, env_calls, wall_time_s),
-    written out for their one shape: it runs for every sample."""
+def _sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Field-by-field sum of two phase records (role counts, env_calls,
+    wall_time_s), written out for their one shape: it runs for every sample."""
     total: dict[str, Any] = {}
     for record in (a, b):
         for key, value in record.items():
@@ -112,14 +112,6 @@ def sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 total[key] = total.get(key, 0) + value
     total["wall_time_s"] = round(total["wall_time_s"], 4)
     return total
-
-
-def add_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Field-by-field sum of two phase records (nested role dicts included)."""
-    total: dict[str, Any] = {}
-    _accumulate(total, a)
-    _accumulate(total, b)
-    return _rounded(total)
 
 
 class MeteredClient(WrappedClient):
@@ -140,8 +132,8 @@ class MeteredClient(WrappedClient):
 
 
 def _accumulate(total: dict[str, Any], record: dict[str, Any]) -> None:
-    """Add ``record`` into ``total`` in place (add_records without a new dict per
-    record: a run's sum is taken over every record)."""
+    """Add ``record`` into ``total`` in place, at any depth (a run's sum is taken
+    over every stored record, without a new dict per record)."""
     for key, value in record.items():
         if isinstance(value, dict):
             inner = total.get(key)
