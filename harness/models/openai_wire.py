@@ -30,7 +30,7 @@ from typing import Any
 from harness.boundary import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import SPLIT, join_reasoning, read_inline_reasoning
-from harness.models.redact import mask, masker, redact_url, scrub_secrets
+from harness.models.redact import mask, may_need_masking, redact_url, scrub_secrets
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema, Usage
 
 # Reply text longer than this is cut (with a note) so that one runaway reply
@@ -293,10 +293,10 @@ def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
 def _masked(response: Any, secrets: Iterable[str | None], reply_text: str | None) -> Any:
     """``mask(response, secrets)``; given the JSON text ``response`` is the value of,
     the text is searched (the common answer: nothing to mask, ``response`` as it is)."""
-    if reply_text is None:
-        return mask(response, secrets)
-    found = masker(secrets)
-    return found.mask(response) if found.finds_any_in_json(reply_text) else response
+    secrets = list(secrets)  # read twice when the text may hold one
+    if reply_text is not None and not may_need_masking(reply_text, secrets):
+        return response
+    return mask(response, secrets)
 
 
 def turn_from_response(

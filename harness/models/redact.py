@@ -338,11 +338,11 @@ def _unescape(match: re.Match[str]) -> str:
     return _SIMPLE_ESCAPES.get(match.group(2), match.group(2))
 
 
-def may_need_masking(json_text: str) -> bool:
+def may_need_masking(json_text: str, secrets: Iterable[str | None] = ()) -> bool:
     """Whether a value written as this JSON text may hold a secret (False: the
     text can be written as it is). A writer that has the text already checks it
-    instead of walking the value."""
-    return _Masker().finds_any_in_json(json_text)
+    instead of walking the value; ``secrets``: known ones besides the registered."""
+    return _Masker(secrets).finds_any_in_json(json_text)
 
 
 def _mask_basic(match: re.Match[str]) -> str:
