@@ -1,14 +1,17 @@
-"""One small request before a run, so that a server that refuses what the run
+"""A few small requests before a run, so that a server that refuses what the run
 needs says so in one line instead of as an infrastructure error per sample.
 
-The request is in the run's own wire format (openai_wire.chat_request): the
+The requests are in the run's own wire format (openai_wire.chat_request): the
 tools offered with the run's ``tool_choice``, and a history holding what every
 benchmark sends back: an assistant turn with two parallel tool calls (content
 "") and their two tool results. A server without a tool-call parser, a chat
 template that cannot express parallel calls, or a server that rejects the
 message shapes refuses it with a 4xx (or llama-cpp-python's 500 on request
 validation); the run then stops before it starts, naming what was refused.
-Only one token is asked for, so the request costs a short prompt's prefill.
+Beside it go the tools with a plain question, with and without an empty system
+message: which part was refused, and where the server shows the tools. All
+three are sent at once, and each asks for one token, so the preflight costs one
+round trip and three short prompts' prefill.
 
 A preflight that times out or cannot connect says nothing about refusals and
 lets the run go on (the run's own retries deal with a slow or absent server).
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.errors import ConfigError
@@ -120,16 +124,21 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
     tools and parallel tool calls in its history; otherwise what was found out
     about where the server shows the tools."""
     params = SamplingParams(temperature=0.0, max_tokens=1)
-    body = chat_request(model, PARALLEL_HISTORY, [PING_TOOL], params, tool_choice)
-    refusal = _post(url, body, timeout)
+    with_system: list[Message] = [{"role": "system", "content": ""}, *TOOLS_ONLY]
+    bodies = {
+        "parallel": chat_request(model, PARALLEL_HISTORY, [PING_TOOL], params, tool_choice),
+        # Tools alone: which part was refused, if one was; and, beside the framed
+        # one, whether the tools reach the model only inside a system message.
+        "tools": chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice),
+        "framed": chat_request(model, with_system, [PING_TOOL], params, tool_choice),
+    }
+    answers = _post_all(url, bodies, timeout)
+    refusal = answers["parallel"]
     if refusal is None:  # no answer in time: nothing learnt
         return PreflightFindings()
     if isinstance(refusal, Accepted):
-        return _findings(url, model, tool_choice, params, timeout)
-    # Which part: tools at all, or the parallel calls in the history?
-    plain = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
-    if not isinstance(plain, Refusal):
-        plain = None
+        return _findings(tool_choice, answers["tools"], answers["framed"])
+    plain = answers["tools"] if isinstance(answers["tools"], Refusal) else None
     where = redact_url(url)
     if plain is not None and tool_choice not in ("auto", "omit"):
         # The server may take tools but not this tool_choice (llama-cpp-python: "required").
@@ -153,16 +162,23 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
     )
 
 
+def _post_all(
+    url: str, bodies: dict[str, dict], timeout: float
+) -> dict[str, Refusal | Accepted | None]:
+    """``_post`` of every body at once: the preflight costs one round trip, not
+    one per request (a server with one slot still answers them one by one)."""
+    with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
+        futures = {name: pool.submit(_post, url, body, timeout) for name, body in bodies.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
 def _findings(
-    url: str, model: str, tool_choice: str, params: SamplingParams, timeout: float
+    tool_choice: str, bare: Refusal | Accepted | None, framed: Refusal | Accepted | None
 ) -> PreflightFindings:
     """Whether the tools reach the model only inside a system message: the same
     question costs far more prompt tokens with an empty system message first."""
     if tool_choice == "omit":
         return PreflightFindings()
-    bare = _post(url, chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice), timeout)
-    with_system = [{"role": "system", "content": ""}, *TOOLS_ONLY]
-    framed = _post(url, chat_request(model, with_system, [PING_TOOL], params, tool_choice), timeout)
     if not (isinstance(bare, Accepted) and isinstance(framed, Accepted)):
         return PreflightFindings()
     if bare.prompt_tokens is None or framed.prompt_tokens is None:

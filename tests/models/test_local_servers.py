@@ -215,7 +215,9 @@ def test_the_preflight_request_is_the_runs_wire_format(toy_suite, tmp_path):
         assert run(toy_suite, server, tmp_path / "r", "--tool-choice", "required") == 0
         preflights = server.preflight_requests
         assert server.chat_requests  # the run itself went on
-    body = preflights[0].body
+    parallel = [r for r in preflights if any(m.get("tool_calls") for m in r.body["messages"])]
+    assert len(preflights) == 3 and len(parallel) == 1
+    body = parallel[0].body
     assert body["tool_choice"] == "required" and body["tools"][0]["type"] == "function"
     assert body["max_tokens"] == 1
     # Its one string argument is bounded: a server that ignores max_tokens while it
@@ -248,9 +250,19 @@ def test_a_chat_format_without_parallel_calls_is_named(toy_suite, tmp_path, caps
 
     with FakeServer(handler=toy_reply, preflight_reply=refuse_parallel) as server:
         code = run(toy_suite, server, tmp_path / "r")
-        assert len(server.preflight_requests) == 2
+        assert len(server.preflight_requests) == 3
     err = capsys.readouterr().err
     assert code == 2 and "refuses a history with parallel tool calls" in err
+
+
+def test_the_preflight_requests_are_in_flight_at_once(toy_suite, tmp_path):
+    # One round trip before the run, not one per request: every preflight request
+    # reaches the server before the first of them is answered.
+    slow = Reply(content="ok", delay=1.0)
+    with FakeServer(handler=toy_reply, preflight_reply=slow) as server:
+        assert run(toy_suite, server, tmp_path / "r") == 0
+        arrivals = sorted(r.received_at for r in server.preflight_requests)
+    assert len(arrivals) == 3 and arrivals[-1] - arrivals[0] < slow.delay
 
 
 def test_no_preflight_in_prompt_mode_or_when_asked(toy_suite, tmp_path):
