@@ -12,7 +12,9 @@ One worker thread runs every call, one at a time, as the event loop did before:
 simulators that keep process-wide state (mpmath's precision, decimal contexts
 per thread) give the same results as on the loop. A thread cannot be stopped, so
 a worker whose call ran over budget is abandoned (it finishes or dies with the
-process) and the next call gets a fresh worker.
+process) and the next call gets a fresh worker. The worker is a daemon thread
+of its own, not a ThreadPoolExecutor's: the interpreter joins those at exit, so
+one abandoned call that never returns would keep the finished run from exiting.
 
 A thread bounds time, not memory, and cannot interrupt a single long C call (a
 huge integer power holds the interpreter lock): each adapter bounds those by
@@ -24,10 +26,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
+import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -43,28 +47,66 @@ class ToolBudgetExceeded(Exception):
     """A tool call ran over its time budget (it was abandoned, not finished)."""
 
 
+_Job = tuple[concurrent.futures.Future[Any], Callable[[], Any]]
+
+
+class _ToolThread:
+    """One daemon thread that runs the calls submitted to it, in order."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # None: stop
+        self._thread = threading.Thread(target=self._serve, name="tool", daemon=True)
+        self._start = threading.Lock()
+
+    def submit(self, call: Callable[[], T]) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((future, call))
+        with self._start:  # started by its first call, not at import
+            if self._thread.ident is None:
+                self._thread.start()
+        return future
+
+    def abandon(self) -> None:
+        """Cancel the calls queued here (their callers resubmit them to the next
+        worker); the thread ends once its current call returns, if it ever does."""
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        self._jobs.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, call = job
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled while queued
+            try:
+                result = call()
+            except BaseException as exc:  # the caller's to see, as an executor would
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+
 class _Worker:
-    """The current tool worker; replaced when a call on it runs over budget."""
+    """The current tool thread; replaced when a call on it runs over budget."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._executor = self._new()
+        self._thread = _ToolThread()
 
-    @staticmethod
-    def _new() -> concurrent.futures.ThreadPoolExecutor:
-        return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool")
-
-    def executor(self) -> concurrent.futures.ThreadPoolExecutor:
+    def current(self) -> _ToolThread:
         with self._lock:
-            return self._executor
+            return self._thread
 
-    def abandon(self, executor: concurrent.futures.ThreadPoolExecutor) -> None:
+    def abandon(self, thread: _ToolThread) -> None:
         with self._lock:
-            if self._executor is executor:
-                # Calls queued behind the stuck one are cancelled and resubmitted
-                # by their callers to the fresh worker.
-                executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = self._new()
+            if self._thread is thread:
+                thread.abandon()
+                self._thread = _ToolThread()
 
 
 _WORKER = _Worker()
@@ -88,13 +130,13 @@ async def run_tool_call(
         return function(*args)
 
     while True:
-        executor = _WORKER.executor()
-        future = loop.run_in_executor(executor, context.run, job)
+        worker = _WORKER.current()
+        future = asyncio.wrap_future(worker.submit(functools.partial(context.run, job)), loop=loop)
         try:
             while not future.done():
                 await asyncio.wait({future}, timeout=_POLL_S)
                 if not future.done() and started and time.monotonic() - started[0] > timeout_s:
-                    _WORKER.abandon(executor)
+                    _WORKER.abandon(worker)
                     raise ToolBudgetExceeded(f"the call took longer than {timeout_s:g} s")
         except BaseException:
             future.cancel()  # not started yet: never runs

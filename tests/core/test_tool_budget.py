@@ -4,6 +4,8 @@ expensive simulator calls refused by their arguments before they run."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 
@@ -80,6 +82,27 @@ def test_cancelling_the_caller_returns_at_once():
         return time.monotonic() - start
 
     assert asyncio.run(go()) < 0.2
+
+
+def test_a_call_that_never_returns_does_not_keep_the_process_from_exiting():
+    # The abandoned call blocks forever; the process still exits once its work is
+    # done (a ThreadPoolExecutor's worker would be joined at exit, for ever).
+    code = (
+        "import asyncio, threading\n"
+        "from harness.tool_budget import ToolBudgetExceeded, run_tool_call\n"
+        "async def go():\n"
+        "    try:\n"
+        "        await run_tool_call(threading.Event().wait, timeout_s=0.2)\n"
+        "    except ToolBudgetExceeded:\n"
+        "        print('over budget', flush=True)\n"
+        "    print(await run_tool_call(str, 7), flush=True)  # the next call, on a fresh worker\n"
+        "asyncio.run(go())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["over", "budget", "7"]
 
 
 # --- BFCL's math simulator ------------------------------------------------------------
