@@ -8,10 +8,10 @@ benchmark sends back: an assistant turn with two parallel tool calls (content
 template that cannot express parallel calls, or a server that rejects the
 message shapes refuses it with a 4xx (or llama-cpp-python's 500 on request
 validation); the run then stops before it starts, naming what was refused.
-Beside it go the tools with a plain question, with and without an empty system
-message: which part was refused, and where the server shows the tools. All
-three are sent at once, and each asks for one token, so the preflight costs one
-round trip and three short prompts' prefill.
+Beside it go the tools with a plain question, and (unless ``tool_choice`` is
+"omit") the same after an empty system message: which part was refused, and
+where the server shows the tools. All are sent at once, and each asks for one token,
+so the preflight costs one round trip and a few short prompts' prefill.
 
 A preflight that times out or cannot connect says nothing about refusals and
 lets the run go on (the run's own retries deal with a slow or absent server).
@@ -130,14 +130,15 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
         # Tools alone: which part was refused, if one was; and, beside the framed
         # one, whether the tools reach the model only inside a system message.
         "tools": chat_request(model, TOOLS_ONLY, [PING_TOOL], params, tool_choice),
-        "framed": chat_request(model, with_system, [PING_TOOL], params, tool_choice),
     }
+    if tool_choice != "omit":  # with the server's own default, where it shows them is not asked
+        bodies["framed"] = chat_request(model, with_system, [PING_TOOL], params, tool_choice)
     answers = _post_all(url, bodies, timeout)
     refusal = answers["parallel"]
     if refusal is None:  # no answer in time: nothing learnt
         return PreflightFindings()
     if isinstance(refusal, Accepted):
-        return _findings(tool_choice, answers["tools"], answers["framed"])
+        return _findings(answers["tools"], answers.get("framed"))
     plain = answers["tools"] if isinstance(answers["tools"], Refusal) else None
     where = redact_url(url)
     if plain is not None and tool_choice not in ("auto", "omit"):
@@ -173,12 +174,11 @@ def _post_all(
 
 
 def _findings(
-    tool_choice: str, bare: Refusal | Accepted | None, framed: Refusal | Accepted | None
+    bare: Refusal | Accepted | None, framed: Refusal | Accepted | None
 ) -> PreflightFindings:
     """Whether the tools reach the model only inside a system message: the same
-    question costs far more prompt tokens with an empty system message first."""
-    if tool_choice == "omit":
-        return PreflightFindings()
+    question costs far more prompt tokens with an empty system message first
+    (``framed`` None: not asked)."""
     if not (isinstance(bare, Accepted) and isinstance(framed, Accepted)):
         return PreflightFindings()
     if bare.prompt_tokens is None or framed.prompt_tokens is None:

@@ -265,6 +265,18 @@ def test_the_preflight_requests_are_in_flight_at_once(toy_suite, tmp_path):
     assert len(arrivals) == 3 and arrivals[-1] - arrivals[0] < slow.delay
 
 
+def test_with_the_servers_default_tool_choice_where_it_shows_tools_is_not_asked(
+    toy_suite, tmp_path
+):
+    with FakeServer(handler=toy_reply, preflight_reply=chatml_function_calling_counts) as server:
+        assert run(toy_suite, server, tmp_path / "r", "--tool-choice", "omit") == 0
+        preflights = server.preflight_requests
+        requests = server.chat_requests
+    assert len(preflights) == 2
+    assert not any(m["role"] == "system" for r in preflights for m in r.body["messages"])
+    assert requests and all(r.body["messages"][0]["role"] != "system" for r in requests)
+
+
 def test_no_preflight_in_prompt_mode_or_when_asked(toy_suite, tmp_path):
     refusal = Reply.http_error(400, "no tools here")
     with FakeServer(handler=toy_reply, preflight_reply=refusal) as server:
