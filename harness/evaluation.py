@@ -418,8 +418,13 @@ def _plan(config: RunConfig) -> _PlannedRun:
         or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
     )
     user_model = wanted_user if any(get_adapter(b).needs_user_model for b in benchmarks) else None
+    subsets_of = {
+        b: sorted({s.subset for s in plan.samples if s.benchmark == b}) for b in benchmarks
+    }
     judge_model = (
-        wanted_judge if any(get_adapter(b).needs_judge_model for b in benchmarks) else None
+        wanted_judge
+        if any(get_adapter(b).needs_judge_for(subsets_of[b]) for b in benchmarks)
+        else None
     )
     services = Services(
         user_client=aux_client(user_model, "user", benchmarks, settings),

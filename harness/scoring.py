@@ -117,6 +117,10 @@ def aggregate_records(
             "score_errors": sum(1 for r in group if r.get("status") == "score_error")
             + sum(1 for r in group if r.get("score_error")),
         }
+        excluded = sum(1 for r in group if (r.get("score") or {}).get("excluded"))
+        if excluded:
+            # Scored, but left out of the metrics by the benchmark's own rule.
+            data["counts"]["excluded"] = excluded
         data["not_run_reasons"] = {n["subset"]: n["reason"] for n in skipped}
         # The official set as the adapter declared it when the run was scored, so
         # coverage stays against the data version the run was made with.

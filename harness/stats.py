@@ -135,10 +135,16 @@ def parse_key(key: str) -> tuple[str, str, str, int]:
 
 def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     """Whether a record was scored, and its numbers. An unscored record (infrastructure
-    or scoring error) has zero pass, reward and tool counts; estimators decide
-    whether it counts as a failure or is left out (``ok`` says which it is)."""
+    or scoring error, or a trial its benchmark's rules exclude) has zero pass, reward
+    and tool counts; estimators decide whether it counts as a failure or is left out
+    (``ok`` says which it is)."""
     score = record.get("score") or {}
-    ok = record.get("status", "ok") == "ok" and not record.get("score_error") and bool(score)
+    ok = (
+        record.get("status", "ok") == "ok"
+        and not record.get("score_error")
+        and bool(score)
+        and not score.get("excluded")
+    )
     values = {"ok": 1.0 if ok else 0.0, "passed": 0.0, "reward": 0.0}
     if not ok:
         return False, values

@@ -157,10 +157,16 @@ class EpisodeLimits:
     # before any of its calls run (the reply is recorded, the next user turn
     # follows), e.g. a benchmark that ends a turn at the first reply it cannot decode.
     reply_ends_turn: Callable[[AssistantTurn], bool] | None = None
+    # A benchmark whose own runner discards a simulation that its code aborted and
+    # runs it again (harness/attempts.py): why a finished episode is void (None: it
+    # stands), and how many attempts there are in all. Void attempts are kept in the
+    # trajectory (``extra["void_attempts"]``); the last attempt is scored, void or not.
+    void_rule: Callable[[Trajectory], str | None] | None = None
+    max_attempts: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for name in ("stop_rule", "reply_ends_turn"):
+        for name in ("stop_rule", "reply_ends_turn", "void_rule"):
             rule = getattr(self, name)
             data[name] = getattr(rule, "__name__", None) if rule else None
         return data
@@ -176,6 +182,7 @@ class Services:
     judge_model: str | None = None
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    attempt: int = 1  # the simulation's attempt (EpisodeLimits.max_attempts)
 
 
 @dataclass
@@ -325,6 +332,11 @@ class Adapter(ABC):
         say (e.g. a group score over several categories); None: the subsets its
         '/'-separated name parts name, or the whole benchmark."""
         return None
+
+    def needs_judge_for(self, subsets: list[str]) -> bool:
+        """Whether scoring these subsets needs the judge model (a benchmark whose
+        judge grades only some subsets narrows ``needs_judge_model`` here)."""
+        return self.needs_judge_model
 
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         """A built-in stand-in for the user simulator or judge (``role`` "user" or

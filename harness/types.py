@@ -214,9 +214,16 @@ class SamplingParams:
     max_tokens: int | None = None
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Which attempt of a simulation this is, where the benchmark's own runner runs
+    # a simulation again (EpisodeLimits.max_attempts). Never sent to the model; part
+    # of the cache key from the second attempt on, so a rerun asks the model again.
+    attempt: int = 1
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.attempt == 1:
+            del data["attempt"]  # a first attempt reads (and keys the cache) as before
+        return data
 
 
 class _NotPlain(Exception):
@@ -241,7 +248,10 @@ class Score:
 
     ``passed`` is the benchmark's pass/fail; ``reward`` its numeric reward;
     ``progress`` partial credit in [0, 1] (None where the benchmark has none);
-    tool-call counts where the benchmark scores tool calls.
+    tool-call counts where the benchmark scores tool calls. ``excluded`` says why
+    the benchmark's own rules leave this trial out of its metrics (e.g. a
+    simulation its runner bins as an infrastructure error): such a trial counts
+    as not scored everywhere, and is counted apart.
     """
 
     passed: bool
@@ -251,6 +261,7 @@ class Score:
     tool_fp: int | None = None
     tool_fn: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    excluded: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # Written out for plain JSON-like details (every adapter's): dataclasses.asdict
@@ -258,16 +269,21 @@ class Score:
         try:
             details = _plain_copy(self.details)
         except _NotPlain:
-            return asdict(self)
-        return {
-            "passed": self.passed,
-            "reward": self.reward,
-            "progress": self.progress,
-            "tool_tp": self.tool_tp,
-            "tool_fp": self.tool_fp,
-            "tool_fn": self.tool_fn,
-            "details": details,
-        }
+            data = asdict(self)
+        else:
+            data = {
+                "passed": self.passed,
+                "reward": self.reward,
+                "progress": self.progress,
+                "tool_tp": self.tool_tp,
+                "tool_fp": self.tool_fp,
+                "tool_fn": self.tool_fn,
+                "details": details,
+                "excluded": self.excluded,
+            }
+        if data["excluded"] is None:
+            del data["excluded"]  # records of benchmarks without the rule stay as they were
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Score:

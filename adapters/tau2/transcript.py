@@ -17,6 +17,14 @@ A tool result is an error exactly when its text starts with ``Error: ``: tau2's
 environment reports every failing call as ``f"Error: {exception}"``, the
 episode loop reports calls it could not run the same way, and no tool of these
 domains returns such a text on success.
+
+Two kinds of message make tau2's own code raise mid-simulation, so that its
+runner, not its orchestrator, decides what follows (task_sets.py): a message
+with neither text nor tool calls (``validate()``), and a tool call whose
+arguments are not a JSON object (``json.loads`` in its ``generate``).
+``tau2_ending`` reports the first such message as ``ABORTED`` with its cause;
+with ``malformed_calls_continue`` a malformed call is instead an error result the
+agent sees, and the episode goes on (the harness's lenient option).
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from typing import Any
 from harness.types import Message, ToolCall
 
 from .environment import unsafe_call_reason
+from .package import Tau2Package
 
 ERROR_PREFIX = "Error: "
 # tau2.user.base STOP / TRANSFER / OUT_OF_SCOPE (the user's end-of-conversation tokens).
@@ -40,7 +49,12 @@ MAX_STEPS = "max_steps"
 TOO_MANY_ERRORS = "too_many_errors"
 AGENT_ERROR = "agent_error"
 USER_ERROR = "user_error"
+INFRASTRUCTURE_ERROR = "infrastructure_error"
 SCORED_TERMINATIONS = (USER_STOP, AGENT_STOP)
+# Not a tau2 TerminationReason: tau2's own code raised on this message.
+ABORTED = "aborted"
+EMPTY_MESSAGE = "empty_message"
+MALFORMED_ARGUMENTS = "malformed_arguments"
 
 
 @dataclass
@@ -65,6 +79,11 @@ class CallRecord:
     @property
     def error(self) -> bool:
         return self.result is not None and self.result.startswith(ERROR_PREFIX)
+
+    @property
+    def malformed(self) -> bool:
+        """Arguments that are not a JSON object (tau2's ``generate`` raises on them)."""
+        return self.call.parse_error is not None
 
 
 @dataclass
@@ -123,26 +142,35 @@ def parse_transcript(messages: Sequence[Message]) -> list[Turn]:
 class Ending:
     """Where and why tau2's orchestrator would have ended the episode."""
 
-    reason: str | None  # a TerminationReason value, None if it would go on
+    reason: str | None  # a TerminationReason value or ABORTED, None if it would go on
     steps: int
     errors: int
     turns: int  # turns up to and including the one that ended it (all if none did)
+    cause: str | None = None  # for ABORTED: EMPTY_MESSAGE or MALFORMED_ARGUMENTS
+    role: str | None = None  # for ABORTED: who sent the message ("assistant", "user")
 
 
-def tau2_ending(turns: Sequence[Turn], max_steps: int, max_errors: int) -> Ending:
-    """Replay tau2's step and error counting; stop at the first termination."""
+def tau2_ending(
+    turns: Sequence[Turn],
+    max_steps: int,
+    max_errors: int,
+    malformed_calls_continue: bool = False,
+) -> Ending:
+    """Replay tau2's step and error counting; stop at the first termination or
+    at the first message tau2's code would raise on (``ABORTED``)."""
     steps = 0
     errors = 0
     for count, turn in enumerate(turns, start=1):
         steps += 1
         reason: str | None = None
         if turn.is_tool_call:
+            if not malformed_calls_continue and any(r.malformed for r in turn.calls):
+                return Ending(ABORTED, steps, errors, count, MALFORMED_ARGUMENTS, turn.role)
             steps += 1  # the environment's answer to all calls of the message
             errors += sum(record.error for record in turn.calls)
         elif not turn.has_text:
             # tau2 rejects an empty message (message.validate() raises).
-            reason = AGENT_ERROR if turn.role == "assistant" else USER_ERROR
-            return Ending(reason, steps, errors, count)
+            return Ending(ABORTED, steps, errors, count, EMPTY_MESSAGE, turn.role)
         elif turn.role == "user" and has_stop_token(turn.content):
             reason = USER_STOP
         if steps >= max_steps:
@@ -159,15 +187,18 @@ def executed_calls(turns: Sequence[Turn]) -> list[CallRecord]:
     return [record for turn in turns for record in turn.calls if record.executed]
 
 
-def to_tau2_messages(greeting: str, turns: Sequence[Turn]) -> list[Any]:
-    """The transcript as tau2 messages, greeting first, stamped in order.
+def to_tau2_messages(package: Tau2Package, greeting: str, turns: Sequence[Turn]) -> list[Any]:
+    """The transcript as tau2 messages of ``package``, greeting first, stamped in order.
 
     Calls the environment never ran (unparseable arguments, refused expressions)
     and calls without an answer are left out: tau2 has no message for them and
     they changed nothing.
     """
-    from tau2.data_model.message import AssistantMessage, ToolMessage, UserMessage
-    from tau2.data_model.message import ToolCall as Tau2ToolCall
+    message_module = package.module("data_model.message")
+    AssistantMessage = message_module.AssistantMessage
+    ToolMessage = message_module.ToolMessage
+    UserMessage = message_module.UserMessage
+    Tau2ToolCall = message_module.ToolCall
 
     start = datetime(2025, 1, 1)
     messages: list[Any] = [AssistantMessage(role="assistant", content=greeting, cost=0.0)]

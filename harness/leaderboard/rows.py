@@ -103,6 +103,8 @@ class BenchmarkEntry:
             parts.append(f"{self.missing} sample(s) missing")
         if self.errors:
             parts.append(f"{self.errors} error record(s)")
+        if self.counts.get("excluded"):
+            parts.append(f"{self.counts['excluded']} record(s) left out by the benchmark's rule")
         return "; ".join(parts)
 
 

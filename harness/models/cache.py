@@ -63,7 +63,7 @@ def cache_key(
         "client": identity,
         "messages": messages,
         "tools": tools,
-        "params": params.to_dict(),
+        "params": params.to_dict(),  # with the attempt from the second one on
     }
     canonical = json.dumps(
         material, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str

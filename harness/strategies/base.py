@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from harness.attempts import run_attempts
 from harness.episode import EpisodeInput, run_episode
 from harness.models.base import ModelClient
 from harness.task import Sample, Services
@@ -46,4 +47,8 @@ class PlainStrategy(Strategy):
     name = "plain"
 
     async def run(self, sample, model, services, params) -> Trajectory:
-        return await run_episode(episode_input(sample, services, params), model)
+        async def attempt(attempt_params: SamplingParams, attempt_services: Services):
+            spec = episode_input(sample, attempt_services, attempt_params)
+            return await run_episode(spec, model)
+
+        return await run_attempts(sample.limits, params, services, attempt)

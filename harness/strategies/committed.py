@@ -14,10 +14,12 @@ phases; ``finish`` writes costs and usage totals into the returned trajectory.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from harness.attempts import run_attempts
 from harness.episode import EpisodeInput, run_episode
 from harness.models.base import ModelClient
 from harness.strategies.base import Strategy
@@ -87,7 +89,27 @@ async def run_committed(
     memory: str | None = None,
     wrap_actor: ActorWrapper | None = None,
 ) -> tuple[Trajectory, dict[str, Any]]:
-    """The real episode; returns its trajectory and the strategy's notes about it."""
+    """The real episode; returns its trajectory and the strategy's notes about it.
+    A benchmark that runs an aborted simulation again gets more attempts of it
+    (harness/attempts.py); the notes are the last attempt's."""
+    notes: dict[str, Any] = {}
+
+    async def attempt(params: SamplingParams, services: Services) -> Trajectory:
+        attempt_run = dataclasses.replace(run, params=params, services=services)
+        trajectory, attempt_notes = await _committed_attempt(attempt_run, memory, wrap_actor)
+        notes.clear()
+        notes.update(attempt_notes)
+        return trajectory
+
+    trajectory = await run_attempts(run.sample.limits, run.params, run.services, attempt)
+    return trajectory, notes
+
+
+async def _committed_attempt(
+    run: SampleRun,
+    memory: str | None,
+    wrap_actor: ActorWrapper | None,
+) -> tuple[Trajectory, dict[str, Any]]:
     sample, settings = run.sample, run.settings
     notes: dict[str, Any] = {}
     with phase(COMMITTED), run.ledger.timed(COMMITTED):

@@ -223,15 +223,26 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
     class Found:
         name: str
 
+    def asdict_without_unset_exclusion(score: Score) -> dict:
+        # ``excluded`` is written only when a benchmark's rule excludes the trial.
+        data = dataclasses.asdict(score)
+        if data["excluded"] is None:
+            del data["excluded"]
+        return data
+
     plain = Score(True, 1.0, progress=0.5, details={"calls": [{"n": [1, 2.0, None, "x"]}]})
     written = plain.to_dict()
-    assert written == dataclasses.asdict(plain)
+    assert written == asdict_without_unset_exclusion(plain)
+    assert "excluded" not in written
     written["details"]["calls"][0]["n"].append("changed")
     assert plain.details["calls"][0]["n"] == [1, 2.0, None, "x"]  # the record is a copy
     # Details that are not plain JSON-like data get asdict's own treatment.
     odd = Score(False, 0.0, details={"found": Found("a"), "pair": (1, 2)})
-    assert odd.to_dict() == dataclasses.asdict(odd)
+    assert odd.to_dict() == asdict_without_unset_exclusion(odd)
     assert odd.to_dict()["details"]["found"] == {"name": "a"}
+    binned = Score(False, 0.0, excluded="infrastructure_error")
+    assert binned.to_dict() == dataclasses.asdict(binned)
+    assert Score.from_dict(binned.to_dict()) == binned
 
 
 def test_the_garbage_collector_is_set_for_the_run_and_given_back(tmp_path):

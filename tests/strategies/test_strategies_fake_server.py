@@ -17,7 +17,6 @@ import pytest
 from test_strategies_fakes import RoleModel, result, server_handler, tool_results
 
 from harness.adapters.bfcl.oracle import multi_turn_gold_calls
-from harness.adapters.tau2.domains import task_from_dict
 from harness.adapters.tau2.oracle import oracle_script
 from harness.cli import main
 from harness.registry import get_adapter
@@ -90,7 +89,7 @@ def bfcl_model() -> RoleModel:
 
 def tau2_model() -> RoleModel:
     sample = get_adapter("tau2").load("retail", ids=[TAU2_ID])[0]
-    task = oracle_script(task_from_dict(sample.gold))  # the gold script, one reply a step
+    task = oracle_script(get_adapter("tau2").task_of(sample))  # the gold script, one reply a step
 
     def actor(messages, tools):
         own = sum(1 for m in messages if m.get("role") == "assistant") - 1

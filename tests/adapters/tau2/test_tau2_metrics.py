@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.adapters.tau2.metrics import aggregate, pass_hat_k
+from harness.adapters.tau2.task_sets import ORIGINAL, V1_0_1
 from harness.task import RecordView
 from harness.types import Score
 
@@ -26,7 +27,7 @@ def test_pass_hat_k_rejects_k_above_trials():
 def test_subset_pass_k_averages_over_tasks():
     records = [record("airline", "a", t, r) for t, r in enumerate([1, 1, 1, 0])]
     records += [record("airline", "b", t, r) for t, r in enumerate([1, 0, 0, 0])]
-    result = aggregate(records)
+    result = aggregate(ORIGINAL, records)
     metrics = result.subsets["airline"].metrics
     assert metrics["pass^1"] == pytest.approx((0.75 + 0.25) / 2)
     assert metrics["pass^2"] == pytest.approx((0.5 + 0.0) / 2)
@@ -39,7 +40,7 @@ def test_subset_pass_k_averages_over_tasks():
 def test_headline_holds_pass_k_for_every_k_up_to_the_trials():
     records = [record("airline", "a", t, r) for t, r in enumerate([1, 1, 1, 0])]
     records += [record("airline", "b", t, r) for t, r in enumerate([1, 0, 0, 0])]
-    headline = aggregate(records).headline
+    headline = aggregate(ORIGINAL, records).headline
     keys = [k for k in headline if k.endswith("/airline")]
     assert keys == ["pass^1/airline", "pass^2/airline", "pass^3/airline", "pass^4/airline"]
     assert headline["pass^2/airline"] == pytest.approx(0.25)
@@ -50,7 +51,7 @@ def test_k_stops_at_the_fewest_trials_and_errors_are_apart():
     records = [record("retail", "a", t, 1.0) for t in range(3)]
     records += [record("retail", "b", 0, 1.0), record("retail", "b", 1, 0.0)]
     records += [record("retail", "b", 2, 0.0, status="infra_error")]
-    result = aggregate(records)
+    result = aggregate(ORIGINAL, records)
     metrics = result.subsets["retail"].metrics
     assert "pass^2" in metrics and "pass^3" not in metrics
     assert metrics["pass^1"] == pytest.approx((1.0 + 0.5) / 2)
@@ -60,7 +61,7 @@ def test_k_stops_at_the_fewest_trials_and_errors_are_apart():
 
 
 def test_partial_rewards_count_in_avg_reward_not_in_pass():
-    result = aggregate([record("telecom", "a", 0, 0.5)])
+    result = aggregate(ORIGINAL, [record("telecom", "a", 0, 0.5)])
     assert result.subsets["telecom"].metrics["pass^1"] == 0.0
     assert result.subsets["telecom"].metrics["avg_reward"] == 0.5
 
@@ -69,7 +70,7 @@ def test_plain_and_task_weighted_means_over_domains():
     records = [record("airline", "a", 0, 1.0)]  # airline pass^1 = 1 (1 task)
     records += [record("retail", f"r{i}", 0, 1.0 if i == 0 else 0.0) for i in range(3)]
     records += [record("telecom:test", "t", 0, 1.0)]  # another split: its own mean
-    result = aggregate(records)
+    result = aggregate(ORIGINAL, records)
     assert result.headline["tau2_mean"] == pytest.approx((1.0 + 1 / 3) / 2)
     assert result.headline["tau2_mean_task_weighted"] == pytest.approx(2 / 4)
     assert result.headline["tau2_mean:test"] == 1.0
@@ -78,6 +79,22 @@ def test_plain_and_task_weighted_means_over_domains():
 
 
 def test_domains_not_run_are_listed():
-    result = aggregate([record("airline", "a", 0, 1.0)])
+    result = aggregate(ORIGINAL, [record("airline", "a", 0, 1.0)])
     assert result.not_run == ["retail", "telecom"]
     assert "tau2_mean" in result.headline
+
+
+def test_simulations_tau2_bins_as_infrastructure_errors_are_left_out_and_counted():
+    """tau2-bench v1.0.1's compute_metrics leaves INFRASTRUCTURE_ERROR simulations
+    out of pass^k and the average reward; k stops at the fewest remaining trials."""
+    binned = Score(passed=False, reward=0.0, excluded="infrastructure_error: malformed")
+    records = [record("banking_knowledge", "a", t, r) for t, r in enumerate([1, 1, 0])]
+    records.append(RecordView("a", "banking_knowledge", 3, "ok", binned))
+    records += [record("banking_knowledge", "b", t, 1) for t in range(4)]
+    result = aggregate(V1_0_1, records)
+    metrics = result.subsets["banking_knowledge"].metrics
+    assert metrics["pass^1"] == pytest.approx((2 / 3 + 1) / 2)
+    assert "pass^4" not in metrics and metrics["pass^3"] == pytest.approx((0 + 1) / 2)
+    assert metrics["avg_reward"] == pytest.approx(6 / 7)
+    assert any("1 simulation(s) binned as infrastructure errors" in n for n in result.notes)
+    assert result.benchmark == "tau3" and "airline" in result.not_run

@@ -28,7 +28,7 @@ ADAPTER = Tau2Adapter()
 
 @pytest.fixture(scope="module", autouse=True)
 def tau2_official_modules():
-    domains.quiet_tau2()
+    ADAPTER.package().quiet()
     import tau2.evaluator.evaluator  # noqa: F401
     import tau2.orchestrator.orchestrator  # noqa: F401
 
@@ -39,14 +39,16 @@ def run(sample: Sample, model: ModelClient, services: Services | None = None):
 
 
 def variant(sample: Sample, name: str) -> ModelClient | None:
-    task = domains.task_from_dict(sample.gold)
+    task = ADAPTER.task_of(sample)
     if name == "oracle":
         return Tau2Oracle(task)
     if name == "null":
         return NullClient()
     domain = sample.metadata["domain"]
     writes = [
-        a for a in task.evaluation_criteria.actions or [] if a.name in domains.write_tools(domain)
+        a
+        for a in task.evaluation_criteria.actions or []
+        if a.name in domains.write_tools(ADAPTER.domain(domain))
     ]
     return Tau2Oracle(task, {writes[-1].action_id}) if writes else None
 
@@ -55,7 +57,7 @@ def check_parity(samples: list[Sample], names: tuple[str, ...]) -> dict[str, lis
     rewards: dict[str, list[float]] = {name: [] for name in names}
     sources: dict[str, int] = {"live": 0, "replay": 0}
     for sample in samples:
-        task = domains.task_from_dict(sample.gold)
+        task = ADAPTER.task_of(sample)
         for name in names:
             model = variant(sample, name)
             if model is None:
@@ -66,9 +68,9 @@ def check_parity(samples: list[Sample], names: tuple[str, ...]) -> dict[str, lis
             first = ADAPTER.score_now(sample, trajectory, Services())
             stored = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
             regraded = ADAPTER.score_now(sample, stored, Services())
-            official = official_reward(
-                sample.metadata["domain"], task, simulation_run(task, trajectory)
-            )
+            domain = ADAPTER.domain_of(sample)
+            simulation = simulation_run(domain, task, trajectory, ADAPTER.rules_for(sample))
+            official = official_reward(domain, task, simulation)
             assert first.reward == regraded.reward == official, (sample.key, name, official)
             assert regraded.details["state_source"] in ("replay", None)
             if first.details["state_source"] is not None:
@@ -107,18 +109,21 @@ def test_prompt_texts_equal_the_imported_constants():
     from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
     from tau2.user.user_simulator import UserSimulator
 
-    assert prompts.greeting() == DEFAULT_FIRST_AGENT_MESSAGE.content
-    for domain in domains.DOMAINS:
-        env = domains.new_environment(domain)
+    assert prompts.greeting(ADAPTER.package()) == DEFAULT_FIRST_AGENT_MESSAGE.content
+    for domain in ADAPTER.task_set.domains:
+        env = domains.new_environment(ADAPTER.domain(domain))
         agent = LLMAgent(tools=env.get_tools(), domain_policy=env.get_policy())
-        assert prompts.agent_system_prompt(domains.policy(domain)) == agent.system_prompt
-        task = domains.load_tasks(domain, "base")[0]
+        policy = domains.policy(ADAPTER.domain(domain))
+        assert prompts.agent_system_prompt(ADAPTER.package(), policy) == agent.system_prompt
+        task = domains.load_tasks(ADAPTER.domain(domain), "base")[0]
         user_tools = env.get_user_tools() if env.user_tools is not None else None
         simulator = UserSimulator(tools=user_tools, instructions=str(task.user_scenario))
-        ours = prompts.user_system_prompt(str(task.user_scenario), user_tools is not None)
+        ours = prompts.user_system_prompt(
+            ADAPTER.package(), str(task.user_scenario), user_tools is not None
+        )
         assert ours == simulator.system_prompt
         schemas = [tool.openai_schema for tool in env.get_tools()]
-        assert domains.agent_tools(domain) == schemas
+        assert domains.agent_tools(ADAPTER.domain(domain)) == schemas
 
 
 # --- The orchestrator's step and error limits ---------------------------------
@@ -214,7 +219,7 @@ def run_tau2_orchestrator(task, max_steps: int, max_errors: int):
         domain="telecom",
         agent=ScriptAgent(),
         user=ScriptUser(),
-        environment=domains._domain_module("telecom").get_environment(),
+        environment=domains._domain_module(ADAPTER.domain("telecom")).get_environment(),
         task=task,
         max_steps=max_steps,
         max_errors=max_errors,
@@ -243,13 +248,15 @@ def run_ours(max_steps: int, max_errors: int):
     ("max_steps", "max_errors"), [(n, 10) for n in range(1, 26)] + [(200, 1), (200, 2), (200, 3)]
 )
 def test_episode_ends_where_tau2_orchestrator_ends(max_steps, max_errors):
-    task = domains.task_from_dict(ADAPTER.load("telecom", ids=[TELECOM_TASK])[0].gold)
+    task = ADAPTER.task_of(ADAPTER.load("telecom", ids=[TELECOM_TASK])[0])
     simulation = run_tau2_orchestrator(task, max_steps, max_errors)
     sample, trajectory = run_ours(max_steps, max_errors)
     turns = parse_transcript(trajectory.messages)
     end = tau2_ending(turns, max_steps, max_errors)
     assert end.reason == simulation.termination_reason.value
-    ours = to_tau2_messages(prompts.greeting(), turns[: end.turns])
+    ours = to_tau2_messages(
+        ADAPTER.package(), prompts.greeting(ADAPTER.package()), turns[: end.turns]
+    )
     assert [summary(m) for m in ours] == [summary(m) for m in simulation.messages]
     score = ADAPTER.score_now(sample, trajectory, Services())
     assert score.details["termination"] == end.reason

