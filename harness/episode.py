@@ -168,6 +168,9 @@ class _Episode:
                         "tool_call_id": call.id,
                         "name": call.name,
                         "content": result.content,
+                        # What the environment said, for scoring that counts errors
+                        # (never sent: the wire keeps only the protocol's keys).
+                        "is_error": result.is_error,
                     }
                 )
                 if (

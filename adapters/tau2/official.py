@@ -84,6 +84,7 @@ class OfficialOutcome:
     messages: list[Any]  # the official simulation's messages
     attempts: int = 1
     diverged: bool = False  # the official run asked for more than the recording holds
+    simulation: Any = None  # its SimulationRun (None where its runner kept none)
 
 
 def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
@@ -230,7 +231,12 @@ def official_pipeline(
         getattr(simulation.termination_reason, "value", simulation.termination_reason)
     )
     if termination == INFRASTRUCTURE_ERROR:
-        return OfficialOutcome(termination, None, [], len(scripts), diverged)
+        return OfficialOutcome(termination, None, [], len(scripts), diverged, simulation)
     return OfficialOutcome(
-        termination, simulation.reward_info.reward, simulation.messages, len(scripts), diverged
+        termination,
+        simulation.reward_info.reward,
+        simulation.messages,
+        len(scripts),
+        diverged,
+        simulation,
     )

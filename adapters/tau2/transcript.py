@@ -13,10 +13,12 @@ once the tool errors (agent's and user's) reach theirs; both checks also run
 after a user's stop message and then override ``user_stop``. ``tau2_ending``
 replays exactly these rules over a transcript.
 
-A tool result is an error exactly when its text starts with ``Error: ``: tau2's
-environment reports every failing call as ``f"Error: {exception}"``, the
-episode loop reports calls it could not run the same way, and no tool of these
-domains returns such a text on success.
+A tool result is an error when its message says so (``is_error``, what the
+environment answered: tau2's ``ToolMessage.error``, or the harness's refusal of a
+call it could not run). Records written before messages carried the flag fall
+back to the text: tau2 reports every failing call as ``f"Error: {exception}"``
+(banking_knowledge's discoverable-tool wrapper also returns such texts as plain
+results, which is why the flag comes first).
 
 Two kinds of message make tau2's own code raise mid-simulation, so that its
 runner, not its orchestrator, decides what follows (task_sets.py): a message
@@ -64,6 +66,7 @@ class CallRecord:
     call: ToolCall
     requestor: str  # "assistant" or "user"
     result: str | None = None  # None when the episode ended before the answer
+    result_is_error: bool | None = None  # the result message's flag (None: not recorded)
 
     @property
     def executed(self) -> bool:
@@ -78,7 +81,11 @@ class CallRecord:
 
     @property
     def error(self) -> bool:
-        return self.result is not None and self.result.startswith(ERROR_PREFIX)
+        if self.result is None:
+            return False
+        if self.result_is_error is not None:
+            return self.result_is_error
+        return self.result.startswith(ERROR_PREFIX)
 
     @property
     def malformed(self) -> bool:
@@ -123,7 +130,10 @@ def parse_transcript(messages: Sequence[Message]) -> list[Turn]:
         role = message.get("role")
         if role == "tool":
             if pending:
-                pending.pop(0).result = _text(message.get("content")) or ""
+                record = pending.pop(0)
+                record.result = _text(message.get("content")) or ""
+                flag = message.get("is_error")
+                record.result_is_error = flag if isinstance(flag, bool) else None
             continue
         if role not in ("assistant", "user"):
             continue

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from harness.models.base import ModelClient
 from harness.task import UserSource, UserTurn
-from harness.types import Message, SamplingParams, ToolCall, ToolSchema, Usage
+from harness.types import Message, SamplingParams, ToolCall, ToolResult, ToolSchema, Usage
 
 from .domains import Domain
 from .environment import Tau2Environment
@@ -44,17 +44,23 @@ TRANSFER_TOOL = "transfer_to_human_agents"
 SCRIPTED_PATIENCE = 3  # idle user turns before the scripted user gives up
 
 
-def user_call_messages(call: ToolCall, content: str | None, result: str) -> list[Message]:
+def user_result_message(call: ToolCall, result: ToolResult) -> Message:
+    """The hidden record of what the environment answered a user's call."""
+    return {
+        "role": "tool",
+        "tool_call_id": call.id,
+        "name": call.name,
+        "content": result.content,
+        "is_error": result.is_error,
+        "requestor": "user",
+    }
+
+
+def user_call_messages(call: ToolCall, content: str | None, result: ToolResult) -> list[Message]:
     """The hidden record of one user tool call: the call, then its result."""
     return [
         {"role": "user", "content": content, "tool_calls": [call.to_openai()]},
-        {
-            "role": "tool",
-            "tool_call_id": call.id,
-            "name": call.name,
-            "content": result,
-            "requestor": "user",
-        },
+        user_result_message(call, result),
     ]
 
 
@@ -83,8 +89,7 @@ class _Tau2User(UserSource):
         return UserTurn(messages=messages, hidden=hidden, stop=stop, usage=usage)
 
     def run_call(self, call: ToolCall, content: str | None = None) -> list[Message]:
-        result = self.env.execute_user_call(call)
-        return user_call_messages(call, content, result.content)
+        return user_call_messages(call, content, self.env.execute_user_call(call))
 
 
 def opening_text(task: Task) -> str:
@@ -294,16 +299,7 @@ class SimulatedUser(_Tau2User):
                     hidden=hidden, stop=self.ending([*transcript, *hidden]), usage=usage
                 )
             for call in calls:
-                result = self.env.execute_user_call(call)
-                hidden.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call.id,
-                        "name": call.name,
-                        "content": result.content,
-                        "requestor": "user",
-                    }
-                )
+                hidden.append(user_result_message(call, self.env.execute_user_call(call)))
             stop = self.ending([*transcript, *hidden])
             if stop is not None:
                 return UserTurn(hidden=hidden, stop=stop, usage=usage)
