@@ -143,6 +143,11 @@ def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResu
             f"{len(binned)} simulation(s) binned as infrastructure errors by tau2-bench "
             f"{task_set.name}'s rule (every attempt aborted by tau2's code) left out"
         )
+    retrievals = sorted(
+        {str(r.metadata["retrieval"]) for r in records if (r.metadata or {}).get("retrieval")}
+    )
+    if retrievals:
+        notes.append(f"banking_knowledge retrieval configuration: {', '.join(retrievals)}")
     if any((r.metadata or {}).get("malformed_calls") for r in records):
         notes.append(
             "malformed_calls: continue (not tau2's rule): malformed tool calls were shown "
