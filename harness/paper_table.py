@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from harness import stats
 from harness.coverage import PARTIAL_MARK
+from harness.nonstandard import NONSTANDARD_MARK
 from harness.errors import ConfigError
 from harness.headlines import benchmark_info, benchmark_label, estimator_for, primary_metric
 from harness.leaderboard import CI_TOLERANCE, RunResult, latex_escape
@@ -53,6 +54,7 @@ class Cell:
     p_value: float | None = None  # raw, against the baseline
     p_adjusted: float | None = None  # Holm, within the run's tested columns
     bold: bool = False
+    nonstandard: bool = False  # not the benchmark's own configuration (harness.nonstandard)
 
     @property
     def significant(self) -> bool:
@@ -148,7 +150,9 @@ def _cell(result: RunResult, spec: ColumnSpec, n_boot: int, seed: int) -> Cell:
         interval = None
     else:
         interval = _metric_interval(result, spec, float(value), n_boot, seed)
-    return Cell(float(value), interval, entry.metric_partial(metric))
+    cell = Cell(float(value), interval, entry.metric_partial(metric))
+    cell.nonstandard = bool(entry.nonstandard)
+    return cell
 
 
 def _p_values(
@@ -233,6 +237,8 @@ def latex_cell(cell: Cell) -> str:
         text += rf" {{\scriptsize $\pm$ {half}}}"
     if cell.partial:
         text += PARTIAL_MARK
+    if cell.nonstandard:
+        text += r"\S"
     if cell.significant:
         text += SIGNIFICANT_LATEX
     return text
@@ -245,6 +251,11 @@ def caption(table: PaperTable) -> str:
         f"\\dag: differs from {latex_escape(table.baseline)} (McNemar's exact test on "
         "paired tasks, Holm-adjusted $p<0.05$ over the run's columns). "
         f"{PARTIAL_MARK}: over less than the benchmark's official set."
+        + (
+            " \\S: not the benchmark's standard configuration (see the appendix)."
+            if _any_nonstandard(table)
+            else ""
+        )
     )
 
 
@@ -290,6 +301,8 @@ def markdown_cell(cell: Cell) -> str:
     text = f"{value} ± {half}" if half else value
     if cell.partial:
         text += PARTIAL_MARK
+    if cell.nonstandard:
+        text += NONSTANDARD_MARK
     if cell.significant:
         text += SIGNIFICANT_MD
     return text
@@ -311,7 +324,16 @@ def render_markdown(table: PaperTable) -> str:
         "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; bold: the best run "
         f"per column; {SIGNIFICANT_MD}: differs from {table.baseline} (McNemar's exact test on "
         "paired tasks, Holm-adjusted p < 0.05 over the run's columns); "
-        f"{PARTIAL_MARK}: over less than the benchmark's official set.",
+        f"{PARTIAL_MARK}: over less than the benchmark's official set"
+        + (
+            f"; {NONSTANDARD_MARK}: not the benchmark's standard configuration (see the appendix)."
+            if _any_nonstandard(table)
+            else "."
+        ),
         "",
     ]
     return "\n".join(lines)
+
+
+def _any_nonstandard(table: PaperTable) -> bool:
+    return any(cell.nonstandard for row in table.rows for cell in row.cells)

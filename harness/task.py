@@ -237,9 +237,15 @@ class BenchmarkResult:
     subsets: dict[str, SubsetResult]
     not_run: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Settings of these records that are not the benchmark's own (harness.nonstandard):
+    # every table marks the benchmark's numbers and names them.
+    nonstandard: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.nonstandard:
+            del data["nonstandard"]  # scores of standard runs read as they always did
+        return data
 
 
 class Adapter(ABC):
@@ -265,6 +271,10 @@ class Adapter(ABC):
     estimators_need_metadata: bool = False
     # Where the benchmark's column goes in tables (lower first; ties by name).
     table_order: int = 100
+    # Benchmarks that are task sets of one benchmark (e.g. τ²-Bench's original and
+    # v1.0.1 sets) share a family: each has columns of its own, and ``compare``
+    # never pairs two members of a family, saying so.
+    family: str = ""
     # Whether episodes need a simulated user / scoring needs a judge model, so the
     # runner asks for (and records) those models only where they matter.
     needs_user_model: bool = False

@@ -141,6 +141,7 @@ class Tau2Adapter(Adapter):
     primary_metric = "tau2_mean"
     primary_quantity = "pass rate"
     table_order = 20
+    family = "tau-bench"  # its task sets: tau2 (original) and tau3 (v1.0.1)
     needs_user_model = True
     pass_hat_k_trials = "scored"  # unscored trials are left out, as in aggregate()
     task_set: TaskSet = ORIGINAL

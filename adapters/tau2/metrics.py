@@ -148,10 +148,11 @@ def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResu
     )
     if retrievals:
         notes.append(f"banking_knowledge retrieval configuration: {', '.join(retrievals)}")
+    nonstandard = []
     if any((r.metadata or {}).get("malformed_calls") for r in records):
-        notes.append(
-            "malformed_calls: continue (not tau2's rule): malformed tool calls were shown "
-            "to the agent as errors and the episode went on"
+        nonstandard.append(
+            "option malformed_calls: continue (a malformed tool call was shown to the agent "
+            "as an error and the episode went on; tau2 ends the simulation there)"
         )
     return BenchmarkResult(
         benchmark=task_set.benchmark,
@@ -164,4 +165,5 @@ def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResu
             if not any(parse_subset(task_set, n).domain == d for n in subsets)
         ],
         notes=notes,
+        nonstandard=nonstandard,
     )

@@ -77,7 +77,7 @@ def subset_name(domain: str, split: str) -> str:
 ORIGINAL = TaskSet(
     name="original",
     benchmark="tau2",
-    label="τ²-Bench",
+    label="τ²-Bench (original)",
     domains=("airline", "retail", "telecom"),
     splits={
         "airline": ("base", "train", "test"),

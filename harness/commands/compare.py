@@ -423,6 +423,29 @@ def render_json(
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
+def different_task_sets(a: RunResult, b: RunResult, name_a: str, name_b: str) -> str:
+    """Why benchmarks of one family that only one run has each are not paired ('' if none)."""
+    from harness.registry import find_adapter
+
+    def names(result: RunResult) -> set[str]:
+        return set(result.benchmarks) | {task.benchmark for task in result.tasks.values()}
+
+    only_a = sorted(names(a) - names(b))
+    only_b = sorted(names(b) - names(a))
+    for left in only_a:
+        for right in only_b:
+            adapter_a, adapter_b = find_adapter(left), find_adapter(right)
+            if adapter_a is None or adapter_b is None or not adapter_a.family:
+                continue
+            if adapter_a.family == adapter_b.family:
+                return (
+                    f"{name_a} ran {adapter_a.label or left} ({left}) and {name_b} ran "
+                    f"{adapter_b.label or right} ({right}): different task sets of one "
+                    "benchmark are never paired"
+                )
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.errors import ConfigError
     from harness.leaderboard import load_run
@@ -435,8 +458,11 @@ def run(args: argparse.Namespace) -> int:
     a = load_run(args.run_a, n_boot=args.n_boot, seed=args.seed)
     b = load_run(args.run_b, n_boot=args.n_boot, seed=args.seed)
     comparisons = compare_runs(a.tasks, b.tasks, n_boot=args.n_boot, seed=args.seed)
+    unpaired = different_task_sets(a, b, args.run_a, args.run_b)
     if not comparisons:
-        raise ConfigError(f"{args.run_a} and {args.run_b} share no tasks")
+        raise ConfigError(unpaired or f"{args.run_a} and {args.run_b} share no tasks")
+    if unpaired:
+        print(f"harness: {unpaired}", file=sys.stderr)
     same = same_weights_warning(a, b)
     if same:
         print(f"harness: {same}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness import nonstandard
 from harness.coverage import PARTIAL_MARK, Coverage
 from harness.headlines import benchmark_label, is_count_metric
 from harness.leaderboard.rows import BenchmarkEntry, MetricValue, RunResult, metric_interval
@@ -10,6 +11,7 @@ from harness.leaderboard.table import (
     Table,
     coverage_note,
     identity_cells,
+    nonstandard_note,
     scope_name,
     with_legend,
 )
@@ -76,10 +78,13 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
     rows = []
     notes: list[str] = []
     coverage_notes: list[str] = []
+    nonstandard_notes: list[str] = []
     for result in results:
         entry = result.benchmarks.get(bench)
         if entry is None:
             continue
+        if entry.nonstandard:
+            nonstandard_notes.append(nonstandard_note(result, entry))
         cells = identity_cells(result)
         scoped: dict[str, Coverage] = {}  # partial metrics over part of the benchmark
         for column, label in metric_columns:
@@ -91,7 +96,11 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
             # A metric over subsets none of which ran shows '-', like a subset not run.
             why = "" if column in entry.not_run_metrics else entry.why_none(column)
             cells[f"metric:{column}"] = MetricValue(
-                value, metric_interval(entry, column), why, partial=partial
+                value,
+                metric_interval(entry, column),
+                why,
+                partial=partial,
+                nonstandard=bool(entry.nonstandard),
             )
             coverage = entry.metric_coverage(column) if partial else None
             if coverage is None:
@@ -123,6 +132,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
                 notes.append(note)
         rows.append(cells)
     notes += with_legend(coverage_notes)
+    notes += nonstandard.with_legend(nonstandard_notes)
     title = f"{benchmark_label(bench)} ({bench}; metrics in %)"
     return Table(bench, title, columns, rows, notes)
 
@@ -143,8 +153,10 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
         Column("coverage", "coverage"),
     ]
     columns += [Column(f"k:{k}", f"pass^{k}", "metric") for k in range(1, max_k + 1)]
-    rows, coverage_notes = [], []
+    rows, coverage_notes, nonstandard_notes = [], [], []
     for result, entry in rows_of:
+        if entry.nonstandard:
+            nonstandard_notes.append(nonstandard_note(result, entry))
         for subset, curve in sorted(entry.pass_hat_k.items()):
             coverage = entry.coverage.restrict([subset]) if entry.coverage else None
             partial = coverage is not None and coverage.partial
@@ -155,7 +167,12 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
             for k in range(1, max_k + 1):
                 found = curve.get(k)
                 cells[f"k:{k}"] = (
-                    MetricValue(found.value, found.interval, partial=partial)
+                    MetricValue(
+                        found.value,
+                        found.interval,
+                        partial=partial,
+                        nonstandard=bool(entry.nonstandard),
+                    )
                     if found is not None
                     else MetricValue(None, note="-")
                 )
@@ -168,5 +185,6 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
         "95% bootstrap over tasks."
     ]
     notes += with_legend(coverage_notes)
+    notes += nonstandard.with_legend(nonstandard_notes)
     title = f"{benchmark_label(bench)} pass^k by subset (metrics in %)"
     return Table(f"{bench}:pass^k", title, columns, rows, notes)

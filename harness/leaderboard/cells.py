@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.coverage import PARTIAL_MARK
 from harness.leaderboard.rows import MetricValue
+from harness.nonstandard import NONSTANDARD_MARK
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -28,6 +29,8 @@ def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
         text += f" ({100 * cell.interval.low:.1f}–{100 * cell.interval.high:.1f})"
     if cell.partial:
         text += PARTIAL_MARK
+    if cell.nonstandard:
+        text += NONSTANDARD_MARK
     if cell.note:
         text += cell.note
     return text

@@ -32,6 +32,8 @@ CSV_HEADER = [
     "trials",
     "source",
     "note",
+    # Settings that are not the benchmark's own (harness.nonstandard), "; "-joined.
+    "nonstandard",
 ]
 # The coverage columns of a row that has none (counts, cost, published numbers).
 _NO_COVERAGE = ["", "", "", "", "", ""]
@@ -78,7 +80,11 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
         high = "" if interval is None else interval.high
         value = "" if value is None else value
         covered = _coverage_cells(coverage)
-        rows.append([bench, *ident, metric, value, low, high, unit, *covered, source, note])
+        entry = result.benchmarks.get(bench)
+        departs = "; ".join(entry.nonstandard) if entry is not None else ""
+        rows.append(
+            [bench, *ident, metric, value, low, high, unit, *covered, source, note, departs]
+        )
 
     for bench in sort_benchmarks(set(result.benchmarks)):
         entry = result.benchmarks[bench]

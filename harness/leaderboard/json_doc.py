@@ -7,6 +7,7 @@ from typing import Any
 
 from harness import stats
 from harness.composite import CompositeDefinition, default_composite
+from harness import nonstandard
 from harness.coverage import LEGEND, PARTIAL_MARK
 from harness.headlines import is_count_metric, primary_metrics
 from harness.leaderboard.rows import FRACTION, Cost, RunResult
@@ -47,6 +48,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
                 },
                 "ci_note": entry.ci_note,
                 "partial": entry.partial,
+                "nonstandard": entry.nonstandard,
                 "coverage": None if entry.coverage is None else entry.coverage.to_dict(),
                 "metric_partial": {
                     name: entry.metric_partial(name)
@@ -108,6 +110,7 @@ def render_json(
             "seed": seed,
         },
         "partial_mark": {"symbol": PARTIAL_MARK, "meaning": LEGEND},
+        "nonstandard_mark": {"symbol": nonstandard.NONSTANDARD_MARK, "meaning": nonstandard.LEGEND},
         "rows": [result_json(r) for r in results],
         "references": [
             {

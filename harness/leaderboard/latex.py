@@ -24,6 +24,8 @@ _LATEX_SPECIAL = {
     # Characters of our labels that pdflatex does not take as text.
     "τ": r"$\tau$",
     "²": r"$^2$",
+    "³": r"$^3$",
+    "§": r"\S{}",
     "–": "--",
     "—": "---",
     "…": r"\ldots{}",
@@ -43,6 +45,8 @@ def _latex_cell(value: Any, kind: str) -> str:
             text += rf" {{\scriptsize[{low:.1f}, {high:.1f}]}}"
         if value.partial:
             text += rf"$^{{{PARTIAL_MARK}}}$"
+        if value.nonstandard:
+            text += rf"$^{{\S}}$"
         return text
     return latex_escape(format_cell(value, kind))
 

@@ -161,6 +161,7 @@ def run_row(
             },
             notes=list(result.get("notes") or []),
             subsets=result.get("subsets") or {},
+            nonstandard=[str(item) for item in result.get("nonstandard") or []],
         )
         group = tasks_by_benchmark.get(benchmark, [])
         _drop_unscored(entry, group)

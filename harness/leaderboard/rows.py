@@ -27,6 +27,7 @@ class MetricValue:
     interval: Interval | None = None
     note: str = ""  # shown instead of the value when there is none
     partial: bool = False  # over less than the official set: marked PARTIAL_MARK
+    nonstandard: bool = False  # not the benchmark's own configuration: NONSTANDARD_MARK
 
 
 @dataclass
@@ -53,6 +54,8 @@ class BenchmarkEntry:
     not_run_metrics: dict[str, str] = field(default_factory=dict)
     # subset -> k -> pass^k with its interval (benchmarks that report pass^k)
     pass_hat_k: dict[str, dict[int, Estimate]] = field(default_factory=dict)
+    # settings that are not the benchmark's own (harness.nonstandard)
+    nonstandard: list[str] = field(default_factory=list)
 
     @property
     def primary_value(self) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness import nonstandard
 from harness.composite import CompositeDefinition, default_composite
 from harness.coverage import PARTIAL_MARK
 from harness.headlines import benchmark_info, benchmark_label
@@ -13,6 +14,7 @@ from harness.leaderboard.table import (
     benchmarks_of,
     coverage_note,
     identity_cells,
+    nonstandard_note,
     with_legend,
 )
 
@@ -70,6 +72,7 @@ def summary_table(results: list[RunResult]) -> Table:
         "within subsets); published rows have none."
     )
     coverage_notes: list[str] = []
+    nonstandard_notes: list[str] = []
     for result in results:
         cells = identity_cells(result)
         entries = list(result.benchmarks.values())
@@ -85,9 +88,12 @@ def summary_table(results: list[RunResult]) -> Table:
                     entry.interval,
                     "" if entry.primary else "-",
                     partial=entry.partial,
+                    nonstandard=bool(entry.nonstandard),
                 )
                 if entry.partial and entry.primary_value is not None:
                     coverage_notes.append(coverage_note(result, entry))
+                if entry.nonstandard:
+                    nonstandard_notes.append(nonstandard_note(result, entry))
         if composite is not None:
             cells["composite"] = result.composite.metric()
             if result.composite.value is not None:
@@ -112,6 +118,7 @@ def summary_table(results: list[RunResult]) -> Table:
             cells.update(money_cells(result.cost.money))
         rows.append(cells)
     notes += with_legend(coverage_notes)
+    notes += nonstandard.with_legend(nonstandard_notes)
     notes += money_notes([r for r in results if not r.is_reference])
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
 

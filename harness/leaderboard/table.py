@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import nonstandard
 from harness.coverage import LEGEND, PARTIAL_MARK, Coverage
 from harness.headlines import benchmark_label, sort_benchmarks
 from harness.leaderboard.rows import BenchmarkEntry, RunResult
@@ -59,6 +60,11 @@ def coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") ->
     if coverage is not entry.coverage:
         where += " " + scope_name(entry, metric, coverage)
     return f"{PARTIAL_MARK} {result.name} {where}: {coverage.describe()}"
+
+
+def nonstandard_note(result: RunResult, entry: BenchmarkEntry) -> str:
+    """The note that explains a non-standard mark: what departed from the benchmark's own."""
+    return nonstandard.note(result.name, benchmark_label(entry.benchmark), entry.nonstandard)
 
 
 def scope_name(entry: BenchmarkEntry, metric: str, coverage: Coverage) -> str:

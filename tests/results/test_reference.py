@@ -104,7 +104,7 @@ def test_with_reference_envace_prints_the_papers_main_table_beside_a_run(tau2_ru
         cells = dict(zip(header, [c.strip() for c in line.strip("|").split("|")], strict=True))
         shown = [
             cells["BFCL-v4 overall (%)"],
-            cells["τ²-Bench tau2_mean (%)"],
+            cells["τ²-Bench (original) tau2_mean (%)"],
             cells["VitaBench Avg (%)"],
             cells["Overall (%)"],
         ]

@@ -134,3 +134,24 @@ def test_compare_shows_percent_and_points_and_its_json_fractions(tmp_path):
     assert data["unit"] == "fraction"
     head = data["benchmarks"][0]["headline"]
     assert head["value_a"] == pytest.approx(0.5) and head["value_b"] == pytest.approx(1.0)
+
+
+def test_compare_never_pairs_two_task_sets_of_one_benchmark(tmp_path, capsys):
+    """tau2 (original) and tau3 (v1.0.1) share task ids (airline "0" in both) but
+    not tasks: compare refuses in one line, or says so beside the benchmarks it pairs."""
+    from harness.cli import main
+
+    a_dir = make_run(tmp_path, "a", pass_fail_records("tau2", "airline", [True, False] * 3), {})
+    b_dir = make_run(tmp_path, "b", pass_fail_records("tau3", "airline", [True] * 6), {})
+    assert main(["compare", str(a_dir), str(b_dir)]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line
+    assert "τ²-Bench (original) (tau2)" in line and "τ³-Bench (v1.0.1) (tau3)" in line
+    assert "different task sets of one benchmark are never paired" in line
+    both = pass_fail_records("bfcl", "simple_python", [True, True, False])
+    c_dir = make_run(tmp_path, "c", both + pass_fail_records("tau2", "airline", [True] * 6), {})
+    d_dir = make_run(tmp_path, "d", both + pass_fail_records("tau3", "airline", [True] * 6), {})
+    assert main(["compare", str(c_dir), str(d_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "never paired" in captured.err
+    assert "| bfcl" in captured.out and "| tau2" not in captured.out

@@ -98,3 +98,12 @@ def test_simulations_tau2_bins_as_infrastructure_errors_are_left_out_and_counted
     assert metrics["avg_reward"] == pytest.approx(6 / 7)
     assert any("1 simulation(s) binned as infrastructure errors" in n for n in result.notes)
     assert result.benchmark == "tau3" and "airline" in result.not_run
+
+
+def test_the_lenient_malformed_call_option_is_marked_non_standard():
+    lenient = RecordView("a", "airline", 0, "ok", Score(True, 1.0), {"malformed_calls": "continue"})
+    result = aggregate(ORIGINAL, [lenient])
+    assert result.nonstandard and "malformed_calls: continue" in result.nonstandard[0]
+    assert "nonstandard" in result.to_dict()
+    standard = aggregate(ORIGINAL, [record("airline", "a", 0, 1.0)])
+    assert standard.nonstandard == [] and "nonstandard" not in standard.to_dict()
