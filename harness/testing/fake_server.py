@@ -10,6 +10,7 @@ or an API provider on 127.0.0.1:
 - a run's preflight request (header ``X-Harness-Preflight``) gets
   ``preflight_reply`` (default: a text reply) and is kept apart from
   ``chat_requests``;
+- ``POST /v1/embeddings``: a deterministic vector per input text (words hashed);
 - ``GET /v1/models`` (one entry: ``model_name`` and the ``model_card`` fields),
   ``GET /health``, and ``GET /props`` (llama.cpp's server) when ``props`` is given.
 
@@ -37,9 +38,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import base64
 import dataclasses
+import hashlib
 import json
 import random
+import struct
 import threading
 import time
 from collections import deque
@@ -189,6 +193,41 @@ def completion_body(request: dict[str, Any], reply: Reply, serial: int) -> dict[
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         },
+    }
+
+
+EMBEDDING_DIMENSIONS = 16
+
+
+def embedding_of(text: str) -> list[float]:
+    """A deterministic unit vector for a text: texts sharing words point alike."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in text.lower().split():
+        digest = hashlib.sha256(word.encode("utf-8", errors="replace")).digest()
+        vector[digest[0] % EMBEDDING_DIMENSIONS] += 1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
+
+
+def embeddings_body(request: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI ``embeddings`` answer: one vector per input text."""
+    texts = request.get("input")
+    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    as_base64 = request.get("encoding_format") == "base64"  # the OpenAI SDK's default
+
+    def encoded(vector: list[float]) -> Any:
+        if not as_base64:
+            return vector
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+    return {
+        "object": "list",
+        "model": request.get("model", "fake-embedding"),
+        "data": [
+            {"object": "embedding", "index": i, "embedding": encoded(embedding_of(str(t)))}
+            for i, t in enumerate(texts)
+        ],
+        "usage": {"prompt_tokens": 0, "total_tokens": 0},
     }
 
 
@@ -432,6 +471,10 @@ class FakeServer:
             return 200, {}, json.dumps(models).encode()
         if route == "/props" and method == "GET" and self.props is not None:
             return 200, {}, json.dumps(self.props).encode()
+        if route in ("/v1/embeddings", "/embeddings") and method == "POST":
+            if not isinstance(parsed, dict):
+                return 400, {}, json.dumps(_error_body(400, "body is not a JSON object")).encode()
+            return 200, {}, json.dumps(embeddings_body(parsed)).encode()
         if route not in ("/v1/chat/completions", "/chat/completions"):
             return 404, {}, json.dumps(_error_body(404, f"no route {route}")).encode()
         if method != "POST":

@@ -1,0 +1,105 @@
+"""banking_knowledge's retrieval configurations: every offline one runs offline, the
+embedding-backed ones run through an OpenAI-compatible endpoint (here the fake
+server's /v1/embeddings), and what cannot run here is refused in one line."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from tau3_support import checkout_or_skip
+
+from harness.adapters.tau2 import Tau3Adapter, banking, domains
+from harness.errors import ConfigError
+from harness.strategies.base import PlainStrategy
+from harness.task import RecordView, Services
+from harness.testing.fake_server import FakeServer
+from harness.types import SamplingParams, ToolCall
+
+ADAPTER = Tau3Adapter()
+TASK = "task_075"  # open the checking account with the lowest foreign ATM fees
+
+
+@pytest.fixture(scope="module")
+def checkout():
+    return checkout_or_skip()
+
+
+def oracle_reward(sample) -> float:
+    trajectory = asyncio.run(
+        PlainStrategy().run(sample, ADAPTER.oracle(sample), Services(), SamplingParams())
+    )
+    return ADAPTER.score_now(sample, trajectory, Services()).reward
+
+
+def load(checkout, retrieval: str, ids=(TASK,)):
+    options = {"retrieval": retrieval}
+    return ADAPTER.load("banking_knowledge", ids=list(ids), data_dir=checkout, options=options)
+
+
+@pytest.mark.parametrize("retrieval", banking.OFFLINE)
+def test_every_offline_configuration_runs_offline(checkout, retrieval, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (sample,) = load(checkout, retrieval)
+    assert sample.metadata["retrieval"] == retrieval
+    assert oracle_reward(sample) == 1.0
+    names = {tool["function"]["name"] for tool in sample.tools}
+    assert ("KB_search" in names) == retrieval.startswith("bm25")
+    assert ("grep" in names) == (retrieval in ("bm25_grep", "grep_only"))
+
+
+def test_golden_retrieval_puts_the_task_s_own_documents_in_the_policy(checkout):
+    (golden,) = load(checkout, "golden_retrieval")
+    (plain,) = load(checkout, "no_knowledge")
+    required = ADAPTER.task_of(golden).required_documents
+    assert required
+    system = golden.initial_messages[0]["content"]
+    assert len(system) > len(plain.initial_messages[0]["content"])
+    assert "(No documents provided)" not in system
+
+
+def test_the_retrieval_configuration_is_named_beside_the_score(checkout):
+    (sample,) = load(checkout, "bm25")
+    from harness.types import Score
+
+    records = [RecordView(sample.id, sample.subset, 0, "ok", Score(True, 1.0), sample.metadata)]
+    notes = ADAPTER.aggregate(records).notes
+    assert "banking_knowledge retrieval configuration: bm25" in notes
+
+
+def test_an_embedding_configuration_runs_through_an_openai_compatible_endpoint(
+    checkout, monkeypatch, tmp_path
+):
+    """tau2-bench's own OpenAI embedder, pointed at the endpoint as its OpenAI client
+    reads it (OPENAI_BASE_URL); its embedding cache goes to ./data/.embeddings_cache."""
+    monkeypatch.chdir(tmp_path)
+    with FakeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-embeddings")
+        (sample,) = load(checkout, "openai_embeddings")
+        assert oracle_reward(sample) == 1.0
+        environment = sample.make_environment()
+        result = asyncio.run(
+            environment.execute(ToolCall("c1", "KB_search", {"query": "foreign ATM fees"}))
+        )
+        assert not result.is_error and "doc_" in result.content
+        paths = {request.path for request in server.requests}
+        assert paths == {"/v1/embeddings"}
+        inputs = [r.body for r in server.requests if r.body]
+        assert any(r.get("model") == "text-embedding-3-large" for r in inputs)
+    assert (tmp_path / "data" / ".embeddings_cache").is_dir()
+
+
+def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    domains._pristine.cache_clear()  # as in a new process: nothing built yet
+    with pytest.raises(ConfigError) as no_key:
+        load(checkout, "openai_embeddings")
+    text = str(no_key.value)
+    assert "\n" not in text and "openai_embeddings" in text and "bm25" in text
+    with pytest.raises(ConfigError, match="unknown retrieval variant 'bm26'.*bm25"):
+        load(checkout, "bm26")
+    with pytest.raises(ConfigError, match="retrieval 'terminal_use' cannot run here"):
+        load(checkout, "terminal_use")  # no sandbox-runtime on this machine
+    with pytest.raises(ConfigError, match="unknown option"):
+        ADAPTER.load("airline", data_dir=checkout, options={"retreival": "bm25"})
