@@ -271,9 +271,9 @@ class Adapter(ABC):
     estimators_need_metadata: bool = False
     # Where the benchmark's column goes in tables (lower first; ties by name).
     table_order: int = 100
-    # Benchmarks that are task sets of one benchmark (e.g. τ²-Bench's original and
-    # v1.0.1 sets) share a family: each has columns of its own, and ``compare``
-    # never pairs two members of a family, saying so.
+    # Benchmarks that are task sets of one benchmark (an original set and a later,
+    # fixed release of it) share a family: each has columns of its own, and
+    # ``compare`` never pairs two members of a family, saying so.
     family: str = ""
     # Whether episodes need a simulated user / scoring needs a judge model, so the
     # runner asks for (and records) those models only where they matter.
