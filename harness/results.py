@@ -254,6 +254,7 @@ RECORD_COLUMNS = [
     "key",
     "status",
     "scored",
+    "excluded",  # why the benchmark's own rule leaves a scored record out (Score.excluded)
     *TRIAL_VALUES,
     "error_type",
     "termination",
@@ -279,7 +280,7 @@ def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
 
 def _trial_columns(record: Record) -> dict[str, Any]:
     ok, values = stats.trial_values(record.to_dict())
-    columns: dict[str, Any] = {"scored": ok}
+    columns: dict[str, Any] = {"scored": ok, "excluded": (record.score or {}).get("excluded")}
     for name in TRIAL_VALUES:
         value = values.get(name) if ok else None
         columns[name] = bool(value) if name == "passed" and value is not None else value
@@ -342,7 +343,9 @@ def task_outcomes(table: pd.DataFrame) -> dict[str, stats.TaskOutcome]:
                 if not pd.isna(row[name]):
                     values[name] = float(row[name])
         task.trials[int(row["trial"])] = values
-        task.errors += 0 if scored else 1
+        excluded = not scored and isinstance(row["excluded"], str) and bool(row["excluded"])
+        task.excluded += excluded
+        task.errors += 0 if scored or excluded else 1
         task.infra_errors += row["status"] == "infra_error"
     return tasks
 

@@ -72,6 +72,7 @@ class TaskOutcome:
     trials: dict[int, dict[str, float]] = field(default_factory=dict)
     errors: int = 0  # trials that ended in an infrastructure or scoring error
     infra_errors: int = 0  # of those, the infrastructure errors
+    excluded: int = 0  # trials scored but left out by the benchmark's rule (Score.excluded)
 
     @property
     def key(self) -> str:
@@ -174,7 +175,9 @@ def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOut
             tasks[task.key] = task
         ok, values = trial_values(record)
         task.trials[trial] = values
-        task.errors += 0 if ok else 1
+        excluded = bool((record.get("score") or {}).get("excluded")) and not ok
+        task.excluded += excluded
+        task.errors += 0 if ok or excluded else 1
         task.infra_errors += record.get("status") == "infra_error"
     return tasks
 

@@ -17,13 +17,15 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def reason(infra_errors: int, score_errors: int) -> str:
+def reason(infra_errors: int, score_errors: int, excluded: int = 0) -> str:
     """The text shown in place of a number, e.g. 'no scored record: 6 infrastructure errors'."""
     parts = []
     if infra_errors:
         parts.append(_plural(infra_errors, "infrastructure error"))
     if score_errors:
         parts.append(_plural(score_errors, "scoring error"))
+    if excluded:
+        parts.append(f"{_plural(excluded, 'record')} left out by the benchmark's rule")
     return f"{PREFIX}: {', '.join(parts) or 'not run'}"
 
 
@@ -33,4 +35,5 @@ def tasks_reason(tasks: Iterable[Any]) -> str:
     if any(values.get("ok", 1.0) for task in tasks for values in task.trials.values()):
         return ""
     infra = sum(task.infra_errors for task in tasks)
-    return reason(infra, sum(task.errors for task in tasks) - infra)
+    excluded = sum(getattr(task, "excluded", 0) for task in tasks)
+    return reason(infra, sum(task.errors for task in tasks) - infra, excluded)

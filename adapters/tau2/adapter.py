@@ -417,6 +417,9 @@ class Tau3Adapter(Tau2Adapter):
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         return nl_judge.builtin_judge(name) if role == "judge" else None
 
+    def commands(self) -> dict[str, str]:
+        return {"export-tau2": "harness.adapters.tau2.export_command"}
+
 
 def is_successful(package: Tau2Package, reward: float) -> bool:
     """tau2's success rule (tau2.metrics.agent_metrics.is_successful)."""

@@ -1,0 +1,162 @@
+"""tau3 through the command line: a run, its regrade, and tau2-bench v1.0.1's rule for a
+simulation its code aborts, against the fake OpenAI server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support import REPO
+from tau3_support import checkout_or_skip
+
+from harness.testing.fake_server import FakeServer, Reply
+
+pytestmark = pytest.mark.slow
+
+SUITE = """
+name: tau3-check
+user_model: scripted
+judge_model: stub
+entries:
+  - benchmark: tau3
+    subsets: [airline, retail]
+    limit: 1
+  - benchmark: tau3
+    subsets: [banking_knowledge]
+    limit: 1
+    options: {retrieval: bm25}
+"""
+
+
+def harness(*args: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("TAU2_DATA_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def records(run_dir) -> list[dict]:
+    lines = (run_dir / "samples.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def test_a_tau3_run_records_its_task_set_and_regrades_with_it(tmp_path):
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE)
+    run_dir = tmp_path / "run"
+    done = harness(
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "oracle",
+        "--quiet",
+        "--data-dir",
+        f"tau3={checkout}",
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["versions"]["tau3.task_set"] == "v1.0.1"
+    assert manifest["versions"]["tau3.commit"].startswith("fc0055dc4e0a")
+    assert manifest["judge_model"] == "stub"
+    first = {r["key"]: r["score"]["reward"] for r in records(run_dir)}
+    assert first and set(first.values()) == {1.0}
+    regraded = harness("score", str(run_dir), cwd=tmp_path)
+    assert regraded.returncode == 0, regraded.stderr
+    again = json.loads((run_dir / "scores.json").read_text())["records"]
+    assert {key: entry["score"]["reward"] for key, entry in again.items()} == first
+    # The regrade replayed the stored transcripts on tau2-bench v1.0.1's environments.
+    sources = {entry["score"]["details"].get("state_source") for entry in again.values()}
+    assert sources <= {"replay", None} and "replay" in sources
+    banking = next(r for r in records(run_dir) if r["subset"] == "banking_knowledge")
+    assert banking["metadata"]["retrieval"] == "bm25"
+
+
+def test_a_malformed_call_is_run_again_then_binned_as_tau2_bench_does(tmp_path):
+    """Every reply holds a tool call whose arguments are not JSON: tau2-bench v1.0.1
+    runs the simulation 4 times in all, asking the model each time, then bins it."""
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: malformed\nuser_model: scripted\nentries:\n"
+        "  - benchmark: tau3\n    subsets: [telecom]\n    limit: 1\n"
+    )
+    run_dir = tmp_path / "run"
+    with FakeServer() as server:
+        server.set_handler(lambda request: Reply.calls(("get_customer_by_phone", '{"phone": ')))
+        done = harness(
+            "run",
+            "--suite",
+            str(suite),
+            "--model",
+            "openai/fake-model",
+            "--api-base",
+            server.url,
+            "--no-preflight",
+            "--quiet",
+            "--data-dir",
+            f"tau3={checkout}",
+            "--out",
+            str(run_dir),
+            cwd=tmp_path,
+        )
+        first_requests = [r for r in server.chat_requests if len(r.body["messages"]) == 3]
+    assert done.returncode == 0, done.stderr
+    (record,) = records(run_dir)
+    assert record["status"] == "ok"
+    score = record["score"]
+    assert score["excluded"].startswith("infrastructure_error")
+    assert score["details"]["attempts"] == 4
+    void = record["trajectory"]["extra"]["void_attempts"]
+    assert [v["attempt"] for v in void] == [1, 2, 3]
+    assert all(v["reason"] == "malformed_arguments (assistant)" for v in void)
+    assert len(first_requests) == 4  # the model was asked again on every attempt
+    scores = json.loads((run_dir / "scores.json").read_text())
+    tau3 = scores["benchmarks"]["tau3"]
+    assert tau3["counts"]["excluded"] == 1
+    assert any("binned as infrastructure errors" in note for note in tau3["notes"])
+    board = harness("leaderboard", str(run_dir), cwd=tmp_path)
+    assert board.returncode == 0 and "left out by the benchmark's rule" in board.stdout
+
+
+def test_another_checkout_is_refused_in_one_line_with_exit_2(tmp_path):
+    from harness.adapters.tau2 import checkout
+
+    source = checkout_or_skip()
+    clone = tmp_path / "clone"
+    for relative, _ in checkout.pinned().files:
+        path = clone / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(source / relative)
+    policy = clone / "data/tau2/domains/airline/policy.md"
+    text = policy.read_text()
+    policy.unlink()
+    policy.write_text(text + "\nAlways refund.\n")
+    done = harness(
+        "run",
+        "--suite",
+        "tau3-offline",
+        "--model",
+        "oracle",
+        "--data-dir",
+        f"tau3={clone}",
+        "--out",
+        str(tmp_path / "run"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "data/tau2/domains/airline/policy.md differs" in lines[0]
+    assert REPO.exists()
