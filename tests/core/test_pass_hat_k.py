@@ -93,7 +93,7 @@ def _md_table(board: str, starts: str) -> tuple[list[str], list[list[str]]]:
 
 def test_tau2_table_shows_pass_hat_k_for_every_k_with_intervals(tmp_path):
     run_dir = _tau2_run(tmp_path)
-    headers, rows = _md_table(render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench pass^k")
+    headers, rows = _md_table(render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench (original) pass^k")
     assert headers[-4:] == ["pass^1 (%)", "pass^2 (%)", "pass^3 (%)", "pass^4 (%)"]
     airline = next(r for r in rows if r[3] == "airline")
     for k in range(1, 5):
@@ -122,7 +122,7 @@ def test_core_pass_hat_k_equals_the_adapters_own_and_reaches_json_and_csv(tmp_pa
     assert sorted(r["metric"] for r in airline) == [f"pass^{k}/airline" for k in range(1, 5)]
     assert all(r["ci_low"] != "" and r["ci_high"] != "" for r in airline)
     # The detail table's adapter columns carry the same intervals.
-    headers, rows_md = _md_table(render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench (tau2")
+    headers, rows_md = _md_table(render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench (original) (tau2")
     assert "(" in rows_md[0][headers.index("pass^3/airline (%)")]
 
 
