@@ -13,8 +13,8 @@ This module writes the same from a harness run folder of benchmark ``tau3``:
   ``SimulationRun`` per (task, trial): the stored transcript as tau2 messages
   (official.simulation_run), the record's trial and seed, and its reward as the
   run scored it (``reward_info``: reward, reward basis and breakdown, the DB
-  check). tau2's evaluator is not run again: that would call the NL judge (retail,
-  banking_knowledge) and the harness's rewards are tau2's rewards (its tests
+  check). tau2's evaluator is not run again: that would call the NL judge again
+  (banking_knowledge), and the harness's rewards are tau2's rewards (its tests
   compare them with ``evaluate_simulation``). Costs are not known: ``null``.
 - ``info`` comes from the manifest: agent model and sampling arguments, user
   simulator and its arguments (temperature 0, as the harness's simulator sends),
@@ -33,11 +33,16 @@ What the leaderboard's rules refuse is refused in one line (ConfigError): a run
 that is not tau3, fewer than 4 trials, a domain whose base tasks are not all
 there with every trial scored, a stand-in user or judge or agent, a "standard"
 submission of a run that is not the standard scaffold, an output folder that is
-not empty.
+not empty. A trial tau2-bench's runner binned as an infrastructure error (every
+attempt void, ``Score.excluded``) is not a scored trial: tau2-bench's metrics leave
+such a simulation out only under pandas < 3 (under pandas 3 its comparison of the
+termination column with the enum matches nothing, and the simulation counts as a
+failure), so a file holding one would give other pass^k on other machines.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import uuid
 from collections.abc import Iterable, Sequence
@@ -521,9 +526,8 @@ def methodology_notes(run: RunData, domains: Sequence[str], trials: int, extra: 
     model = manifest.get("model") or {}
     strategy = manifest.get("strategy") or {"name": "plain"}
     settings = ", ".join(f"{k}={v}" for k, v in strategy.items() if k != "name")
-    retrieval = {
-        _option(r, RETRIEVAL_OPTION) for r in run.records if r["subset"] == BANKING
-    } - {None}
+    banking = [r for r in run.records if r["subset"] == BANKING]
+    retrieval = {_option(r, RETRIEVAL_OPTION) for r in banking} - {None}
     parts = [
         f"Evaluated with the harness {versions.get('harness', '?')} (git "
         f"{versions.get('harness_git', 'unknown')}) as the scaffold, run '{run.run_id}', "
@@ -605,6 +609,7 @@ def export_tau2(
     domains: Sequence[str] | None = None,
 ) -> Path:
     """Write the submission folder of a tau3 run; returns it."""
+    fields = dataclasses.replace(fields, submission_date=fields.submission_date or date.today())
     check_out_dir(out_dir)
     run = read_run(run_dir)
     chosen = base_domains(run, domains)

@@ -69,9 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a link for the submission's references (repeatable)",
     )
     parser.add_argument("--reasoning-effort", help="e.g. high, medium, low, none")
-    parser.add_argument(
-        "--not-new", action="store_true", help="do not highlight the model as new"
-    )
+    parser.add_argument("--not-new", action="store_true", help="do not highlight the model as new")
     parser.add_argument(
         "--submission-date",
         type=date.fromisoformat,

@@ -122,7 +122,9 @@ def test_core_pass_hat_k_equals_the_adapters_own_and_reaches_json_and_csv(tmp_pa
     assert sorted(r["metric"] for r in airline) == [f"pass^{k}/airline" for k in range(1, 5)]
     assert all(r["ci_low"] != "" and r["ci_high"] != "" for r in airline)
     # The detail table's adapter columns carry the same intervals.
-    headers, rows_md = _md_table(render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench (original) (tau2")
+    headers, rows_md = _md_table(
+        render([run_dir], "md", n_boot=N_BOOT), "τ²-Bench (original) (tau2"
+    )
     assert "(" in rows_md[0][headers.index("pass^3/airline (%)")]
 
 

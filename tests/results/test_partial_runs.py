@@ -221,7 +221,9 @@ def test_a_subset_not_run_shows_a_dash_not_a_zero(tau_run, tmp_path):
     other = make_run(tmp_path, "other", _tau2_records({"telecom": [[True]] * 3}), {})
     score_run(other, rescore=False)
     board = render([tau_run, other], "md", n_boot=N_BOOT)
-    table = next(chunk for chunk in board.split("### ") if chunk.startswith("τ²-Bench (original) (tau2"))
+    table = next(
+        chunk for chunk in board.split("### ") if chunk.startswith("τ²-Bench (original) (tau2")
+    )
     header, _, *rows = [line for line in table.splitlines() if line.startswith("|")]
     columns = [c.strip() for c in header.strip("|").split("|")]
     row = next(r for r in rows if r.startswith("| tau |"))
