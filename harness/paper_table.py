@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 from harness import stats
 from harness.coverage import PARTIAL_MARK
-from harness.nonstandard import NONSTANDARD_MARK
 from harness.errors import ConfigError
 from harness.headlines import benchmark_info, benchmark_label, estimator_for, primary_metric
 from harness.leaderboard import CI_TOLERANCE, RunResult, latex_escape
+from harness.nonstandard import NONSTANDARD_MARK
 from harness.stats import Interval
 
 ALPHA = 0.05

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness import stats
+from harness import nonstandard, stats
 from harness.composite import CompositeDefinition, default_composite
-from harness import nonstandard
 from harness.coverage import LEGEND, PARTIAL_MARK
 from harness.headlines import is_count_metric, primary_metrics
 from harness.leaderboard.rows import FRACTION, Cost, RunResult

@@ -46,7 +46,7 @@ def _latex_cell(value: Any, kind: str) -> str:
         if value.partial:
             text += rf"$^{{{PARTIAL_MARK}}}$"
         if value.nonstandard:
-            text += rf"$^{{\S}}$"
+            text += r"$^{\S}$"
         return text
     return latex_escape(format_cell(value, kind))
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import json
