@@ -22,7 +22,7 @@ pass^k are computed by tau2-bench's own code. Check the result with `tau2 submit
 
 Refused: a run that is not tau3 (the original task set cannot be submitted), fewer than
 4 trials, a domain whose base tasks are not all there with every trial scored, the
-scripted user, the stub judge (banking_knowledge), the built-in oracle/null agents, an OUT
+scripted user, the stub judge (where it graded a record), the built-in oracle/null agents, an OUT
 that is not empty. --submission-type has no default: the harness cannot know whether the
 model was trained on τ-bench tasks or rewards, which the rules make "custom"; a run with
 a test-time strategy, non-standard environment feedback, malformed_calls: continue, tools
