@@ -92,6 +92,7 @@ class Timings:
     regrade: list[float] = field(default_factory=list)
     episode_end: list[float] = field(default_factory=list)
     judged: int = 0  # transcripts whose first scoring asked the NL judge
+    raised: int = 0  # transcripts left out: one of their scorings raised
     rewards: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
 
@@ -195,6 +196,18 @@ async def bench_domain(
         failures.append(message)
         print(f"FAIL {message}", file=sys.stderr, flush=True)
 
+    async def scored(what: str, sample: Sample, variant: str, scoring, *args) -> tuple[Any, float]:
+        """A scoring's value and seconds; (None, nan) and a failure when it raises."""
+        try:
+            value = scoring(*args)
+            return (await value) if asyncio.iscoroutine(value) else value
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            fail(
+                f"{where}/{sample.id} ({variant}): {what} raised {type(exc).__name__}: {first_line}"
+            )
+            return None, float("nan")
+
     warm: tuple[Sample, Trajectory] | None = None
     for sample in samples:  # once per task: the gold cache on disk is still empty
         trajectory = await PlainStrategy().run(
@@ -202,8 +215,11 @@ async def bench_domain(
         )
         warm = warm or (sample, Trajectory.from_dict(trajectory.to_dict()))
         clear_memory()
-        _, elapsed = await timed_score(adapter, sample, trajectory, services)
-        timings.cold.append(elapsed)
+        cold, elapsed = await scored(
+            "cold scoring", sample, "oracle", timed_score, adapter, sample, trajectory, services
+        )
+        if cold is not None:
+            timings.cold.append(elapsed)
         _, elapsed = timed(sample.make_environment().final_state)
         timings.episode_end.append(elapsed)
     if warm is not None:  # the official side's imports and first judge call, untimed
@@ -214,17 +230,23 @@ async def bench_domain(
             if model is None:
                 continue
             trajectory = await PlainStrategy().run(sample, model, services, SamplingParams())
-            clear_memory()  # a new run: nothing in memory, the gold state on disk
-            first, elapsed = await timed_score(adapter, sample, trajectory, services)
-            timings.first.append(elapsed)
-
-            official, elapsed = official_of(adapter, sample, trajectory)
-            timings.official.append(elapsed)
-
             stored = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
-            regraded, elapsed = await timed_score(adapter, sample, stored, services)
-            timings.regrade.append(elapsed)
-
+            clear_memory()  # a new run: nothing in memory, the gold state on disk
+            first, first_s = await scored(
+                "first scoring", sample, variant, timed_score, adapter, sample, trajectory, services
+            )
+            official, official_s = await scored(
+                "official evaluation", sample, variant, official_of, adapter, sample, trajectory
+            )
+            regraded, regrade_s = await scored(
+                "regrade", sample, variant, timed_score, adapter, sample, stored, services
+            )
+            if first is None or official is None or regraded is None:
+                timings.raised += 1
+                continue
+            timings.first.append(first_s)
+            timings.official.append(official_s)
+            timings.regrade.append(regrade_s)
             rewards = {"first": first.reward, "official": official, "regrade": regraded.reward}
             if len(set(rewards.values())) != 1:
                 fail(f"{where}/{sample.id} ({variant}): rewards differ {rewards}")
@@ -249,6 +271,8 @@ def row(benchmark: str, domain: str, t: Timings) -> str:
     rewards = ", ".join(f"{v} {sum(r):g}/{len(r)}" for v, r in t.rewards.items())
     if t.judged:
         rewards += f"; NL-judged {t.judged}"
+    if t.raised:
+        rewards += f"; {t.raised} left out (a scoring raised)"
     return (
         f"{benchmark:4} {domain:17} {t.transcripts:>4} {official:>10.4f} {first:>8.4f}"
         f" {regrade:>9.4f} {cold:>7.4f} {mean(t.episode_end):>13.4f}"

@@ -24,6 +24,10 @@ SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO_ROOT.parent / "sha
 PYTHON_VARIABLE = "HARNESS_LLAMACPP_PYTHON"
 GGUF_VARIABLE = "HARNESS_REAL_MODEL_GGUF"
 REPORT = REPO_ROOT / "test-artifacts" / "real-model-tier.md"
+# tau2-bench v1.0.1 (source and data) for the tau3 run.
+TAU2_CHECKOUT = Path(
+    os.environ.get("HARNESS_TAU2_CHECKOUT", REPO_ROOT.parent / "shared" / "vendor" / "tau2-bench")
+)
 
 MAX_TOKENS = 48
 # Sampled, with a fixed seed, not greedy: greedy SmolLM2 repeats itself (a
@@ -155,6 +159,21 @@ def server_arguments(context_tokens: int, flash_attention: bool = True) -> list[
         "--seed": "0",
     }
     return [f"--serve-arg={part}" for pair in settings.items() for part in pair]
+
+
+# tau3: banking_knowledge (BM25 retrieval: offline), one task; its first request is
+# ~4,500 SmolLM2 tokens (policy and 15 tools).
+TAU3_SUITE = f"""name: tier-tau3
+trials: 1
+user_model: scripted
+judge_model: stub
+entries:
+  - benchmark: tau3
+    subsets: [banking_knowledge]
+    limit: 1
+    options: {{max_steps: {EPISODE_STEPS}, retrieval: bm25}}
+"""
+TAU3_CONTEXT_TOKENS = 6144
 
 
 def bfcl_suite_yaml(name: str, subset: str, limit: int) -> str:

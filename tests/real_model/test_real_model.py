@@ -35,6 +35,9 @@ from real_model_tier import (
     REPORT,
     SAMPLING,
     SHARED_DATA,
+    TAU2_CHECKOUT,
+    TAU3_CONTEXT_TOKENS,
+    TAU3_SUITE,
     TRUNCATING_MAX_TOKENS,
     BenchmarkFigures,
     benchmark_suites,
@@ -114,6 +117,14 @@ def _planned_runs() -> list[PlannedRun]:
                 flash_attention=suite.flash_attention,
             )
             for suite in benchmark_suites(SHARED_DATA)
+        ),
+        # tau2-bench v1.0.1 from its checkout: its environments and runner rules.
+        PlannedRun(
+            "tau3",
+            TAU3_SUITE,
+            ("--data-dir", f"tau3={TAU2_CHECKOUT}"),
+            context_tokens=TAU3_CONTEXT_TOKENS,
+            flash_attention=True,
         ),
         PlannedRun("rehearsal-parallel-2", strategy_suite, ("--strategy", "rehearsal-parallel:2")),
         PlannedRun(
@@ -262,6 +273,23 @@ def test_the_strategies_ran_their_extra_model_calls(tier):
             calls = sum(role["calls"] for role in usage.values())
             # N rehearsals or K samples per step: several times one episode's calls.
             assert calls >= factor, (name, usage)
+
+
+def test_tau3_runs_on_tau2_bench_v1_0_1_and_follows_its_runner_rule(tier):
+    """The banking_knowledge episode on tau2-bench v1.0.1's own environment: scored
+    as tau2-bench scores it, or (a message its code raises on, e.g. an empty reply)
+    run again, the model asked on every attempt, then binned as its runner bins it."""
+    (record,) = tier.runs["tau3"].records
+    assert record["status"] == "ok" and record["score"] is not None
+    assert record["metadata"]["retrieval"] == "bm25"
+    void = record["trajectory"]["extra"].get("void_attempts") or []
+    calls = record["trajectory"]["usage"]["actor"]["calls"]
+    if record["score"].get("excluded"):
+        assert record["score"]["details"]["attempts"] == 4 and len(void) == 3
+        assert calls >= 4  # every attempt asked the server again
+    else:
+        assert record["score"]["details"]["termination"] in ("user_stop", "max_steps")
+        assert calls >= 1
 
 
 def test_malformed_model_output_is_a_scored_failure_with_its_parse_error(tier):
