@@ -70,13 +70,13 @@ def oracle_script(task: Task, skip_action_ids: Collection[str] = ()) -> list[Ass
     return script
 
 
-class Tau2Oracle(ModelClient):
-    """Plays the gold script; after it, answers with a closing question."""
+class ScriptPlayer(ModelClient):
+    """Plays a script one reply a step; after it, answers with a closing question."""
 
-    name = "oracle"
+    name = "script"
 
-    def __init__(self, task: Task, skip_action_ids: Collection[str] = ()):
-        self._script = oracle_script(task, skip_action_ids)
+    def __init__(self, script: list[AssistantTurn]):
+        self._script = script
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
         own = sum(1 for m in messages if m.get("role") == "assistant") - 1  # minus the greeting
@@ -88,3 +88,12 @@ class Tau2Oracle(ModelClient):
                 finish_reason=step.finish_reason,
             )
         return AssistantTurn(content=CLOSING, finish_reason="stop")
+
+
+class Tau2Oracle(ScriptPlayer):
+    """Plays the gold script (``oracle_script``)."""
+
+    name = "oracle"
+
+    def __init__(self, task: Task, skip_action_ids: Collection[str] = ()):
+        super().__init__(oracle_script(task, skip_action_ids))

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from support import REPO
 
-from harness.adapters.tau2.oracle import CLOSING, oracle_script
-from harness.models.base import ModelClient
+from harness.adapters.tau2.oracle import ScriptPlayer, oracle_script
 from harness.testing.fake_server import Reply
 from harness.types import AssistantTurn, ToolCall
 
@@ -106,24 +105,8 @@ def imperfect_script(task, kind: str, write_tools: frozenset[str]) -> list[Assis
     raise ValueError(kind)
 
 
-class ScriptedAgent(ModelClient):
-    """Plays a script one reply a step, then closes (as the oracle does)."""
-
-    name = "imperfect"
-
-    def __init__(self, script: list[AssistantTurn]):
-        self.script = script
-
-    async def complete(self, messages, tools, params) -> AssistantTurn:
-        own = sum(1 for m in messages if m.get("role") == "assistant") - 1  # minus the greeting
-        if 0 <= own < len(self.script):
-            step = self.script[own]
-            return AssistantTurn(
-                content=step.content,
-                tool_calls=[ToolCall.from_dict(c.to_dict()) for c in step.tool_calls],
-                finish_reason=step.finish_reason,
-            )
-        return AssistantTurn(content=CLOSING, finish_reason="stop")
+# The imperfect agents play their scripts as the oracle plays the gold.
+ScriptedAgent = ScriptPlayer
 
 
 # --- a deterministic NL judge ------------------------------------------------------------
