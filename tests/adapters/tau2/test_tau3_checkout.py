@@ -25,15 +25,6 @@ def mirror(source: Path, target: Path) -> Path:
     return target
 
 
-def test_the_blob_ids_are_gits(tmp_path):
-    sample = tmp_path / "f.txt"
-    sample.write_bytes(b"tau\n\x00binary")
-    expected = subprocess.run(
-        ["git", "hash-object", str(sample)], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert checkout.blob_id(sample) == expected
-
-
 def test_the_pinned_list_is_the_release_s_own():
     pinned = checkout.pinned()
     assert pinned.commit == "fc0055dc4e0a316c3f83133267fbd6faaa770992"
