@@ -52,6 +52,7 @@ from harness.task import (
 )
 from harness.types import Score, ToolSchema, Trajectory
 
+from . import official
 from .data import (
     HF_DATASET,
     SCENARIOS,
@@ -72,7 +73,6 @@ from .episode import (
 )
 from .judge import JUDGE_ATTEMPTS, judge_conversation
 from .metrics import ESTIMATORS, aggregate_records, orders_diagnostic
-from .official import official_package_version
 from .prompts import GREETING, PromptSet, prompt_set
 from .user import LLMUser, ScriptedUser
 
@@ -111,6 +111,7 @@ class VitaBenchAdapter(Adapter):
         self._tool_schemas: dict[tuple[str, str], list[ToolSchema]] = {}
         self._data_sources: dict[str, str] = {}
         self._prompt_sources: set[str] = set()
+        self._prompt_origins: set[str] = set()
 
     # ------------------------------------------------------------ loading
 
@@ -139,8 +140,11 @@ class VitaBenchAdapter(Adapter):
         )
         self._data_sources[f"{subset}-{language}"] = str(path)
         max_steps = int(options.get("max_steps", MAX_STEPS))
-        prompts = prompt_set(language, str(options.get("prompts", "auto")))
+        wanted_prompts = str(options.get("prompts", "auto"))
+        prompts = prompt_set(language, wanted_prompts, Path(folder) if folder else None)
         self._prompt_sources.add(prompts.source)
+        if prompts.origin:
+            self._prompt_origins.add(prompts.origin)
         attempts = int(options.get("judge_attempts", JUDGE_ATTEMPTS))
         wanted = set(ids) if ids else None
         samples = []
@@ -148,7 +152,15 @@ class VitaBenchAdapter(Adapter):
             task = VitaTask(record=record, scenario=subset, language=language)
             if wanted is not None and not wanted & {sample_id(task), task.task_id}:
                 continue
-            samples.append(self.make_sample(task, max_steps, prompts, attempts))
+            sample = self.make_sample(task, max_steps, prompts, attempts)
+            sample.metadata["prompt_origin"] = prompt_origin_text(prompts, wanted_prompts)
+            if (
+                prompts.source == "official"
+                and folder
+                and official.checkout_prompt_dir(Path(folder))
+            ):
+                sample.metadata["prompt_checkout"] = str(Path(folder).expanduser().resolve())
+            samples.append(sample)
         return samples
 
     def tool_schemas(self, task: VitaTask) -> list[ToolSchema]:
@@ -221,7 +233,12 @@ class VitaBenchAdapter(Adapter):
                 "'stub' gives an offline stand-in that is not the benchmark's judge)"
             )
         # The judge reads the prompts the run was made with (auto when not recorded).
-        prompts = prompt_set(task.language, sample.metadata.get("prompt_source") or "auto")
+        checkout = sample.metadata.get("prompt_checkout")
+        prompts = prompt_set(
+            task.language,
+            sample.metadata.get("prompt_source") or "auto",
+            Path(checkout) if checkout else None,
+        )
         details["prompt_source"] = prompts.source
         judgement = await judge_conversation(
             task,
@@ -275,9 +292,18 @@ class VitaBenchAdapter(Adapter):
         versions.update({f"data:{key}": source for key, source in self._data_sources.items()})
         if self._prompt_sources:
             versions["prompt_source"] = "+".join(sorted(self._prompt_sources))
-        if "official" in self._prompt_sources:
-            versions["prompts_package"] = official_package_version()
+        if self._prompt_origins:
+            versions["prompts_from"] = " + ".join(sorted(self._prompt_origins))
         return versions
+
+
+def prompt_origin_text(prompts: PromptSet, wanted: str) -> str:
+    """Where the run's prompts came from, true for every way they were chosen."""
+    if prompts.source == "official":
+        return prompts.origin
+    if wanted == "harness":
+        return "this project's wording, chosen with the option prompts: harness"
+    return "this project's wording: no VitaBench checkout as the data folder, no vita package"
 
 
 def build_user(

@@ -216,9 +216,8 @@ def _group_key(record: RecordView, several_languages: bool) -> str:
 PROMPT_SOURCE_TEXT = {
     "official": "the benchmark's own agent, user-simulator and judge prompts",
     "harness": (
-        "this project's wording of the agent, user-simulator and judge prompts (the "
-        "benchmark's package was not installed); not directly comparable with "
-        "official-prompt scores"
+        "this project's wording of the agent, user-simulator and judge prompts; not "
+        "directly comparable with official-prompt scores"
     ),
 }
 
@@ -229,13 +228,46 @@ def record_prompt_source(record: RecordView) -> str:
     return str(source or "unknown")
 
 
+def _origins(records: list[RecordView], source: str) -> list[str]:
+    return sorted(
+        {
+            str(r.metadata["prompt_origin"])
+            for r in records
+            if r.metadata.get("prompt_origin") and record_prompt_source(r) == source
+        }
+    )
+
+
 def prompt_source_note(records: list[RecordView]) -> str:
-    """Which prompts the scores were obtained with (``prompt_source``)."""
+    """Which prompts the scores were obtained with (``prompt_source``), and from where."""
     sources = sorted({record_prompt_source(record) for record in records})
+    parts = []
+    for source in sources:
+        count = sum(1 for r in records if record_prompt_source(r) == source)
+        text = PROMPT_SOURCE_TEXT.get(source, "not recorded")
+        origins = _origins(records, source)
+        where = f"; from {', '.join(origins)}" if origins else ""
+        parts.append(
+            f"{source} ({text}{where}; {count} record(s))"
+            if len(sources) > 1
+            else f"{source} ({text}{where})"
+        )
     if len(sources) == 1:
-        source = sources[0]
-        return f"prompt_source: {source} ({PROMPT_SOURCE_TEXT.get(source, 'not recorded')})."
-    return f"prompt_source: mixed ({', '.join(sources)}); records used different prompts."
+        return f"prompt_source: {parts[0]}."
+    return f"prompt_source: mixed: {'; '.join(parts)}."
+
+
+def nonstandard_settings(records: list[RecordView]) -> list[str]:
+    """What of these records is not how VitaBench runs (harness.nonstandard)."""
+    ours = [r for r in records if record_prompt_source(r) == "harness"]
+    if not ours:
+        return []
+    origins = _origins(records, "harness")
+    why = f" ({origins[0]})" if len(origins) == 1 else ""
+    return [
+        f"{len(ours)} of {len(records)} record(s) with this project's agent, user and judge "
+        f"prompts, not VitaBench's own{why}"
+    ]
 
 
 def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkResult:
@@ -289,4 +321,10 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
         + DIAGNOSTIC_LABEL
         + ".",
     ]
-    return BenchmarkResult(benchmark=benchmark, headline=headline, subsets=subsets, notes=notes)
+    return BenchmarkResult(
+        benchmark=benchmark,
+        headline=headline,
+        subsets=subsets,
+        notes=notes,
+        nonstandard=nonstandard_settings(records),
+    )

@@ -5,10 +5,12 @@ The three system prompts (the agent's rules, the user simulator's guidelines, th
 judge's instructions) come from one of two sources, recorded as
 ``prompt_source``:
 
-- ``official``: the benchmark's own templates, read at run time from the
-  installed ``vita`` package (official.py); the texts equal what its code sends;
-- ``harness``: this project's wording of the same behaviour, used when the
-  package is not installed (or when asked for with the ``prompts`` option).
+- ``official``: the benchmark's own templates, read at run time from a VitaBench
+  checkout named as the data folder or from the installed ``vita`` package
+  (official.py); the texts equal what its code sends;
+- ``harness``: this project's wording of the same behaviour, used when neither
+  is there (or when asked for with the ``prompts`` option). Not the benchmark's
+  prompts: every table marks such a number (harness.nonstandard).
 
 Both sources use the benchmark's placeholder names, so one formatting step
 serves both.
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from harness.errors import ConfigError
 
-from .official import official_templates
+from .official import CLONE_HINT, official_templates, prompt_origin
 
 PROMPT_SOURCES = ("auto", "official", "harness")
 
@@ -235,6 +238,8 @@ class PromptSet:
     agent: str
     user: str
     judge: str
+    # Where the official templates were read (a checkout, the package); "" for ours.
+    origin: str = ""
 
     def agent_system(self, time: str) -> str:
         return self.agent.format(time=time_with_weekday(time, self.language))
@@ -257,22 +262,30 @@ def harness_prompts(language: str) -> PromptSet:
     )
 
 
-def prompt_set(language: str, wanted: str = "auto") -> PromptSet:
-    """The prompts of a run: ``auto`` takes the official templates when the
-    package is installed and ours otherwise; ``official`` requires the package."""
+def prompt_set(language: str, wanted: str = "auto", data_dir: Path | None = None) -> PromptSet:
+    """The prompts of a run: ``auto`` takes the official templates when a VitaBench
+    checkout is the data folder or the package is installed, and ours otherwise;
+    ``official`` requires one of them."""
     if wanted not in PROMPT_SOURCES:
         raise ConfigError(
             f"unknown VitaBench prompts option '{wanted}' (known: {', '.join(PROMPT_SOURCES)})"
         )
     if wanted == "harness":
         return harness_prompts(language)
-    templates = official_templates(language)
+    templates = official_templates(language, data_dir)
     if templates is None:
         if wanted == "official":
             raise ConfigError(
-                "VitaBench prompts 'official' need the benchmark's package (vita) installed"
+                "VitaBench prompts 'official' need the benchmark's code: a VitaBench "
+                f"checkout as the data folder ({CLONE_HINT}) or its package (vita) installed"
             )
         return harness_prompts(language)
+    origin = prompt_origin(data_dir)
     return PromptSet(
-        "official", language, templates["agent"], templates["user"], templates["judge"]
+        "official",
+        language,
+        templates["agent"],
+        templates["user"],
+        templates["judge"],
+        origin.describe() if origin is not None else "",
     )

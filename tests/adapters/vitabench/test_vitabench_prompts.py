@@ -22,10 +22,10 @@ from harness.types import Trajectory
 @pytest.fixture(autouse=True)
 def fresh_lookup():
     official.official_prompt_dir.cache_clear()
-    official.official_templates.cache_clear()
+    official.templates_in.cache_clear()
     yield
     official.official_prompt_dir.cache_clear()
-    official.official_templates.cache_clear()
+    official.templates_in.cache_clear()
 
 
 def fake_package(root: Path, with_prompts: bool = True) -> Path:
@@ -64,7 +64,7 @@ def test_without_the_package_our_wording_is_used(tmp_path, monkeypatch):
     assert official.official_prompt_dir() is None
     assert prompt_set("en").source == "harness"
     assert "{time}" in harness_prompts("en").agent
-    with pytest.raises(ConfigError, match="need the benchmark's package"):
+    with pytest.raises(ConfigError, match="need the benchmark's code"):
         prompt_set("en", "official")
     with pytest.raises(ConfigError, match="unknown VitaBench prompts option"):
         prompt_set("en", "bogus")
@@ -80,14 +80,22 @@ def test_prompt_source_is_in_metadata_score_versions_and_notes(shared_data, tmp_
     assert official_sample.initial_messages[0]["content"].startswith("EN AGENT ")
     assert ours[0].metadata["prompt_source"] == "harness"
     assert adapter.versions()["prompt_source"] == "harness+official"
-    assert adapter.versions()["prompts_package"].startswith("vita")
+    assert adapter.versions()["prompts_from"].startswith("vita")
 
     trajectory = Trajectory(messages=[], termination="max_steps")
     score = asyncio.run(adapter.score(ours[0], trajectory, Services()))
     assert score.details["prompt_source"] == "harness"
     record = RecordView(ours[0].id, "delivery", 0, "ok", score, dict(ours[0].metadata))
-    notes = aggregate_records("vitabench", [record]).notes
-    assert notes[0].startswith("prompt_source: harness (")
+    result = aggregate_records("vitabench", [record])
+    assert result.notes[0].startswith("prompt_source: harness (")
+    # The note says why: chosen with the option, not "the package was not installed".
+    assert "chosen with the option prompts: harness" in result.notes[0]
+    assert "not installed" not in result.notes[0]
+    assert result.nonstandard and "not VitaBench's own" in result.nonstandard[0]
     mixed = RecordView(official_sample.id, "delivery", 0, "ok", None, official_sample.metadata)
-    notes = aggregate_records("vitabench", [record, mixed]).notes
-    assert notes[0].startswith("prompt_source: mixed (harness, official)")
+    result = aggregate_records("vitabench", [record, mixed])
+    assert result.notes[0].startswith("prompt_source: mixed: harness (")
+    assert "official (" in result.notes[0] and "1 record(s)" in result.notes[0]
+    assert "1 of 2 record(s)" in result.nonstandard[0]
+    official_only = aggregate_records("vitabench", [mixed])
+    assert official_only.nonstandard == []
