@@ -269,6 +269,26 @@ def same_weights_warning(a: RunResult, b: RunResult) -> str | None:
     return None
 
 
+def nonstandard_warnings(a: RunResult, b: RunResult, benchmarks: set[str]) -> list[str]:
+    """A warning per compared benchmark whose runs differ in settings that are not the
+    benchmark's own (harness.nonstandard), e.g. one run with a benchmark's own prompts
+    and the other with this project's wording."""
+    from harness.headlines import benchmark_label
+
+    warnings = []
+    for bench in sorted(benchmarks):
+        left, right = a.benchmarks.get(bench), b.benchmarks.get(bench)
+        if left is None or right is None or left.nonstandard == right.nonstandard:
+            continue
+        warnings.append(
+            f"WARNING: {benchmark_label(bench)}: the runs differ in settings that are not the "
+            f"benchmark's own (A: {'; '.join(left.nonstandard) or 'standard'}; "
+            f"B: {'; '.join(right.nonstandard) or 'standard'}); the difference mixes the "
+            "model with them."
+        )
+    return warnings
+
+
 def warning_lines(rows: list[PairedComparison]) -> list[str]:
     """One line of warnings per row that has any, then each kind explained once."""
     from harness.stats import WARNING_NOTES
@@ -302,6 +322,8 @@ def render_markdown(
         )
     if a.env_feedback != b.env_feedback:
         lines.append("\nWARNING: the runs used different environment feedback.")
+    for warning in nonstandard_warnings(a, b, {c.benchmark for c in comparisons}):
+        lines.append("\n" + warning)
     same = same_weights_warning(a, b)
     if same:
         lines.append("\n" + same)
@@ -410,7 +432,14 @@ def render_json(
         "a": a.name,
         "b": b.name,
         "fingerprints": {"a": a.fingerprint, "b": b.fingerprint},
-        "warnings": [w for w in [same_weights_warning(a, b)] if w],
+        "warnings": [
+            w
+            for w in [
+                same_weights_warning(a, b),
+                *nonstandard_warnings(a, b, {c.benchmark for c in comparisons}),
+            ]
+            if w
+        ],
         "definitions": DEFINITIONS,
         "unit": "fraction",
         "n_boot": n_boot,

@@ -155,3 +155,25 @@ def test_compare_never_pairs_two_task_sets_of_one_benchmark(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "never paired" in captured.err
     assert "| bfcl" in captured.out and "| tau2" not in captured.out
+
+
+def test_compare_warns_when_the_runs_differ_in_non_standard_settings(tmp_path):
+    """E.g. VitaBench with its own prompts in one run and this project's wording in the
+    other: compare says so beside the numbers (markdown and JSON)."""
+    records = pass_fail_records("vitabench", "delivery", [True, False] * 3)
+    a_dir = make_run(tmp_path, "a", records, {"vitabench": {"Avg": 0.5}})
+    b_dir = make_run(tmp_path, "b", records, {"vitabench": {"Avg": 0.5}})
+    scores = json.loads((b_dir / "scores.json").read_text())
+    scores["benchmarks"]["vitabench"]["nonstandard"] = ["this project's prompts"]
+    (b_dir / "scores.json").write_text(json.dumps(scores))
+    a, b = load_run(a_dir, n_boot=50), load_run(b_dir, n_boot=50)
+    comparisons = compare_runs(a.tasks, b.tasks, n_boot=50)
+    text = compare_markdown(a, b, comparisons, max_flips=5)
+    assert (
+        "WARNING: VitaBench: the runs differ in settings that are not the benchmark's own" in text
+    )
+    assert "A: standard; B: this project's prompts" in text
+    warnings = json.loads(compare_json(a, b, comparisons))["warnings"]
+    assert any("this project's prompts" in w for w in warnings)
+    same = compare_markdown(a, a, compare_runs(a.tasks, a.tasks, n_boot=50), max_flips=5)
+    assert "settings that are not the benchmark's own" not in same
