@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from harness.headlines import benchmark_label, primary_quantity, sort_benchmarks
 from harness.labels import LabelSpec, RunStyle, assign_styles
 from harness.leaderboard import RunResult
+from harness.nonstandard import NONSTANDARD_MARK
 from harness.stats import Interval
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ DEFAULT_FORMATS = ("png", "pdf")
 _BUDGET_KEYS = ("n", "N", "budget", "rehearsals", "num_rehearsals", "n_rehearsals")
 PARTIAL_HATCH = "///"
 PARTIAL_NOTE = "hatched: partial (less than the full set)"
+NONSTANDARD_NOTE = f"{NONSTANDARD_MARK} on a value: not the benchmark's standard configuration"
 OPEN_NOTE = "open marker: partial (less than the full set)"
 OVERALL = "overall"
 # Value labels sit on a light box, so a dashed baseline through them leaves them legible.
@@ -71,6 +73,8 @@ class FigureContext:
     references: list[RunResult] = field(default_factory=list)
     # run name -> benchmark (or "overall") -> why the number covers less than its set
     partial: dict[str, dict[str, str]] = field(default_factory=dict)
+    # run name -> benchmarks whose numbers are not the benchmark's standard configuration
+    nonstandard: dict[str, set[str]] = field(default_factory=dict)
 
     def style(self, result: RunResult) -> RunStyle:
         return self.styles.get(result.name) or RunStyle(result.name, "#333333")
@@ -80,6 +84,9 @@ class FigureContext:
 
     def is_partial(self, result: RunResult, key: str) -> bool:
         return bool(self.partial.get(result.name, {}).get(key))
+
+    def is_nonstandard(self, result: RunResult, key: str) -> bool:
+        return key in self.nonstandard.get(result.name, set())
 
 
 # --- what is partial ----------------------------------------------------------------
@@ -117,6 +124,10 @@ def figure_context(
         styles=styles,
         references=references,
         partial={r.name: partial_reasons(r) for r in runs},
+        nonstandard={
+            r.name: {bench for bench, entry in r.benchmarks.items() if entry.nonstandard}
+            for r in runs
+        },
     )
 
 
@@ -310,6 +321,13 @@ def _partial_handle() -> tuple[Any, str]:
     return Patch(facecolor="white", edgecolor="#333333", hatch=PARTIAL_HATCH), PARTIAL_NOTE
 
 
+def _nonstandard_handle() -> tuple[Any, str]:
+    from matplotlib.patches import Patch
+
+    # A text-only entry: the mark is on the value labels.
+    return Patch(facecolor="none", edgecolor="none"), NONSTANDARD_NOTE
+
+
 def _open_marker_handle() -> tuple[Any, str]:
     from matplotlib.lines import Line2D
 
@@ -358,7 +376,7 @@ def bars_plot(results: list[RunResult], context: FigureContext | None = None) ->
     axes = _panels(figure, len(groups), ratios)
     width = 0.8 / most
     crowded = most >= 5  # value labels turn upright to fit narrow bars
-    any_partial = False
+    any_partial = any_nonstandard = False
     for ax, (quantity, group) in zip(axes, groups.items(), strict=True):
         top = 100.0
         for j, key in enumerate(group):
@@ -385,8 +403,10 @@ def bars_plot(results: list[RunResult], context: FigureContext | None = None) ->
                 )
                 high = 100 * (point.interval.high if point.interval else point.value)
                 top = max(top, high)
+                nonstandard = context.is_nonstandard(result, key.partition("/")[0])
+                any_nonstandard = any_nonstandard or nonstandard
                 ax.annotate(
-                    _fmt(100 * point.value),
+                    _fmt(100 * point.value) + (NONSTANDARD_MARK if nonstandard else ""),
                     (bars[0].get_x() + width / 2, high),
                     xytext=(0, 2),
                     textcoords="offset points",
@@ -402,7 +422,10 @@ def bars_plot(results: list[RunResult], context: FigureContext | None = None) ->
         ax.set_xlim(-0.6, len(group) - 0.4)
         ax.set_ylabel(_axis_label(quantity, ", 95% CI"))
         _percent_axis(ax, top)
-    _legend_below(figure, axes, [_partial_handle()] if any_partial else [])
+    extra = [_partial_handle()] if any_partial else []
+    if any_nonstandard:
+        extra.append(_nonstandard_handle())
+    _legend_below(figure, axes, extra)
     return Plot("bars", "Primary metric per benchmark and run", figure)
 
 

@@ -5,6 +5,7 @@ model and rehearser, pass^k with intervals and a legend off the lines."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -281,3 +282,16 @@ def test_a_bad_labels_file_is_one_line_and_exit_2(tmp_path, two_runs, capsys):
     labels.write_text("base: {label: B, shade: red}\n", encoding="utf-8")
     assert main(argv) == 2
     assert "unknown key(s) shade" in capsys.readouterr().err
+
+
+def test_non_standard_numbers_carry_their_mark_in_the_bar_labels(tmp_path, two_runs):
+    base, better = two_runs
+    scores = json.loads((better / "scores.json").read_text())
+    scores["benchmarks"]["tau2"]["nonstandard"] = ["option malformed_calls: continue"]
+    (better / "scores.json").write_text(json.dumps(scores))
+    results = [load_run(r, n_boot=50) for r in two_runs]
+    bars = build_plots(results, ["bars"])[0]
+    labels = [t.get_text() for ax in bars.figure.axes for t in ax.texts]
+    assert sum(text.endswith("§") for text in labels) == 1  # better's tau2 bar only
+    legend = [t.get_text() for t in bars.figure.legends[0].get_texts()]
+    assert any(t.startswith("§ on a value: not the benchmark's standard") for t in legend)

@@ -188,6 +188,8 @@ def test_report_command_with_two_runs_comparison_plots_and_reference(tmp_path, c
 
 
 def test_credentials_echoed_in_records_are_masked(tmp_path, monkeypatch):
+    """A key the run holds (the environment's) is masked in the report's samples;
+    a key-shaped value of the trajectory that the run does not hold is data."""
     monkeypatch.setenv("HARNESS_TEST_API_KEY", "envsecret-0123456789")
     messages = [
         {"role": "tool", "content": "auth failed for sk-live0123456789abcdef"},
@@ -204,8 +206,8 @@ def test_credentials_echoed_in_records_are_masked(tmp_path, monkeypatch):
     page = out.read_text(encoding="utf-8")
     data = json.dumps(read_samples(page))
     for text in (page, data):
-        assert "sk-live0123456789abcdef" not in text and "envsecret-0123456789" not in text
-    assert "auth failed for ***" in data and "the key is ***" in data
+        assert "envsecret-0123456789" not in text
+    assert "auth failed for sk-live0123456789abcdef" in data and "the key is ***" in data
 
 
 def two_runs(tmp_path, runs=("base", "tuned")):
@@ -326,3 +328,23 @@ def test_deep_link_flip_links_side_by_side_rubrics_and_baseline_in_chromium(tmp_
     assert seen["afterVerdicts"] == ["✓ yes", "✗ no", "✓ yes", "✓ yes"]
     assert seen["hash"] == "#sample=base/tau2/airline/t40&with=tuned"
     assert seen["visible"] == ["B = base against A = tuned"]
+
+
+def test_a_non_standard_number_is_marked_in_the_report(tmp_path):
+    run = make_run(
+        tmp_path,
+        "lenient",
+        pass_fail_records("tau2", "airline", [True, False]),
+        {"tau2": {"tau2_mean": 0.5}},
+    )
+    scores = json.loads((run / "scores.json").read_text())
+    scores["benchmarks"]["tau2"]["nonstandard"] = ["option malformed_calls: continue"]
+    (run / "scores.json").write_text(json.dumps(scores))
+    out = tmp_path / "report.html"
+    build_report([run], out, ReportOptions(n_boot=50, plots=False))
+    page = out.read_text(encoding="utf-8")
+    assert "50.00 (" in page and "§" in page
+    assert "§ = not the benchmark&#x27;s standard configuration" in page or (
+        "§ = not the benchmark's standard configuration" in page
+    )
+    assert "option malformed_calls: continue" in page
