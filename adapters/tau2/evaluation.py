@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .domains import Domain, initialized_environment, replayed_tools
+from .domains import Domain, initialized_environment, new_environment, replayed_tools
 from .gold_cache import Hashes, cached_hashes
 from .live_state import LiveState, digest_of
 from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
@@ -172,8 +172,9 @@ def _replay_lenient(
     domain: Domain, task: Task, greeting: str, turns: Sequence[Turn]
 ) -> tuple[Tau2Env, list[str]]:
     """tau2-bench v1.0.1's own replay, as its ``evaluate-trajs`` runs it (``strict=False``:
-    a replayed output that differs from the recorded one is logged, not raised)."""
-    env = initialized_environment(domain, task)
+    a replayed output that differs from the recorded one is logged, not raised). The
+    environment is a fresh one: set_state runs the task's initialization itself."""
+    env = new_environment(domain, task)
     state = task.initial_state
     env.set_state(
         initialization_data=state.initialization_data if state is not None else None,

@@ -160,3 +160,29 @@ def test_another_checkout_is_refused_in_one_line_with_exit_2(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "data/tau2/domains/airline/policy.md differs" in lines[0]
     assert REPO.exists()
+
+
+def test_a_regrade_replays_tasks_whose_setup_changes_the_environment():
+    """Telecom tasks that start from a line suspended for an overdue bill: the replay
+    of a stored transcript runs the task's initialization once, as tau2-bench does."""
+    import asyncio
+    import json as json_module
+
+    from harness.adapters.tau2 import Tau3Adapter
+    from harness.strategies.base import PlainStrategy
+    from harness.task import Services
+    from harness.types import SamplingParams, Trajectory
+
+    checkout = checkout_or_skip()
+    adapter = Tau3Adapter()
+    task_id = "[service_issue]airplane_mode_on|overdue_bill_suspension[PERSONA:None]"
+    (sample,) = adapter.load("telecom", ids=[task_id], data_dir=checkout)
+    assert adapter.task_of(sample).initial_state.initialization_actions
+    trajectory = asyncio.run(
+        PlainStrategy().run(sample, adapter.oracle(sample), Services(), SamplingParams())
+    )
+    first = adapter.score_now(sample, trajectory, Services())
+    stored = Trajectory.from_dict(json_module.loads(json_module.dumps(trajectory.to_dict())))
+    regraded = adapter.score_now(sample, stored, Services())
+    assert regraded.details["state_source"] == "replay"
+    assert first.reward == regraded.reward == 1.0
