@@ -83,18 +83,21 @@ def _command_module(module_name: str) -> Any:
 def register_secrets(args: argparse.Namespace) -> None:
     """Tell the masker every credential the command line carries: URL userinfo
     and credential query values in any flag (``--api-base``, strategy options),
-    and credential flags of the server command (``--serve-arg``, ``--serve-command``).
+    key-named strategy options (``--strategy-opt rehearser_api_key=...``) and
+    credential flags of the server command (``--serve-arg``, ``--serve-command``).
     Model configs and strategy configs register theirs when they are read."""
     import shlex
 
-    from harness.models.redact import add_argument_secrets, add_url_secrets
+    from harness.models.redact import add_argument_secrets, add_config_secrets, add_url_secrets
 
     for value in vars(args).values():
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str):
                 add_url_secrets(item.partition("=")[2] if "=" in item.split("://")[0] else item)
     add_argument_secrets(getattr(args, "serve_arg", None) or [])
-    add_argument_secrets(getattr(args, "strategy_opt", None) or [])
+    for pair in getattr(args, "strategy_opt", None) or []:  # KEY=VALUE: a key-named KEY
+        key, _, value = str(pair).partition("=")
+        add_config_secrets({key.strip(): value})
     command = getattr(args, "serve_command", None)
     if command:
         try:

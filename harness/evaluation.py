@@ -338,7 +338,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
     from harness.clients import ModelProvider, aux_client
     from harness.manifest import base_versions
     from harness.models.fingerprint import run_fingerprint
-    from harness.models.redact import add_url_secrets
+    from harness.models.redact import add_config_secrets, add_url_secrets
     from harness.models.settings import ModelSettings, check_model, is_builtin
     from harness.registry import get_adapter
     from harness.runner import Runner, Shard, now_iso, plan_suite
@@ -351,6 +351,7 @@ def _plan(config: RunConfig) -> _PlannedRun:
 
     config.check()
     add_url_secrets(config.api_base)  # a key in the URL never reaches the run folder
+    add_config_secrets(config.strategy_options)  # a rehearser's key or URL password
     suite = load_suite(config.suite)
     trials = config.trials if config.trials is not None else suite.trials
     endpoint = plan_endpoint(config)

@@ -25,6 +25,7 @@ from harness.data_dirs import DataDirs
 from harness.deadline import Deadline
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
+from harness.models.redact import scrub_secrets
 from harness.records import OK, Record, record_key
 from harness.registry import get_adapter
 from harness.run_counts import RunCounts
@@ -275,11 +276,14 @@ def model_failure_score(exc: BaseException) -> Score:
 
 
 def _error_info(exc: BaseException) -> dict[str, Any]:
+    """A record's ``error``: an exception's text, not the trajectory, so
+    credential-looking text in it is scrubbed (a server's error body echoing a
+    header) besides the held secrets."""
     return {
         "type": type(exc).__name__,
-        "message": str(exc)[:2000],
+        "message": scrub_secrets(str(exc))[:2000],
         # Of ``exc`` itself: it is not always the exception being handled.
-        "traceback": "".join(traceback.format_exception(exc, limit=8))[-4000:],
+        "traceback": scrub_secrets("".join(traceback.format_exception(exc, limit=8)))[-4000:],
     }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.data_dirs import DataDirs
+from harness.models.redact import scrub_secrets
 from harness.registry import get_adapter
 from harness.runner import now_iso
 from harness.store import OK, RunStore, write_json_atomic
@@ -82,7 +83,7 @@ async def regrade(
                 score = await adapter.score(sample, trajectory, services)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1
-                record["score_error"] = f"{type(exc).__name__}: {exc}"
+                record["score_error"] = scrub_secrets(f"{type(exc).__name__}: {exc}")
                 continue
             new = score.to_dict()
             stats.regraded += 1

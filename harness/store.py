@@ -44,7 +44,7 @@ LOCK = ".lock"
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
-    credentials masked first."""
+    the held secrets masked first."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(dumps_safe(mask(data), indent=2, default=str), encoding="utf-8")
     os.replace(tmp, path)
@@ -100,10 +100,11 @@ def read_records(path: Path) -> LoadedRecords:
 
 def record_line(record: Record) -> str:
     """A record as one line of samples.jsonl (no newline): standard JSON in valid
-    UTF-8 (harness.boundary.dumps_safe), credentials masked."""
+    UTF-8 (harness.boundary.dumps_safe), the run's held secrets masked (by value
+    only: the trajectory keeps what the model sent and the benchmark gave it)."""
     data = record.to_dict()
     line = dumps_safe(data, default=str)
-    if may_need_masking(line):  # one search over the line; rarely true
+    if may_need_masking(line):  # one search over the line for the held secrets; rarely true
         line = dumps_safe(mask(data), default=str)
     return line
 
@@ -209,7 +210,7 @@ class RunStore:
 
         The line is always standard JSON in valid UTF-8 (harness.boundary.dumps_safe:
         invalid text replaced, non-finite numbers and over-deep values as text),
-        with credentials masked (harness.models.redact.mask).
+        with the held secrets masked (harness.models.redact.mask).
         """
         if self._samples_handle is None:
             raise RuntimeError("RunStore.open_for_append() first")

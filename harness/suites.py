@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.models.redact import add_config_secrets
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The repository's tasks/ folder is the source of truth; a built wheel carries a
@@ -99,6 +100,7 @@ def _entry(raw: Any, where: str) -> SuiteEntry:
     options = raw.get("options") or {}
     if not isinstance(options, dict):
         raise ConfigError(f"{where}: 'options' must be a mapping")
+    add_config_secrets(options)  # a judge key or a URL with a password among the options
     ids = raw.get("ids")
     if ids is not None and not (
         isinstance(ids, list) and all(isinstance(i, (str, int)) for i in ids)

@@ -13,6 +13,7 @@ a real server misbehaves:
     --spawn-worker        start a worker process (in the server's process group,
                           as vLLM starts its engine processes)
     --pid-file PATH       write "<pid> <worker pid or 0>" once started
+    --log-line TEXT       print TEXT at start (a server that logs a request's headers)
 
 The agent reaches the toy target for a deterministic fraction of samples, the
 checkpoint's "skill": the number in ``<checkpoint>/fake_skill`` (1.0 when
@@ -83,6 +84,7 @@ def main() -> None:
     parser.add_argument("--spawn-worker", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--api-key", help="accepted and ignored (log scrubbing tests)")
+    parser.add_argument("--log-line", help="printed at start (log scrubbing tests)")
     parser.add_argument(
         "--skip-tokenizer-init", action="store_true", help="a boolean flag named like a key"
     )
@@ -92,6 +94,8 @@ def main() -> None:
     print(f"args: {sys.argv[1:]}", flush=True)
     # The GPUs a scheduler gave the job (the Ray executor's tests read this).
     print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}", flush=True)
+    if args.log_line:
+        print(args.log_line, flush=True)
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     worker_pid = 0

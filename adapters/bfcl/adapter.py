@@ -25,7 +25,6 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,21 +113,6 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
     return memory_user(entry, env, MAX_STEPS_PER_TURN)
 
 
-def register_benchmark_data(entries: list[Any]) -> None:
-    """The entries' own text (scenario configs, questions, gold answers) is data:
-    a password or access token that BFCL puts in a scenario ("securePass123",
-    "abc123xyz"), and that the model copies into a call, must stay in the stored
-    record, or regrading it would change the verdict (harness.models.redact
-    masks credential-looking text)."""
-    from harness.models.redact import add_benchmark_data
-
-    for entry in entries:
-        parts = [entry.initial_config, entry.turns, entry.ground_truth]
-        parts += [p.turns for p in getattr(entry, "prerequisites", None) or []]
-        text = json.dumps(parts, ensure_ascii=False, default=str)
-        add_benchmark_data(text)
-
-
 class BFCLAdapter(Adapter):
     name = "bfcl"
     label = "BFCL-v4"
@@ -203,7 +187,6 @@ class BFCLAdapter(Adapter):
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
         steps = _steps_per_turn(options or {})
         entries = load_entries(subset, ids, limit)
-        register_benchmark_data(entries)
         return [self._sample(entry, mode, steps) for entry in entries]
 
     def _sample(self, entry: Any, mode: str, steps_per_turn: int = MAX_STEPS_PER_TURN) -> Sample:

@@ -44,19 +44,9 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.run_dir} has no BFCL records of --trial {args.trial} ({trials})")
     from harness.models.redact import mask
 
-    from .adapter import register_benchmark_data
-    from .data import load_entries
-
-    # Records of older runs may hold an echoed credential; exports are masked too,
-    # except for the credential-looking values BFCL's own data holds.
-    by_category: dict[str, list[str]] = {}
-    for record in records:
-        by_category.setdefault(record["subset"], []).append(record["sample_id"])
-    for category, ids in by_category.items():
-        try:
-            register_benchmark_data(load_entries(category, sorted(set(ids))))
-        except Exception:  # an unknown category or id: nothing to keep
-            continue
+    # The records are written masked already; a key this command holds (its
+    # environment's) is masked once more, by value: nothing else is rewritten, so
+    # the export judges what the run judged.
     records = [mask(record) for record in records]
     written = export_bfcl(records, args.out_dir, model_name=args.model_name, trial=args.trial)
     print(f"wrote {len(written)} result files under {args.out_dir}", file=sys.stderr)

@@ -109,7 +109,8 @@ class CachingClient(WrappedClient):
     def store(self, key: str, turn: AssistantTurn) -> None:
         path = self.path_for(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Masked like a record: a reply that echoes a credential is stored without it.
+        # Masked like a record, by value: a reply that echoes a held key is stored
+        # without it; anything else stays, so a replay is the reply as it came.
         entry = mask({"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw})
         text = dumps_safe(entry, default=str)
         handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

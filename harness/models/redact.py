@@ -1,21 +1,27 @@
-"""Keeping credentials out of everything the harness writes or shows.
+"""Keeping the run's credentials out of everything the harness writes or shows.
 
-Two kinds of masking, both on structured data (dicts, lists, strings) before it
-is serialised, never on serialised JSON (a pattern run over JSON text can eat
-the backslash of an escaped quote and corrupt a harmless record):
+Two rules, both applied to structured data (dicts, lists, strings) before it is
+serialised, never to serialised JSON (a pattern run over JSON text can eat the
+backslash of an escaped quote and corrupt a harmless record):
 
-- by value: every secret the run knows is replaced wherever it appears. The
-  run registers them once (``add_secret``, ``add_url_secrets``,
-  ``add_argument_secrets``): keys given to server commands, URL userinfo and
-  credential query values; credential-named environment variables
-  (``*_API_KEY``, ``HF_TOKEN`` ...) are always included.
-- by shape: Bearer and Basic credentials, ``sk-`` style keys, ``api_key=...``
-  pairs and ``scheme://user:pass@`` in any text, for secrets the run was never
-  told about (a server that echoes a header, say); values a benchmark's own data
-  holds (``add_benchmark_data``: e.g. passwords in a benchmark's scenarios) are left as they are.
+- by value (``mask``), everywhere: every secret the run holds is replaced
+  wherever it appears, in records (tool-call arguments and message text
+  included), the cache, the manifest, scores, server.log, reports, exports and
+  messages. The run registers them once (``add_secret``, ``add_url_secrets``,
+  ``add_argument_secrets``, ``add_config_secrets``): URL userinfo and credential
+  query values, key flags of server commands, the credentials of the model
+  config, strategy settings and suite options; credential-named environment
+  variables (``*_API_KEY``, ``HF_TOKEN`` ...) are always included.
+- by shape (``scrub_secrets``), only on text a server or an exception produced
+  outside the trajectory: HTTP error bodies, server log lines, exception
+  messages (a record's ``error``, error lines). Bearer and Basic credentials,
+  ``sk-`` style keys, ``api_key=...`` pairs and ``scheme://user:pass@``, for
+  secrets the run was never told about (a server that echoes a header, say).
 
-``mask(value)`` is what every writer calls: the store (records, manifest,
-scores), the response cache, server.log, the report, exports and error lines.
+A trajectory is data: what the model sent and what the benchmark gave it (a
+password in a BFCL question, a token in a scenario) is stored as it was, so that
+a regrade or an export judges what was judged live. Only a held value is masked
+there.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 # ``--skip-tokenizer-init`` and ``--max-num-batched-tokens`` are not credentials.
 _SECRET_FLAG_WORD = re.compile(r"(key|token|secret|password|passwd|credentials?)$")
 # Credential-looking text: bearer tokens, sk-style keys, key=value pairs, URL userinfo.
+# Masked by scrub_secrets only (server and exception text), never in a trajectory.
 _SECRET_TEXT = [
     re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.-]{6,}"),
@@ -57,11 +64,6 @@ _BASIC = re.compile(r"(?i)\b(basic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=]
 MIN_SECRET_CHARS = 6
 
 _registered: set[str] = set()
-# Values a benchmark supplies as data (a scenario's password, an API key quoted in
-# a question): the credential-looking patterns leave them as they are, so that a
-# stored transcript still scores as it ran. A secret the run knows is masked by
-# value all the same.
-_benchmark_data: set[str] = set()
 
 
 # -- what the run knows ------------------------------------------------------------
@@ -139,8 +141,9 @@ def add_argument_secrets(args: Iterable[str]) -> None:
 
 
 def add_config_secrets(data: Any) -> None:
-    """Register the credentials in a parsed config file (a model config, strategy
-    settings): values of credential-named keys, and URL credentials anywhere."""
+    """Register the credentials in parsed settings (a model config, strategy
+    settings, a suite entry's options): values of credential-named keys, and URL
+    credentials anywhere."""
     if isinstance(data, dict):
         for key, value in data.items():
             if isinstance(key, str) and is_secret_flag(f"--{key}") and isinstance(value, str):
@@ -214,22 +217,8 @@ def environment_read_once() -> Iterator[None]:
         _environment_snapshot = None
 
 
-def add_benchmark_data(text: str) -> None:
-    """Register the credential-looking values inside a benchmark's own data (text
-    the benchmark ships, never a credential of the run), so that masking leaves
-    them where a model repeats them."""
-    for pattern in _SECRET_TEXT:
-        for match in pattern.finditer(text):
-            prefix = match.group(1) if match.lastindex else ""
-            value = match.group(0)[len(prefix) :]
-            if any(char.isalnum() for char in value):
-                _benchmark_data.add(value)
-
-
 def _mask_shape(match: re.Match[str]) -> str:
     prefix = match.group(1) if match.lastindex else ""
-    if match.group(0)[len(prefix) :] in _benchmark_data:
-        return match.group(0)
     return prefix + MASK
 
 
@@ -237,16 +226,21 @@ def _mask_shape(match: re.Match[str]) -> str:
 
 
 class _Masker:
-    """Masks one batch of data with one compiled pattern of the known secrets."""
+    """Masks one batch of data with one compiled pattern of the known secrets;
+    with ``shapes``, credential-looking text too (see the module docstring for
+    where each applies)."""
 
-    def __init__(self, secrets: Iterable[str | None] = ()):
+    def __init__(self, secrets: Iterable[str | None] = (), shapes: bool = False):
         known = sorted(known_secrets(secrets), key=len, reverse=True)  # longest first
         self._known = re.compile("|".join(map(re.escape, known))) if known else None
         self._known_list = known
+        self._shapes = shapes
 
     def text(self, text: str) -> str:
         if self._known is not None:
             text = self._known.sub(MASK, text)
+        if not self._shapes:
+            return text
         for pattern in _SECRET_TEXT:
             text = pattern.sub(_mask_shape, text)
         return _BASIC.sub(_mask_basic, text)
@@ -270,6 +264,8 @@ class _Masker:
             text = _JSON_ESCAPE.sub(_unescape, text)
         if any(secret in text for secret in self._known_list):  # substring tests: C speed
             return True
+        if not self._shapes:
+            return False
         # Each pattern needs its literal; in ASCII text a plain substring test
         # (much faster than the pattern) says when it cannot match. Outside ASCII
         # case-insensitive matching knows more equivalences than lower() does.
@@ -339,9 +335,10 @@ def _unescape(match: re.Match[str]) -> str:
 
 
 def may_need_masking(json_text: str, secrets: Iterable[str | None] = ()) -> bool:
-    """Whether a value written as this JSON text may hold a secret (False: the
-    text can be written as it is). A writer that has the text already checks it
-    instead of walking the value; ``secrets``: known ones besides the registered."""
+    """Whether a value written as this JSON text may hold a held secret (False:
+    the text can be written as it is, ``mask`` would not change it). A writer
+    that has the text already checks it instead of walking the value;
+    ``secrets``: held ones besides the registered."""
     return _Masker(secrets).finds_any_in_json(json_text)
 
 
@@ -354,24 +351,29 @@ def _mask_basic(match: re.Match[str]) -> str:
 
 
 def mask(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """``value`` (JSON-like data) with every known secret and every
-    credential-looking string masked: a masked copy (non-JSON leaves become
-    masked strings), or ``value`` itself when nothing in it needs masking, the
-    common case, found by one search over all its text (masking every string of
-    every record on its own was the store's largest cost)."""
+    """``value`` (JSON-like data) with every held secret (the registered ones,
+    the environment's, ``secrets``) masked, wherever it appears; nothing else is
+    changed. A masked copy (non-JSON leaves become strings), or ``value`` itself
+    when nothing in it needs masking, the common case, found by one search over
+    all its text (masking every string of every record on its own was the
+    store's largest cost). What every writer calls: the store (records,
+    manifest, scores), the response cache, the report and exports."""
     return _Masker(secrets).mask(value)
 
 
 def masker(secrets: Iterable[str | None] = ()) -> _Masker:
-    """A masker for many values (``.mask(value)``, ``.text(text)``): the known
-    secrets are gathered once, for a writer of many records."""
+    """A masker by value for many values (``.mask(value)``, ``.text(text)``):
+    the held secrets are gathered once, for a writer of many records."""
     return _Masker(secrets)
 
 
 def scrub_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """The text with the given secrets, the known ones and credential-looking
-    tokens replaced by ``***``."""
-    return _Masker(secrets).text(text)
+    """Text a server or an exception produced outside the trajectory (an HTTP
+    error body, a server log line, an exception message) with the held secrets,
+    ``secrets`` and credential-looking tokens (Bearer, Basic, ``sk-...``,
+    ``api_key=...``, URL userinfo) replaced by ``***``. Never for a trajectory:
+    there only held values are masked (``mask``)."""
+    return _Masker(secrets, shapes=True).text(text)
 
 
 @overload

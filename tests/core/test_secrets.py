@@ -1,12 +1,19 @@
 """Credentials never reach a file or a stream: each known leak path is planted
 and every output of the run (records, cache, manifest, scores, server.log,
-report, BFCL export, stdout and stderr) is searched for the planted values."""
+report, BFCL export, stdout and stderr) is searched for the planted values.
+
+The run's own secrets (held: the environment's key, URL passwords, a server
+command's key flag, a suite option named like a key) are masked wherever they
+appear, a tool-call argument included. Credential-shaped text a server sends
+outside the trajectory (an error body, its log) is masked by its shape. What the
+model writes is trajectory data and stays as it was, unless it is a held value."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -30,15 +37,23 @@ from harness.testing.fake_server import FakeServer, Reply
 
 FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
 
+# Held by the run: masked everywhere.
 ENV_KEY = "plant-env-key-0001"
 URL_USER = "evaluser"
 URL_PASS = "plant-url-pass-0002"
 REPLICA_PASS = "plant-replica-pass-0003"
 SERVE_KEY = "plant-serve-key-0004"
+OPTION_KEY = "plant-option-key-0008"
+HELD = [ENV_KEY, URL_PASS, REPLICA_PASS, SERVE_KEY, OPTION_KEY]
+# Not held, sent back by a server outside the trajectory: masked by shape.
+ERROR_BEARER = "plant-error-bearer-0009"
+LOG_BEARER = "plant-log-bearer-0010"
+ECHOED = [ERROR_BEARER, LOG_BEARER]
+PLANTED = HELD + ECHOED
+# Not held, written by the model: trajectory data, kept as it was sent.
 BEARER = "plant-bearer-0005"
 BASIC_PASS = "plant-basic-0006"
 ARG_KEY = "plant-apikey-0007"
-PLANTED = [ENV_KEY, URL_PASS, REPLICA_PASS, SERVE_KEY, BEARER, BASIC_PASS, ARG_KEY]
 
 
 def b64(text: str) -> str:
@@ -61,12 +76,18 @@ def echoing_agent(request: dict, password: str = URL_PASS) -> Reply:
     target = int(found.group(1))
     if target == 1:
         return Reply.text(f"headers: Authorization: Basic {b64(URL_USER + ':' + password)}")
-    if target == 2:
-        return Reply.calls(("add", {"n": 2, "note": f"api_key={ARG_KEY}"}))
+    if target == 2:  # held keys inside a tool call's arguments, beside an invented one
+        return Reply.calls(
+            ("add", {"n": 2, "note": f"api_key={ARG_KEY}", "auth": f"{ENV_KEY} {OPTION_KEY}"})
+        )
     if target == 3:
         return Reply.text(f"Basic {b64('admin:' + BASIC_PASS)} and {password} and {ENV_KEY}")
     if target == 4:
-        return Reply.http_error(401, f"bad credentials for http://{URL_USER}:{password}@host/v1")
+        return Reply.http_error(
+            401,
+            f"bad credentials for http://{URL_USER}:{password}@host/v1 "
+            f"(Authorization: Bearer {ERROR_BEARER})",
+        )
     if target == 5:
         return Reply.text(f"password {password}, key {ENV_KEY}")
     return Reply.text(HARMLESS)
@@ -78,7 +99,10 @@ def env(monkeypatch, tmp_path):
     monkeypatch.setenv("PYTHONPATH", str(TESTS))
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
     suite = tmp_path / "toy.yaml"
-    suite.write_text("name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n")
+    suite.write_text(
+        "name: toy\nentries:\n  - benchmark: toy\n    subsets: [easy, hard]\n"
+        f"    options: {{judge_api_key: {OPTION_KEY}}}\n"
+    )
     bfcl = tmp_path / "bfcl.yaml"
     bfcl.write_text(
         "name: b\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n    limit: 2\n"
@@ -139,23 +163,38 @@ def test_no_planted_secret_reaches_any_file_or_stream(env, tmp_path, capsys):
     checkpoint.mkdir()
     template = " ".join(
         [*FAKE, "--port {port} --model-name {model} --checkpoint {checkpoint}",
-         "--skip-tokenizer-init --api-key", SERVE_KEY]
+         "--skip-tokenizer-init --api-key", SERVE_KEY,
+         "--log-line", shlex.quote(f"request headers: Authorization: Bearer {LOG_BEARER}")]
     )  # fmt: skip
     code = main(["run", "--suite", str(suite), "--serve", "custom", "--checkpoint",
                  str(checkpoint), "--serve-command", template, "--serve-timeout", "30",
                  "--no-cache", "--limit", "1", "--out", str(out / "served")])  # fmt: skip
     assert code == 0
     manifest = json.loads((out / "served" / "manifest.json").read_text())
-    assert manifest["server"]["command"][-3:] == ["--skip-tokenizer-init", "--api-key", "***"]
+    assert manifest["server"]["command"][-5:-2] == ["--skip-tokenizer-init", "--api-key", "***"]
     runs = [str(out / name) for name in ("direct", "litellm", "replicas", "bfcl", "served")]
     assert main(["report", *runs, "--out", str(out / "report.html"), "--no-plots"]) == 0
     streams += "".join(capsys.readouterr())
 
     assert assert_nothing_planted(out, streams) > 20
-    # The run did record the echoes, masked; the harmless sample is intact.
     direct = (out / "direct" / "samples.jsonl").read_text()
-    assert "Basic ***" in direct and "api_key=***" in direct and "Bearer ***" in direct
-    harmless = read_records(out / "direct" / "samples.jsonl").latest["toy/hard/hard-0#0"]
+    records = read_records(out / "direct" / "samples.jsonl").latest
+    # What the model wrote is kept as it was sent, but for the held values in it.
+    for kept in (f"Bearer {BEARER}", f"api_key={ARG_KEY}", f"Basic {b64('admin:' + BASIC_PASS)}"):
+        assert kept in direct, kept
+    assert "Authorization: Basic ***" in direct  # the URL's user:password is held
+    call = records["toy/easy/easy-1#0"]["trajectory"]["turns"][0]["tool_calls"][0]
+    assert call["arguments"] == {"n": 2, "note": f"api_key={ARG_KEY}", "auth": "*** ***"}
+    assert json.loads(call["raw_arguments"]) == call["arguments"]
+    # A server's error body is not the trajectory: its credential shapes are masked.
+    error = records["toy/easy/easy-3#0"]["error"]
+    assert error["message"].startswith("HTTP 401") and "Bearer ***" in error["message"]
+    server_log = (out / "served" / "server.log").read_text()
+    assert "Authorization: Bearer ***" in server_log
+    bfcl = (out / "bfcl" / "samples.jsonl").read_text()
+    assert f"Bearer {BEARER} rejected" in bfcl and "my key ***" in bfcl
+    # The harmless sample is intact.
+    harmless = records["toy/hard/hard-0#0"]
     assert harmless["trajectory"]["messages"][-1]["content"] == HARMLESS
     assert list(cache.rglob("*.json")), "the cache was used"
     # Every sample of the report reads back (masking never broke an escape).
@@ -164,11 +203,33 @@ def test_no_planted_secret_reaches_any_file_or_stream(env, tmp_path, capsys):
 
 
 def test_masking_runs_on_data_not_on_json_text():
-    # (Not a value BFCL's data holds: those are benchmark data, see add_benchmark_data.)
-    value = {"content": 'x api_key="q7w8e9r0t1" y', "keys": ['a "quoted" \\ word'], "n": 1.5}
-    masked = mask(value)
+    held = 'q7w8e9"r0\\t1'  # a quote and a backslash: escaped in JSON text
+    value = {"content": f'x api_key="{held}" y', "keys": ['a "quoted" \\ word'], "n": 1.5}
+    with secret_scope():
+        add_argument_secrets(["--api-key", held])
+        masked = mask(value)
     assert masked == {"content": 'x api_key="***" y', "keys": ['a "quoted" \\ word'], "n": 1.5}
     assert json.loads(json.dumps(masked)) == masked
+
+
+def test_only_held_values_are_masked_in_data_shapes_only_in_server_text():
+    """mask (every writer) changes held values only: a benchmark's password or a
+    token the model made up stays, so a stored record judges as it ran.
+    scrub_secrets (error bodies, server logs, exception messages) masks shapes too."""
+    data = {
+        "arguments": {"api_key": "gorilla-123", "password": ["secure_pass123"]},
+        "raw_arguments": '{"password": "P@ssw0rd!", "access_token": "abc123xyz_x"}',
+        "content": "login(user='u', password='123123'); Authorization: Bearer abcdefgh123",
+    }
+    assert mask(data) is data
+    assert not may_need_masking(json.dumps(data))
+    assert scrub_secrets("HTTP 401: password='123123' Bearer abcdefgh123") == (
+        "HTTP 401: password='***' Bearer ***"
+    )
+    with secret_scope():
+        add_argument_secrets(["--api-key", "secure_pass123"])  # held: masked everywhere
+        assert mask(data)["arguments"] == {"api_key": "gorilla-123", "password": ["***"]}
+        assert may_need_masking(json.dumps(data))
 
 
 def test_registered_values_are_masked_in_every_form():
@@ -180,6 +241,28 @@ def test_registered_values_are_masked_in_every_form():
         add_argument_secrets(["--serve-arg=--hf-token", "--hf-token", "hf-token-value"])
         assert scrub_secrets("hf-token-value") == "***"
     assert scrub_secrets("sigvalue123") == "sigvalue123"  # forgotten after the scope
+
+
+def test_key_named_settings_are_held(tmp_path):
+    """A strategy option or a suite option named like a key is a secret the run
+    holds (masked by value everywhere); other settings are not."""
+    import argparse
+
+    from harness.cli import register_secrets
+    from harness.suites import load_suite
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n"
+        "    options: {judge_api_key: suite-opt-key-123, mode: fc}\n"
+    )
+    with secret_scope():
+        register_secrets(argparse.Namespace(strategy_opt=["rehearser_api_key=strat-key-456",
+                                                          "temperature=0.7"]))  # fmt: skip
+        load_suite(str(suite))
+        assert mask("suite-opt-key-123 strat-key-456 temperature=0.7 fc") == (
+            "*** *** temperature=0.7 fc"
+        )
 
 
 def test_boolean_flags_named_like_keys_do_not_hide_their_neighbour():
@@ -228,11 +311,17 @@ def test_the_one_search_shortcut_masks_exactly_what_the_full_walk_masks():
             assert written == json.dumps(_Masker().value(value), default=str)
         plain = values[0]
         assert mask(plain) is plain  # nothing to mask: no copy
-        for value in values:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-            if json.dumps(_Masker().value(value), default=str) != json.dumps(value, default=str):
-                assert may_need_masking(text), value
-        assert not may_need_masking(json.dumps(plain))
+        for shapes in (False, True):  # by value (mask), and with shapes (scrub_secrets)
+            masker = _Masker(shapes=shapes)
+            for value in values:
+                text = json.dumps(value, ensure_ascii=False, default=str)
+                changed = json.dumps(masker.value(value), default=str)
+                if changed != json.dumps(value, default=str):
+                    assert masker.finds_any_in_json(text), (shapes, value)
+            assert not masker.finds_any_in_json(json.dumps(plain))
+        assert [may_need_masking(json.dumps(v, default=str)) for v in values] == [
+            secret in json.dumps(v, default=str) for v in values
+        ]
 
 
 def test_every_credential_shape_has_the_literals_its_quick_test_needs():
@@ -249,9 +338,12 @@ def test_every_credential_shape_has_the_literals_its_quick_test_needs():
         "https://user:pw@host/x",
         "Basic " + b64("u:pw12345"),
     ]
+    shapes = redact._Masker(shapes=True)
     for text in samples:
-        assert may_need_masking(json.dumps({"t": text})), text
-    assert not may_need_masking(json.dumps({"t": "an ordinary reply about triangles"}))
+        assert shapes.finds_any_in_json(json.dumps({"t": text})), text
+        assert scrub_secrets(text) != text, text
+        assert not may_need_masking(json.dumps({"t": text})), text  # not a held value
+    assert not shapes.finds_any_in_json(json.dumps({"t": "an ordinary reply about triangles"}))
 
 
 def test_a_run_reads_the_environment_for_credentials_once(monkeypatch):

@@ -95,7 +95,7 @@ def test_a_reply_that_holds_a_key_is_masked_also_when_its_text_is_trusted_unwalk
     from harness.models.openai_http import parse_reply_body
 
     escaped = "\\u0073" + SECRET[1:]  # the key with its first letter written as an escape
-    for content in (f"the key is {SECRET}", f"the key is {escaped}", "api_key=hunter2hunter2"):
+    for content in (f"the key is {SECRET}", f"the key is {escaped}"):
         text = (
             '{"id": "chatcmpl-1", "choices": [{"message": {"role": "assistant", '
             f'"content": "{content}"}}, "finish_reason": "stop"}}]}}'
@@ -103,4 +103,12 @@ def test_a_reply_that_holds_a_key_is_masked_also_when_its_text_is_trusted_unwalk
         assert loads_gives_sanitised(text)  # so the text, not a walk, is searched
         turn = parse_reply_body(text.encode(), [SECRET])
         raw = json.dumps(turn.raw)
-        assert SECRET not in raw and "hunter2hunter2" not in raw and "***" in raw
+        assert SECRET not in raw and "***" in raw
+    # A key the model writes that the run does not hold is the model's text: kept.
+    text = (
+        '{"id": "chatcmpl-1", "choices": [{"message": {"role": "assistant", '
+        '"content": "api_key=hunter2hunter2"}, "finish_reason": "stop"}]}'
+    )
+    turn = parse_reply_body(text.encode(), [SECRET])
+    assert turn.content == "api_key=hunter2hunter2"
+    assert turn.raw["choices"][0]["message"]["content"] == "api_key=hunter2hunter2"

@@ -187,36 +187,104 @@ def test_fc_reply_whose_text_repeats_its_calls_stays_fc(tmp_path):
     assert rows[-1]["result"] == [{name.replace(".", "_"): json.dumps(args)}]
 
 
-def test_scenario_passwords_survive_the_record_store(tmp_path):
-    """BFCL scenarios hold passwords the model must send back; the store masks
-    credential-looking text, but not the benchmark's own data (else a regrade of
-    the stored record would fail an entry that passed)."""
+# Credentials that BFCL's own data gives the model (in a question, a scenario, the
+# gold answer), by entry: data the model must send back, never the run's secrets.
+BENCHMARK_CREDENTIALS = {
+    "live_multiple_1006-235-0": "gorilla-123",
+    "live_multiple_106-43-4": "123123",
+    "live_multiple_103-43-1": "secure_pass123",
+    "simple_java_77": "P@ssw0rd!",
+    "multi_turn_base_5": "securePass123",
+}
+# A token a model makes up (not BFCL's "abc123xyz"): its text, kept as it is.
+INVENTED = "abc123xyz_x"
+
+
+def credentials_suite(tmp_path) -> str:
+    by_category: dict[str, list[str]] = {}
+    for entry_id in BENCHMARK_CREDENTIALS:
+        by_category.setdefault(entry_id.rsplit("_", 1)[0], []).append(entry_id)
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "name: s\nentries:\n"
+        + "".join(
+            f"  - benchmark: bfcl\n    subsets: [{category}]\n    ids: [{', '.join(ids)}]\n"
+            for category, ids in by_category.items()
+        )
+    )
+    return str(suite)
+
+
+def test_the_store_changes_no_credential_that_is_data():
+    """Masking (the store, the cache, exports) changes only values the run holds;
+    a password BFCL gives the model or one the model invents is left as it is,
+    without the writer knowing BFCL's data."""
     from harness.models.redact import mask
 
-    ADAPTER.load("multi_turn_base", ids=["multi_turn_base_5"])
     call = "authenticate_twitter(username='dr_smith', password='securePass123')"
-    args = '{"username": "dr_smith", "password": "securePass123"}'
-    assert mask({"content": call, "arguments": args}) == {"content": call, "arguments": args}
-    assert mask("password='invented-by-model-42'") == "password='***'"
+    args = {"username": "dr_smith", "password": INVENTED, "api_key": "gorilla-123"}
+    value = {"content": call, "arguments": args, "raw": json.dumps(args)}
+    assert mask(value) is value
+    assert mask(f"password='{INVENTED}' password=[\"secure_pass123\"]") == (
+        f"password='{INVENTED}' password=[\"secure_pass123\"]"
+    )
 
 
-def test_run_regrade_and_export_keep_scenario_passwords(tmp_path, monkeypatch):
+def test_run_regrade_and_export_keep_benchmark_credentials(tmp_path, monkeypatch):
     from harness.cli import main
 
     monkeypatch.chdir(tmp_path)
+    suite = credentials_suite(tmp_path)
+    assert main(["run", "--suite", suite, "--model", "oracle", "--quiet", "--out", "run"]) == 0
+    stored = (tmp_path / "run" / "samples.jsonl").read_text()
+    records = [json.loads(line) for line in stored.splitlines()]
+    assert len(records) == len(BENCHMARK_CREDENTIALS) and "***" not in stored
+    assert all(record["score"]["passed"] for record in records)
+    for record in records:
+        assert BENCHMARK_CREDENTIALS[record["sample_id"]] in json.dumps(record["trajectory"])
+    assert main(["score", "run"]) == 0
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
+    assert scores["regrade"] == {"regraded": len(records), "changed": 0, "failed": 0}
+    assert main(["export-bfcl", "run", "export"]) == 0
+    exported = "".join(path.read_text() for path in (tmp_path / "export").rglob("*_result.json"))
+    assert "***" not in exported
+    for credential in BENCHMARK_CREDENTIALS.values():
+        assert credential in exported, credential
+
+
+def test_a_token_the_model_invents_survives_the_wire_cache_and_store(tmp_path, monkeypatch):
+    """Through the HTTP client, the response cache and the store: the model's
+    invented credential is stored as sent; the run's key (in the environment) is
+    masked even inside a tool-call argument."""
+    from harness.cli import main
+    from harness.testing.fake_server import FakeServer, Reply
+
+    held = "held-provider-key-0123"
+    monkeypatch.setenv("OPENAI_API_KEY", held)
+    monkeypatch.chdir(tmp_path)
+    arguments = {"username": "dr_smith", "password": INVENTED, "note": f"key {held}"}
+
+    def model(request: dict) -> Reply:
+        if request["messages"][-1]["role"] == "tool":
+            return Reply.text(f"Logged in with password='{INVENTED}', Bearer {INVENTED}")
+        return Reply.calls(("authenticate_twitter", arguments))
+
     suite = tmp_path / "s.yaml"
     suite.write_text(
         "name: s\nentries:\n  - benchmark: bfcl\n    subsets: [multi_turn_base]\n"
         "    ids: [multi_turn_base_5]\n"
     )
-    assert main(["run", "--suite", str(suite), "--model", "oracle", "--quiet", "--out", "run"]) == 0
-    assert "securePass123" in (tmp_path / "run" / "samples.jsonl").read_text()
-    assert main(["score", "run"]) == 0
-    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
-    assert scores["benchmarks"]["bfcl"]["subsets"]["multi_turn_base"]["metrics"]["accuracy"] == 1.0
-    assert main(["export-bfcl", "run", "export"]) == 0
-    exported = next((tmp_path / "export").rglob("*multi_turn_base_result.json")).read_text()
-    assert "securePass123" in exported
+    with FakeServer(handler=model) as server:
+        assert main(["run", "--suite", str(suite), "--model", "openai/fake-model", "--api-base",
+                     server.url, "--quiet", "--max-attempts", "1", "--out", "run"]) == 0  # fmt: skip
+    stored = (tmp_path / "run" / "samples.jsonl").read_text()
+    record = json.loads(stored.splitlines()[-1])
+    call = record["trajectory"]["turns"][0]["tool_calls"][0]
+    assert call["arguments"] == {**arguments, "note": "key ***"}
+    assert f"password='{INVENTED}', Bearer {INVENTED}" in stored
+    assert held not in stored
+    cached = "".join(path.read_text() for path in (tmp_path / "run" / "cache").rglob("*.json"))
+    assert INVENTED in cached and held not in cached
 
 
 def test_executor_drops_whitespace_before_parentheses_like_bfcl():
