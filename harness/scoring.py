@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.data_dirs import DataDirs
+from harness.errors import ConfigError
 from harness.models.redact import scrub_secrets
 from harness.registry import get_adapter
 from harness.runner import now_iso
@@ -43,14 +44,31 @@ def _record_view(record: dict[str, Any]) -> RecordView:
     )
 
 
+def regrade_options(
+    benchmark: str, record: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The load options a record is regraded with: those it was loaded with, what the
+    run resolved when it ran (``Adapter.recorded_options``), then ``overrides`` (asked
+    for on the command line: ``harness score --option BENCH.KEY=VALUE``)."""
+    adapter = get_adapter(benchmark)
+    return {
+        **(record.get("load_options") or {}),
+        **adapter.recorded_options(record.get("metadata") or {}),
+        **((overrides or {}).get(benchmark) or {}),
+    }
+
+
 def _reload_samples(
-    benchmark: str, records: list[dict[str, Any]], data_dir: Path | None
+    benchmark: str,
+    records: list[dict[str, Any]],
+    data_dir: Path | None,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> dict[tuple[str, str], Sample]:
     """The samples behind the given records, loaded once per (subset, options)."""
     adapter = get_adapter(benchmark)
     groups: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
     for record in records:
-        options = record.get("load_options") or {}
+        options = regrade_options(benchmark, record, overrides)
         group_key = (record["subset"], repr(sorted(options.items())))
         groups.setdefault(group_key, (options, set()))[1].add(record["sample_id"])
     samples: dict[tuple[str, str], Sample] = {}
@@ -61,7 +79,10 @@ def _reload_samples(
 
 
 async def regrade(
-    records: list[dict[str, Any]], services: Services, data_dir: Path | DataDirs | None = None
+    records: list[dict[str, Any]],
+    services: Services,
+    data_dir: Path | DataDirs | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> RegradeStats:
     """Score every stored trajectory again, updating the records in place."""
     stats = RegradeStats()
@@ -71,7 +92,8 @@ async def regrade(
             by_benchmark[record["benchmark"]].append(record)
     for benchmark, group in by_benchmark.items():
         adapter = get_adapter(benchmark)
-        samples = _reload_samples(benchmark, group, DataDirs.of(data_dir).for_benchmark(benchmark))
+        folder = DataDirs.of(data_dir).for_benchmark(benchmark)
+        samples = _reload_samples(benchmark, group, folder, overrides)
         for record in group:
             sample = samples.get((record["subset"], record["sample_id"]))
             if sample is None:
@@ -162,9 +184,14 @@ def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]
 
 
 def score_run(
-    run_dir: Path, services: Services | None = None, rescore: bool = True
+    run_dir: Path,
+    services: Services | None = None,
+    rescore: bool = True,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json."""
+    """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json.
+    ``overrides`` (benchmark -> load options) regrade with other settings than the run
+    was made with; they are recorded in scores.json."""
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     records = list(store.records().values())
@@ -172,7 +199,13 @@ def score_run(
     stats = RegradeStats()
     if rescore:
         services = services or services_for_regrade(manifest, records)
-        stats = asyncio.run(regrade(records, services, data_dir))
+        try:
+            stats = asyncio.run(regrade(records, services, data_dir, overrides))
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{exc} (the regrade uses what the run used; another setting: "
+                "harness score RUN --option BENCH.KEY=VALUE)"
+            ) from None
     planned = manifest.get("planned") or {}
     recorded: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for record in records:
@@ -189,6 +222,7 @@ def score_run(
         "run_id": manifest.get("run_id"),
         "scored_at": now_iso(),
         "regrade": stats.__dict__,
+        **({"regrade_overrides": overrides} if overrides and rescore else {}),
         "settings": {
             key: manifest.get(key)
             for key in (

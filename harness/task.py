@@ -343,6 +343,13 @@ class Adapter(ABC):
         '/'-separated name parts name, or the whole benchmark."""
         return None
 
+    def recorded_options(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        """Load options that pin, for a regrade, what a run resolved when it ran (a
+        choice its options left to the machine, e.g. prompts found installed), read
+        from a record's metadata. A regrade loads its samples with them, so it
+        judges what the run judged; where they cannot be had, the load refuses."""
+        return {}
+
     def needs_judge_for(self, subsets: list[str]) -> bool:
         """Whether scoring these subsets needs the judge model (a benchmark whose
         judge grades only some subsets narrows ``needs_judge_model`` here)."""

@@ -240,6 +240,7 @@ class VitaBenchAdapter(Adapter):
             Path(checkout) if checkout else None,
         )
         details["prompt_source"] = prompts.source
+        details["prompt_origin"] = sample.metadata.get("prompt_origin") or prompts.origin
         judgement = await judge_conversation(
             task,
             conversation_messages(trajectory.messages),
@@ -255,6 +256,11 @@ class VitaBenchAdapter(Adapter):
             progress=judgement.progress,
             details=details,
         )
+
+    def recorded_options(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        # A regrade judges with the prompts the run used, not what this machine has.
+        source = metadata.get("prompt_source")
+        return {"prompts": source} if source in ("official", "harness") else {}
 
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         return aggregate_records(self.name, records)

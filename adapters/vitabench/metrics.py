@@ -228,12 +228,20 @@ def record_prompt_source(record: RecordView) -> str:
     return str(source or "unknown")
 
 
+def record_prompt_origin(record: RecordView) -> str:
+    """Where a record's prompts came from: its score's (a regrade may have changed
+    them), else what the run recorded."""
+    details = record.score.details if record.score is not None else None
+    origin = (details or {}).get("prompt_origin") or record.metadata.get("prompt_origin")
+    return str(origin or "")
+
+
 def _origins(records: list[RecordView], source: str) -> list[str]:
     return sorted(
         {
-            str(r.metadata["prompt_origin"])
+            record_prompt_origin(r)
             for r in records
-            if r.metadata.get("prompt_origin") and record_prompt_source(r) == source
+            if record_prompt_origin(r) and record_prompt_source(r) == source
         }
     )
 

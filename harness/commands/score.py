@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 HELP = "regrade a run from its stored trajectories"
 
@@ -14,13 +15,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-rescore", action="store_true", help="aggregate the stored scores only"
     )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="BENCH.KEY=VALUE",
+        help=(
+            "regrade with another load option than the run was made with (e.g. "
+            "vitabench.prompts=harness); recorded in scores.json. Without it a regrade "
+            "uses what the run used, and refuses in one line what is not there"
+        ),
+    )
+
+
+def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``BENCH.KEY=VALUE`` items as benchmark -> {key: value} (VALUE read as YAML)."""
+    import yaml
+
+    from harness.errors import ConfigError
+
+    overrides: dict[str, dict[str, Any]] = {}
+    for item in items:
+        target, sep, text = item.partition("=")
+        bench, dot, key = target.partition(".")
+        if not sep or not dot or not bench or not key:
+            raise ConfigError(f"--option {item!r}: expected BENCH.KEY=VALUE")
+        value = yaml.safe_load(text) if text else ""
+        if isinstance(value, (dict, list)):
+            raise ConfigError(f"--option {item!r}: VALUE must be a single value")
+        overrides.setdefault(bench, {})[key] = value
+    return overrides
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.leaderboard import render
     from harness.scoring import score_run
 
-    scores = score_run(args.run_dir, rescore=not args.no_rescore)
+    overrides = parse_overrides(args.option)
+    scores = score_run(args.run_dir, rescore=not args.no_rescore, overrides=overrides)
     regrade = scores["regrade"]
     print(
         f"{args.run_dir}: regraded {regrade['regraded']} records ({regrade['changed']} changed, "

@@ -71,13 +71,13 @@ def official_prompts(official_env, tmp_path_factory) -> dict[str, PromptSet]:
     (root / "vita").symlink_to(official_package_dir(official_env), target_is_directory=True)
     sys.path.insert(0, str(root))
     official.official_prompt_dir.cache_clear()
-    official.official_templates.cache_clear()
+    official.templates_in.cache_clear()
     try:
         prompts = {language: prompt_set(language, "official") for language in ("zh", "en")}
     finally:
         sys.path.remove(str(root))
         official.official_prompt_dir.cache_clear()
-        official.official_templates.cache_clear()
+        official.templates_in.cache_clear()
     assert all(p.source == "official" for p in prompts.values())
     return prompts
 
