@@ -20,6 +20,7 @@ import asyncio
 from collections import defaultdict
 
 import pytest
+from support import REPO
 from tau3_support import (
     KINDS,
     ScriptedAgent,
@@ -198,6 +199,14 @@ def test_rewards_and_pass_k_equal_tau2_bench_v1_0_1(subset, checkout, judge_serv
     assert kinds["malformed"] > 0 and kinds["hallucinated"] > 0
     if subset in ("retail", "banking_knowledge"):  # graded in part by tau2's NL judge
         assert judge_server.chat_requests
+    # What was compared, for the CI log (test-artifacts/ is not tracked).
+    report = REPO / "test-artifacts" / "tau3-parity.md"
+    report.parent.mkdir(exist_ok=True)
+    with report.open("a", encoding="utf-8") as out:
+        judged = len(judge_server.chat_requests)
+        out.write(
+            f"- {subset}: {count} trajectories agree ({dict(kinds)}); {judged} judge requests\n"
+        )
 
 
 @pytest.mark.full
