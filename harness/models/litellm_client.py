@@ -10,6 +10,12 @@ Errors become ModelError: rate limits (429, with Retry-After), server errors,
 timeouts and dropped connections are transient; other 4xx (bad request, bad or
 missing key, unknown model) are not. No message, record or description carries
 a credential.
+
+Every reply is read within the direct client's size cap, by the httpx transport
+of capped_transport.py, which litellm is given in one of its two ways (below);
+a reply over the cap is refused as the direct client refuses it (ReplyTooLarge,
+not retried). A provider that litellm reads some other way, which the transport
+never sees, is refused on its first reply rather than run uncapped.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
+from harness.models.capped_transport import CappedTransport, watching
 from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,
     chat_request,
@@ -36,23 +44,62 @@ from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 # OpenAI-compatible local servers accept any key; the OpenAI SDK insists on one.
 PLACEHOLDER_KEY = "EMPTY"
 
+# Providers that litellm calls through its own HTTP handler, which takes the
+# capped transport as the ``client`` argument of each call. litellm calls the
+# others (openai, azure and most OpenAI-compatible hosts) through the OpenAI SDK,
+# whose client it builds around ``litellm.aclient_session``, set to the capped
+# transport once. Which provider goes which way was found by calling each one
+# against a local server (litellm 1.110); tests/models/test_models_litellm.py
+# checks providers of both kinds, and a provider read neither way is refused.
+LITELLM_HANDLER_PROVIDERS = frozenset(
+    {
+        "a2a", "anthropic", "azure_ai", "bedrock", "bedrock_mantle", "bytez", "cometapi",
+        "compactifai", "databricks", "databricks_agent", "datarobot", "deepseek", "edenai",
+        "fireworks_ai", "gemini", "groq", "heroku", "hosted_vllm", "huggingface",
+        "langflow", "langgraph", "lemonade", "microsoft_365_copilot", "minimax", "mistral",
+        "nadir", "ollama", "ollama_chat", "opencode_go", "openrouter", "ovhcloud",
+        "snowflake", "together_ai", "xai",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Transports:
+    """The capped transport, as each of litellm's two ways of calling wants it."""
+
+    capped: CappedTransport
+    handler: Any  # litellm's AsyncHTTPHandler around ``capped``
+
 
 @lru_cache(maxsize=1)
 def _litellm() -> Any:
-    """litellm, imported once and told to keep quiet.
+    """litellm, imported once, told to keep quiet and to read replies capped.
 
     The cost map is read from the installed package (there may be no internet),
     and litellm's debug banners and info logs are switched off through its own
     settings; our records say what happened.
     """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import httpx
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.set_verbose = False
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # The OpenAI SDK's way (follow_redirects as litellm's own client has it).
+    litellm.aclient_session = httpx.AsyncClient(
+        transport=_transports().capped, follow_redirects=True
+    )
     return litellm
+
+
+@lru_cache(maxsize=1)
+def _transports() -> _Transports:
+    from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+    capped = CappedTransport()
+    return _Transports(capped, AsyncHTTPHandler(transport=capped))
 
 
 def litellm_version() -> str:
@@ -70,6 +117,23 @@ def provider_of(model: str) -> str:
         return str(_litellm().get_llm_provider(model=model)[1])
     except Exception:  # unknown model: litellm will say so on the first call
         return "unknown"
+
+
+def unknown_model(model: str) -> str | None:
+    """One line when litellm cannot tell which provider serves ``model`` (a bare
+    name not in its model map, or an unknown ``provider/`` prefix), else None.
+    Offline: litellm's installed model map. Every call of such a model would fail
+    the same way, so the run is refused before it starts. Not for a model on an
+    ``api_base``: any name goes to an OpenAI-compatible server."""
+    try:
+        _litellm().get_llm_provider(model=model)
+    except Exception:  # litellm raises its BadRequestError: "LLM Provider NOT provided"
+        return (
+            f"model '{model}': litellm knows no provider for it; name one as "
+            "provider/model (e.g. openai/gpt-4.1), or call an OpenAI-compatible "
+            "server (--api-base)"
+        )
+    return None
 
 
 def missing_credentials(
@@ -148,6 +212,9 @@ class LiteLLMClient(ModelClient):
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
+        if provider_of(self.model) in LITELLM_HANDLER_PROVIDERS:
+            _litellm()  # sets up the transports
+            kwargs["client"] = _transports().handler
         key = self._key()
         if key is not None:
             kwargs["api_key"] = key
@@ -159,18 +226,34 @@ class LiteLLMClient(ModelClient):
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         kwargs = self.request_kwargs(messages, tools, params)
-        try:
-            response = await self.send(kwargs)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            # "from None": the chained litellm/httpx exceptions may quote the key.
-            raise self.model_error(exc) from None
+        with watching() as watch:
+            try:
+                response = await self.send(kwargs)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if watch.error is not None:  # the transport's own (over the cap, say)
+                    raise watch.error from None
+                # "from None": the chained litellm/httpx exceptions may quote the key.
+                raise self.model_error(exc) from None
+        if watch.replies == 0:
+            raise ModelError(
+                f"litellm read the reply of provider '{provider_of(self.model)}' without the "
+                "reply-size cap (harness/models/capped_transport.py); this provider is not "
+                "supported with --client litellm",
+                transient=False,
+            )
         try:
             data = response.model_dump()
         except Exception as exc:
             raise ModelError(f"unreadable reply: {type(exc).__name__}", transient=True) from None
         return turn_from_response(data, self._secrets())
+
+    async def aclose(self) -> None:
+        """Close this event loop's connections of the capped transport (shared by
+        every litellm client: one used again opens new ones)."""
+        if _litellm.cache_info().currsize:  # nothing to close before the first call
+            await _transports().capped.aclose()
 
     async def send(self, kwargs: dict[str, Any]) -> Any:
         """One litellm call (subclasses route it elsewhere, e.g. through a Router)."""

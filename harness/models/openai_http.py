@@ -37,16 +37,17 @@ from harness.models.openai_wire import (
 )
 from harness.models.reasoning import SPLIT, check_inline_reasoning
 from harness.models.redact import redact_url, scrub_secrets
-from harness.models.reply_body import ACCEPT_ENCODING, read_capped
+from harness.models.reply_body import (
+    ACCEPT_ENCODING,
+    MAX_ERROR_BYTES,
+    MAX_REPLY_BYTES,
+    read_capped,
+)
 from harness.models.turnstile import REPLY_TURNSTILE
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
 LOCAL_PREFIXES = ("openai/", "hosted_vllm/", "openai_compatible/")
-# Replies larger than this (on the wire or decompressed) are refused while they
-# stream: a runaway server must not exhaust memory.
-MAX_REPLY_BYTES = 64 * 1024 * 1024
-MAX_ERROR_BYTES = 64 * 1024
 
 
 def served_name(model: str) -> str:

@@ -2,19 +2,29 @@
 
 A Content-Length check alone lets a chunked reply (no length) or a compressed
 one (a small gzip bomb that inflates to gigabytes) be read whole. Here the body
-is read in pieces and decompressed here, not by aiohttp, with zlib's
+is read in pieces and decompressed here, not by the HTTP library, with zlib's
 ``max_length``, so neither the bytes on the wire nor the decompressed bytes can
 pass the cap: the read stops as soon as either would.
+
+Both model clients read through ``read_capped_pieces`` with the caps below: the
+direct client from its aiohttp response (``read_capped``), litellm through the
+httpx transport of capped_transport.py.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from harness.models.base import ModelError
 
-# Encodings the client asks for and can decode itself.
+# Replies larger than this (on the wire or decompressed) are refused while they
+# stream: a runaway server must not exhaust memory.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+# Of an error reply only the start is kept (its message is cut to 1000 chars anyway).
+MAX_ERROR_BYTES = 64 * 1024
+# Encodings the clients ask for and can decode themselves.
 ACCEPT_ENCODING = "gzip, deflate"
 READ_PIECE_BYTES = 64 * 1024
 # wbits that accept both gzip and zlib headers.
@@ -37,18 +47,25 @@ def _decoder(encoding: str) -> Any:
     raise ModelError(f"reply uses an unsupported content encoding '{name[:40]}'", transient=False)
 
 
-async def read_capped(response: Any, limit: int, truncate: bool = False) -> bytes:
-    """The (decompressed) body of an aiohttp response, at most ``limit`` bytes.
+async def read_capped_pieces(
+    pieces: AsyncIterator[bytes],
+    content_length: int | None,
+    content_encoding: str,
+    limit: int,
+    truncate: bool = False,
+) -> bytes:
+    """The (decompressed) body whose raw bytes ``pieces`` yields, at most ``limit`` bytes.
 
     Over the cap: raises ReplyTooLarge, or with ``truncate`` returns the first
-    ``limit`` bytes (for error texts, of which only the start is kept).
+    ``limit`` bytes (for error texts, of which only the start is kept). The
+    caller closes the connection: the rest of the body is never read.
     """
-    if not truncate and (response.content_length or 0) > limit:
+    if not truncate and (content_length or 0) > limit:
         raise ReplyTooLarge(limit)
-    decoder = _decoder(response.headers.get("Content-Encoding", ""))
+    decoder = _decoder(content_encoding)
     body = bytearray()
     received = 0
-    async for piece in response.content.iter_chunked(READ_PIECE_BYTES):
+    async for piece in pieces:
         received += len(piece)
         if decoder is None:
             data = piece
@@ -71,3 +88,15 @@ async def read_capped(response: Any, limit: int, truncate: bool = False) -> byte
                 return bytes(body[:limit])
             raise ReplyTooLarge(limit)
     return bytes(body)
+
+
+async def read_capped(response: Any, limit: int, truncate: bool = False) -> bytes:
+    """The (decompressed) body of an aiohttp response, at most ``limit`` bytes
+    (``read_capped_pieces``; the session must not decompress itself)."""
+    return await read_capped_pieces(
+        response.content.iter_chunked(READ_PIECE_BYTES),
+        response.content_length,
+        response.headers.get("Content-Encoding", ""),
+        limit,
+        truncate,
+    )

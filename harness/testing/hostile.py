@@ -87,14 +87,23 @@ def spaces(total_mb: int) -> Iterator[bytes]:
 
 
 _BOMB: list[bytes] = []
-_BOMB_LOCK = threading.Lock()
+_SPACES: list[bytes] = []
+_BIG_LOCK = threading.Lock()
 
 
 def _bomb() -> bytes:
-    with _BOMB_LOCK:
+    with _BIG_LOCK:
         if not _BOMB:
             _BOMB.append(gzip_bomb(400))
         return _BOMB[0]
+
+
+def _spaces_body() -> bytes:
+    """400 MB of spaces sent with its Content-Length (made once, then shared)."""
+    with _BIG_LOCK:
+        if not _SPACES:
+            _SPACES.append(b" " * (400 * MB))
+        return _SPACES[0]
 
 
 def _shell(ctx: Context) -> str:
@@ -203,6 +212,7 @@ KINDS: dict[str, Kind] = {
     # -- size ------------------------------------------------------------------------
     "chunked_400mb": lambda c: Reply(chunks=spaces(400)),
     "gzip_bomb_400mb": lambda c: Reply(body=_bomb(), headers={"Content-Encoding": "gzip"}),
+    "content_length_400mb": lambda c: Reply(body=_spaces_body()),
     # -- broken replies --------------------------------------------------------------
     "truncated_json": lambda c: Reply(body=_calls_body(_call(c.tool(), "{}"))[:-15]),
     "error_body_with_200": lambda c: Reply(body=b'{"error": {"message": "upstream failed"}}'),

@@ -242,3 +242,59 @@ def test_every_sample_of_the_hostile_run_opens_in_chromium(hostile_run, tmp_path
     assert result["opened"] == len(records), result
     assert not result["failed"] and not result["errors"], result
     assert "pwned" not in result["title"]
+
+
+# -- the reply cap through litellm (--client litellm) --------------------------------
+
+SIZE_KINDS = ("chunked_400mb", "content_length_400mb", "gzip_bomb_400mb")
+
+
+def test_oversized_replies_through_litellm_are_refused_within_one_gigabyte(tmp_path):
+    suite = tmp_path / "sizes.yaml"
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "sizes",
+                "trials": 1,
+                "user_model": "scripted",
+                "entries": [{"benchmark": "bfcl", "subsets": ["simple_python"], "limit": 3}],
+            }
+        )
+    )
+    handler = HostileHandler(str(tmp_path / "CANARY"), kinds=list(SIZE_KINDS))
+    with FakeServer(handler=handler, record_bodies=False) as server:
+        code, _, stderr, rss_mb, seconds = run_cli(
+            [
+                "run",
+                "--suite",
+                str(suite),
+                "--model",
+                "openai/fake-model",
+                "--api-base",
+                server.url,
+                "--client",
+                "litellm",
+                "--concurrency",
+                "3",
+                "--max-attempts",
+                "2",
+                "--retry-delay",
+                "0.01",
+                "--no-cache",
+                "--quiet",
+                "--out",
+                str(tmp_path / "run"),
+            ],
+            tmp_path,
+        )
+        served = len(server.chat_requests)
+    print(f"litellm size run: exit {code}, {seconds:.1f} s, peak RSS {rss_mb:.0f} MB")
+    assert code in (0, 1), stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert dict(handler.served) == dict.fromkeys(SIZE_KINDS, 1)
+    assert served == 3  # each refused once: the refusal is not retried
+    records = read_records(tmp_path / "run" / "samples.jsonl").latest.values()
+    assert [(r["status"], r["error"]["type"]) for r in records] == [
+        ("infra_error", "ReplyTooLarge")
+    ] * 3
+    assert rss_mb < 1024

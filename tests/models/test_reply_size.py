@@ -1,4 +1,5 @@
-"""The reply-size cap holds while the body streams: chunked, compressed, and decompressed."""
+"""The reply-size cap holds while the body streams: chunked, compressed, and decompressed,
+through the direct client and through litellm."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 
 from harness.models import openai_http
 from harness.models.base import ModelError
+from harness.models.litellm_client import LITELLM_HANDLER_PROVIDERS, LiteLLMClient
 from harness.models.openai_http import OpenAIHTTPClient
+from harness.models.reply_body import MAX_REPLY_BYTES, ReplyTooLarge
 from harness.testing.fake_server import FakeServer, Reply, completion_body
 from harness.types import SamplingParams
 
@@ -119,3 +122,83 @@ def test_a_huge_error_body_is_cut_not_read_whole():
         with pytest.raises(ModelError):
             ask(server)
     assert chunks.sent < 40
+
+
+# -- the same cap through litellm (--client litellm) ---------------------------------
+
+# Providers of both kinds: litellm reads the first through the OpenAI SDK
+# (litellm.aclient_session), the second through its own handler (the ``client``
+# argument); capped_transport.py serves both.
+SDK_PROVIDERS = ["openai", "custom_openai", "deepinfra", "perplexity"]
+HANDLER_PROVIDERS = ["hosted_vllm", "deepseek", "mistral", "openrouter", "together_ai"]
+
+
+def ask_litellm(server: FakeServer, model: str = "openai/fake-model", **kwargs) -> object:
+    async def go():
+        client = LiteLLMClient(model, api_base=server.url, timeout=60, **kwargs)
+        try:
+            return await client.complete([{"role": "user", "content": "hi"}], [], SamplingParams())
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+def test_litellm_reads_through_the_capped_transport_for_both_kinds_of_provider():
+    assert set(HANDLER_PROVIDERS) <= LITELLM_HANDLER_PROVIDERS
+    assert not set(SDK_PROVIDERS) & LITELLM_HANDLER_PROVIDERS
+    with FakeServer() as server:
+        for provider in SDK_PROVIDERS + HANDLER_PROVIDERS:
+            server.enqueue(Reply.text(f"via {provider}"), Reply(chunks=CountingChunks(100)))
+            turn = ask_litellm(server, f"{provider}/fake-model", api_key="test-key")
+            assert turn.content == f"via {provider}"
+            with pytest.raises(ReplyTooLarge):
+                ask_litellm(server, f"{provider}/fake-model", api_key="test-key")
+
+
+@pytest.mark.parametrize("model", ["openai/fake-model", "hosted_vllm/fake-model"])
+@pytest.mark.parametrize("kind", ["chunked", "content_length", "gzip", "chunked_gzip"])
+def test_litellm_refuses_an_oversized_reply_as_the_direct_client_does(model, kind):
+    chunks = CountingChunks(100)
+    replies = {
+        "chunked": Reply(chunks=chunks),
+        "content_length": Reply(body=b" " * (100 * MB)),
+        "gzip": Reply(body=gzip_bomb(400), headers={"Content-Encoding": "gzip"}),
+        "chunked_gzip": Reply(chunks=[gzip_bomb(400)], headers={"Content-Encoding": "gzip"}),
+    }
+    with FakeServer() as server:
+        server.enqueue(replies[kind])
+        with pytest.raises(ReplyTooLarge, match=f"larger than {MAX_REPLY_BYTES}") as caught:
+            ask_litellm(server, model)
+        # Refused once, not retried by litellm or the OpenAI SDK as a dropped connection.
+        assert len(server.chat_requests) == 1
+    assert caught.value.transient is False
+    assert chunks.sent < 90
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_litellm_reads_compressed_replies_under_the_cap(encoding):
+    body = ok_body("compressed fine")
+    body = gzip.compress(body) if encoding == "gzip" else zlib.compress(body)
+    with FakeServer() as server:
+        server.enqueue(Reply(body=body, headers={"Content-Encoding": encoding}))
+        assert ask_litellm(server).content == "compressed fine"
+
+
+def test_litellm_keeps_only_the_start_of_a_huge_error_body():
+    chunks = CountingChunks(400)
+    with FakeServer() as server:
+        server.enqueue(Reply(status=500, chunks=chunks))
+        with pytest.raises(ModelError) as caught:
+            ask_litellm(server)
+    assert not isinstance(caught.value, ReplyTooLarge)
+    assert chunks.sent < 40
+
+
+def test_a_reply_litellm_read_without_the_cap_is_refused():
+    # mock_response: litellm answers without any HTTP, as it does for a provider
+    # it reads with a client of its own; such a reply never passed the cap.
+    with FakeServer() as server:
+        with pytest.raises(ModelError, match="without the reply-size cap") as caught:
+            ask_litellm(server, extra_kwargs={"mock_response": "uncapped"})
+    assert caught.value.transient is False
