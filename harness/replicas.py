@@ -34,7 +34,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, ModelError
-from harness.models.litellm_client import PLACEHOLDER_KEY, LiteLLMClient
+from harness.models.litellm_client import PLACEHOLDER_KEY, LiteLLMClient, check_api_base
 from harness.models.redact import add_config_secrets, redact_url
 from harness.models.settings import ModelSettings, transport_timeout, uses_direct_client
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -284,6 +284,8 @@ class LiteLLMRouterClient(LiteLLMClient):
         tool_choice: str = "auto",
     ):
         super().__init__(model, api_base=None, timeout=timeout, tool_choice=tool_choice)
+        for url in limits:
+            check_api_base(url)
         self.limits = dict(limits)
         self.cooldown_s = cooldown_s
         self.replica_urls = list(limits)

@@ -28,6 +28,7 @@ from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
+from harness.errors import ConfigError
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
 from harness.models.capped_transport import CappedTransport, watching
 from harness.models.openai_wire import (
@@ -39,6 +40,7 @@ from harness.models.openai_wire import (
     turn_from_response,
 )
 from harness.models.redact import redact_url, scrub_secrets
+from harness.models.urls import has_query
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # OpenAI-compatible local servers accept any key; the OpenAI SDK insists on one.
@@ -156,6 +158,16 @@ def missing_credentials(
     return f"model '{model}' needs {', '.join(missing)} set in the environment"
 
 
+def check_api_base(api_base: str | None) -> None:
+    """ConfigError (one line) for an api base with a query: litellm and the OpenAI
+    SDK append their paths to the whole URL, inside the query (urls.py)."""
+    if api_base and has_query(api_base):
+        raise ConfigError(
+            f"--client litellm cannot call an api base with a query ({redact_url(api_base)}): "
+            "litellm appends its paths after the query; use --client direct"
+        )
+
+
 class LiteLLMClient(ModelClient):
     """Calls a chat model through ``litellm.acompletion``.
 
@@ -178,6 +190,7 @@ class LiteLLMClient(ModelClient):
         name: str | None = None,
         tool_choice: str = DEFAULT_TOOL_CHOICE,
     ):
+        check_api_base(api_base)
         self.model = model
         self.name = name or model
         self.api_base = api_base

@@ -44,6 +44,7 @@ from harness.models.reply_body import (
     read_capped,
 )
 from harness.models.turnstile import REPLY_TURNSTILE
+from harness.models.urls import join_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
@@ -183,7 +184,7 @@ class OpenAIHTTPClient(ModelClient):
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         payload = json.dumps(self.request_body(messages, tools, params), ensure_ascii=False)
-        url = f"{self.api_base}/chat/completions"
+        url = join_url(self.api_base, "chat/completions")
         try:
             async with self._session().post(
                 url, data=payload.encode("utf-8", errors="surrogatepass"), headers=headers

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.models.openai_wire import chat_request
 from harness.models.redact import redact_url
+from harness.models.urls import join_url
 from harness.types import Message, SamplingParams, ToolSchema
 
 PING_TOOL: ToolSchema = {
@@ -84,7 +85,7 @@ def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | None:
     """A Refusal, or Accepted with the reply's prompt tokens; None when the
     server did not answer in time or could not be reached."""
     request = urllib.request.Request(
-        f"{url.rstrip('/')}/chat/completions",
+        join_url(url, "chat/completions"),
         data=json.dumps(body).encode("utf-8"),
         # Says what the request is (in server logs; the fake test server keeps it apart).
         headers={"Content-Type": "application/json", "X-Harness-Preflight": "1"},

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.models.redact import redact_url
+from harness.models.urls import join_url, server_root
 
 PROBE_TIMEOUT_S = 5.0
 # /props fields that say which weights and template answer (llama.cpp).
@@ -61,24 +62,19 @@ def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[bool, Any]
         return True, None
 
 
-def _server_root(api_base: str) -> str:
-    base = api_base.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
-
-
 def probe_server(
     api_base: str, api_key: str | None = None, timeout: float = PROBE_TIMEOUT_S
 ) -> ServerInfo:
     """Ask ``api_base`` for its models (and llama.cpp's /props); never raises."""
     base = api_base.rstrip("/")
-    reachable, listing = _get_json(f"{base}/models", api_key, timeout)
+    reachable, listing = _get_json(join_url(base, "models"), api_key, timeout)
     info = ServerInfo(api_base=base, reachable=reachable)
     if not reachable:
         return info
     entries = listing.get("data") if isinstance(listing, dict) else None
     if isinstance(entries, list):
         info.models = [entry for entry in entries if isinstance(entry, dict)]
-    _, props = _get_json(f"{_server_root(base)}/props", api_key, timeout)
+    _, props = _get_json(join_url(server_root(base), "props"), api_key, timeout)
     if isinstance(props, dict):
         info.props = props
     return info

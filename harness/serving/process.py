@@ -32,6 +32,7 @@ from harness.config import DEFAULT_START_TIMEOUT_S
 from harness.errors import ConfigError
 from harness.interrupts import sigterm_as_interrupt
 from harness.models.redact import scrub_secrets
+from harness.models.urls import join_url
 from harness.serving.specs import mask_secret_args, secret_values
 
 HOST = "127.0.0.1"
@@ -208,7 +209,7 @@ class ManagedServer:
         import urllib.request
 
         try:
-            with urllib.request.urlopen(f"{self.url}/models", timeout=2.0) as response:
+            with urllib.request.urlopen(join_url(self.url, "models"), timeout=2.0) as response:
                 data = json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError):
             return None

@@ -149,10 +149,11 @@ class RecordedRequest:
     """One request as the server received it (``body`` is None if not JSON)."""
 
     method: str
-    path: str
+    path: str  # without the query
     headers: dict[str, str]
     body: Any
     received_at: float
+    query: str = ""  # what followed "?" in the request target
 
 
 Handler = Callable[[dict[str, Any]], Reply]
@@ -448,7 +449,8 @@ class FakeServer:
     async def _respond(
         self, method: str, path: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, dict[str, str], bytes | Iterable[bytes] | None]:
-        route = path.split("?", 1)[0].rstrip("/")
+        route, _, query = path.partition("?")
+        route = route.rstrip("/")
         parsed: Any = None
         if body:
             try:
@@ -460,7 +462,12 @@ class FakeServer:
             serial = self._serial
             self._requests.append(
                 RecordedRequest(
-                    method, route, headers, parsed if self.record_bodies else None, time.time()
+                    method,
+                    route,
+                    headers,
+                    parsed if self.record_bodies else None,
+                    time.time(),
+                    query,
                 )
             )
         if route in ("/health", "/v1/health") and method == "GET":

@@ -5,6 +5,7 @@ stops it before it starts (preflight)."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 
 import pytest
 from support import toy_reply
@@ -15,6 +16,7 @@ from harness.models.local_server import LOCAL_MAX_WAIT_S, FitReport, LocalPatien
 from harness.models.openai_http import OpenAIHTTPClient
 from harness.models.retry import RetryingClient
 from harness.models.settings import ModelSettings, ServedEndpoint, is_local, transport_timeout
+from harness.models.urls import join_url, server_root
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams
 
@@ -339,3 +341,42 @@ def test_a_server_that_shows_tools_anyway_gets_no_system_message(toy_suite, tmp_
         requests = server.chat_requests
     assert requests and not any(m["role"] == "system" for r in requests for m in r.body["messages"])
     assert "system message" not in capsys.readouterr().err
+
+
+# -- an api base with a query ------------------------------------------------------------
+
+
+def test_paths_are_joined_before_the_query():
+    assert join_url("http://h:1/v1", "chat/completions") == "http://h:1/v1/chat/completions"
+    assert join_url("http://h/v1/", "/models") == "http://h/v1/models"
+    assert join_url("http://h/v1?api_key=K&x=1", "chat/completions") == (
+        "http://h/v1/chat/completions?api_key=K&x=1"
+    )
+    assert join_url("http://u:p@h/v1/?k=K#f", "models") == "http://u:p@h/v1/models?k=K#f"
+    assert join_url("http://h", "models") == "http://h/models"
+    assert server_root("http://h/v1/?k=K") == "http://h?k=K"
+    assert join_url(server_root("http://h/v1?k=K"), "props") == "http://h/props?k=K"
+
+
+def test_an_api_base_with_a_query_key_is_called_with_the_key_at_the_end(
+    toy_suite, tmp_path, capsys
+):
+    key = "query-key-" + secrets.token_hex(8)
+    with FakeServer(handler=toy_reply) as server:
+        base = f"{server.url}?api_key={key}"
+        argv = ["run", "--suite", str(toy_suite), "--model", "openai/fake-model", "--api-base"]
+        argv += [base, "--quiet", "--no-cache", "--retry-delay", "0.01"]
+        assert main([*argv, "--out", str(tmp_path / "r")]) == 0
+        requests = server.requests
+        # litellm would append its paths inside the query: refused in one line.
+        assert main([*argv, "--client", "litellm", "--out", str(tmp_path / "l")]) == 2
+    paths = {(r.method, r.path) for r in requests}
+    assert ("POST", "/v1/chat/completions") in paths and ("GET", "/v1/models") in paths
+    assert all(r.query == f"api_key={key}" for r in requests), [(r.path, r.query) for r in requests]
+    streams = "".join(capsys.readouterr())
+    assert "cannot call an api base with a query" in streams
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) > 3
+    for path in written:
+        assert key not in path.read_text(errors="replace"), path
+    assert key not in streams
