@@ -29,6 +29,17 @@ class ToolCall:
     ``arguments`` is the parsed JSON object, or None when ``raw_arguments`` could not
     be parsed into an object; ``parse_error`` then says why. A call with a parse
     error is never executed: the agent is shown the error instead.
+
+    ``raw_verbatim`` says that ``raw_arguments`` is the text the call came with:
+    the arguments string of a model's reply (``from_openai``, the reply parsers),
+    or of a stored record. That text goes back to the model as it is in later
+    requests, an empty one included, as official handlers put the model's
+    output items back into the history as they came. A call built in code from its
+    ``arguments`` (an oracle's, a parsed Python call) has no such text; when its
+    ``raw_arguments`` is empty it is sent, and recorded, as the JSON of its
+    arguments (``arguments_text``). The flag is no key of the record (older code
+    builds ``ToolCall(**record)``): a record's ``raw_arguments`` is always the text
+    the conversation carried.
     """
 
     id: str
@@ -39,23 +50,32 @@ class ToolCall:
     # Characters replaced with U+FFFD while parsing the arguments text (escaped
     # lone surrogates); kept in the record when not 0.
     text_repairs: int = 0
+    raw_verbatim: bool = field(default=False, compare=False, repr=False, kw_only=True)
+
+    def arguments_text(self) -> str:
+        """The arguments as the conversation carries them: the model's own text as
+        it came ("" included); for a call built in code without text, the JSON of
+        its arguments."""
+        if self.raw_arguments or self.raw_verbatim or self.arguments is None:
+            return self.raw_arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
 
     def to_openai(self) -> dict[str, Any]:
-        raw = self.raw_arguments
-        if not raw and self.arguments is not None:
-            raw = json.dumps(self.arguments, ensure_ascii=False)
         return {
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": raw},
+            "function": {"name": self.name, "arguments": self.arguments_text()},
         }
 
     def to_dict(self) -> dict[str, Any]:
+        # The keys older code reads; raw_arguments is the text the conversation
+        # carried, so only a call built in code without text reads otherwise than
+        # before (its JSON instead of "").
         data: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
-            "raw_arguments": self.raw_arguments,
+            "raw_arguments": self.arguments_text(),
             "parse_error": self.parse_error,
         }
         if self.text_repairs:
@@ -64,7 +84,13 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
-        return cls(**data)
+        call = cls(**data)
+        # A record's raw_arguments is the text the conversation carried: sent back
+        # as it is. The one exception is a record older code wrote for a call built
+        # in code: "" beside arguments that are not empty (a model's "" parses to
+        # {}), which stands for their JSON, as it did then.
+        call.raw_verbatim = not (call.raw_arguments == "" and bool(call.arguments))
+        return call
 
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> ToolCall:
@@ -88,7 +114,9 @@ class ToolCall:
             return cls(call_id, name, arguments, json.dumps(arguments, ensure_ascii=False))
         raw_text = clean_str("" if raw is None else _text_of(raw))[0]
         arguments, error, replaced = _parse_arguments(raw_text)
-        return cls(call_id, name, arguments, raw_text, error, text_repairs=replaced)
+        return cls(
+            call_id, name, arguments, raw_text, error, text_repairs=replaced, raw_verbatim=True
+        )
 
 
 def _text_of(value: Any) -> str:

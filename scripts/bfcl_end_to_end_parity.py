@@ -18,11 +18,16 @@ Outside CI. Both pipelines talk to the same deterministic, imperfect model
   do (adapters/bfcl/DEVIATIONS.md). With the OpenAI handler as the reference,
   the harness is asked to decode the whole text too.
 
-It compares every entry's verdict, in FC mode and in prompt mode, for every
+It compares the requests both pipelines send (each conversation and its tools,
+read into one form: BFCL's Responses input items and the harness's chat
+messages; ids and sampling settings left out), then every entry's verdict,
+in FC mode and in prompt mode, for every
 category given (default: all offline ones; memory_vector too when
 sentence-transformers and faiss are importable in both environments), prints the
-disagreements and a per-category table, and exits 1 on any disagreement or if
-the printed Overall differs from the official CSV's.
+disagreements and a per-category table, and exits 1 on any disagreement (a
+request without an equal one included) or if the printed Overall differs from
+the official CSV's. With --reuse-official the official requests are not sent
+again, so the request comparison is left out.
 
 The official package imports every vendor SDK from its model registry; like
 scripts/bfcl_official_parity.py, the launcher registers the adapter's two-entry
@@ -48,7 +53,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bfcl_scripted_model import ScriptedModel, ScriptedServer  # noqa: E402
+from bfcl_scripted_model import ScriptedModel, ScriptedServer, view_of  # noqa: E402
 
 from harness.adapters.bfcl import embedding_model, official  # noqa: E402
 from harness.adapters.bfcl.categories import ALL_CATEGORIES, MEMORY, WEB_SEARCH  # noqa: E402
@@ -289,6 +294,142 @@ def percent(value: object) -> float:
     return 100 * float(value)  # type: ignore[arg-type]
 
 
+# ---------------------------------------------------------------- requests
+
+Event = tuple[str, ...]
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "" if content is None else str(content)
+
+
+def responses_conversation(items: list[dict]) -> list[Event]:
+    """BFCL's Responses input items as (kind, text...) events."""
+    events: list[Event] = []
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call":
+            events.append(("call", str(item.get("name")), str(item.get("arguments"))))
+        elif kind == "function_call_output":
+            events.append(("tool", _content_text(item.get("output"))))
+        elif kind == "reasoning":
+            events.append(("reasoning", json.dumps(item.get("summary"), sort_keys=True)))
+        else:
+            role = str(item.get("role"))
+            role = "system" if role == "developer" else role
+            text = _content_text(item.get("content"))
+            if role != "assistant" or text:
+                events.append((role, text))
+    return events
+
+
+def chat_conversation(messages: list[dict]) -> list[Event]:
+    """The harness's chat messages as the same events."""
+    events: list[Event] = []
+    for message in messages:
+        role = str(message.get("role"))
+        text = _content_text(message.get("content"))
+        if role == "tool":
+            events.append(("tool", text))
+            continue
+        if role != "assistant" or text:
+            events.append((role, text))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            events.append(("call", str(function.get("name")), str(function.get("arguments"))))
+    return events
+
+
+def tool_view(tools: list[dict]) -> list[str]:
+    """Each offered tool's name, description and parameters (either API's shape)."""
+    out = []
+    for tool in tools or []:
+        function = tool.get("function", tool)
+        keys = ("name", "description", "parameters")
+        out.append(json.dumps({k: function.get(k) for k in keys}, sort_keys=True))
+    return out
+
+
+def request_view(api: str, body: dict) -> tuple[tuple[object, ...], str]:
+    """(where the request stands: first user message, turn, step, tools offered;
+    the request in one form as JSON text)."""
+    if api == "responses":
+        items = body.get("input") or []
+        conversation = responses_conversation(items)
+    else:
+        items = body.get("messages") or []
+        conversation = chat_conversation(items)
+    tools = body.get("tools") or []
+    view = view_of(items, tools)
+    where = (view.first_user, view.turn, view.step, tuple(view.tools))
+    return where, json.dumps({"conversation": conversation, "tools": tool_view(tools)})
+
+
+def first_difference(theirs: str, ours: str) -> tuple[str, str]:
+    """(the kind, the detail) of the first difference between two requests in
+    request_view's form."""
+    a, b = json.loads(theirs), json.loads(ours)
+    if a["tools"] != b["tools"]:
+        return "tools offered", "tools offered"
+    left, right = a["conversation"], b["conversation"]
+    for x, y in zip(left, right, strict=False):
+        if x == y:
+            continue
+        if x[0] == y[0] == "call" and x[1] == y[1]:
+            return "call arguments", f"call {x[1]}: arguments {x[2]!r} (BFCL), {y[2]!r} (harness)"
+        kind = f"{x[0]} message" if x[0] == y[0] else "message order"
+        return kind, f"{str(x)[:150]} (BFCL), {str(y)[:150]} (harness)"
+    return "conversation length", f"{len(left)} events (BFCL), {len(right)} (harness)"
+
+
+def compare_requests(mode: str, requests: list[tuple[str, dict]]) -> int:
+    """Every harness request against BFCL's handler's at the same point of the same
+    conversation (first user message, turn, step, tools offered): prints the
+    table; returns how many requests of either side have no equal."""
+    by_api: dict[str, dict[tuple[object, ...], list[str]]] = {"responses": {}, "chat": {}}
+    for api, body in requests:
+        where, view = request_view(api, body)
+        by_api[api].setdefault(where, []).append(view)
+    theirs_all, ours_all = by_api["responses"], by_api["chat"]
+    official_count = sum(len(v) for v in theirs_all.values())
+    harness_count = sum(len(v) for v in ours_all.values())
+    equal = 0
+    kinds: dict[str, int] = {}
+    examples: dict[str, list[str]] = {}  # kind -> the first few
+    for where in sorted(set(theirs_all) | set(ours_all), key=str):
+        left = sorted(theirs_all.get(where, []))
+        unmatched = []
+        for view in sorted(ours_all.get(where, [])):
+            if view in left:
+                left.remove(view)
+                equal += 1
+            else:
+                unmatched.append(view)
+        for index, view in enumerate(unmatched):
+            if index < len(left):
+                kind, detail = first_difference(left[index], view)
+            else:
+                kind = detail = "no BFCL request at this point"
+            kinds[kind] = kinds.get(kind, 0) + 1
+            shown = examples.setdefault(kind, [])
+            if len(shown) < 3:
+                shown.append(f"  REQUEST DIFFERS (turn {where[1]}, step {where[2]}): {detail}")
+    print(f"\n== {mode} mode: requests ==")
+    print(f"{'requests BFCL handler sent':42} {official_count:>6}")
+    print(f"{'requests harness sent':42} {harness_count:>6}")
+    print(f"{'harness requests equal to a BFCL one':42} {equal:>6}")
+    print(f"{'harness requests differing':42} {harness_count - equal:>6}")
+    for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])):
+        print(f"  first difference: {kind:<24} {count:>6}")
+    for lines in examples.values():
+        print("\n".join(lines))
+    return max(harness_count, official_count) - equal
+
+
 def compare(
     mode: str,
     ids: dict[str, list[str]],
@@ -351,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     with ScriptedServer(ScriptedModel(categories)) as server:
         for mode in args.modes.split(","):
+            server.requests.clear()
             official, official_overall = run_official(
                 mode,
                 ids,
@@ -363,6 +505,10 @@ def main(argv: list[str] | None = None) -> int:
             ours, headline, printed = run_harness(
                 mode, ids, server.url, work, args.threads, args.no_rescore
             )
+            if args.reuse_official:
+                print(f"\n== {mode} mode: requests == left out (--reuse-official sent none)")
+            else:
+                failures += compare_requests(mode, list(server.requests))
             failures += compare(mode, ids, official, ours)
             failures += compare_exports(mode, work, ids)
             theirs = percent(official_overall.get("Overall Acc", "nan"))

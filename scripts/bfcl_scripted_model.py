@@ -653,6 +653,9 @@ class ScriptedServer:
         self.model = model
         self.serial = 0
         self.lock = threading.Lock()
+        # Every request body, by API ("responses" or "chat"), for the request-level
+        # comparison of the parity script.
+        self.requests: list[tuple[str, dict[str, Any]]] = []
         handler = self._handler_class()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -669,10 +672,13 @@ class ScriptedServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, path: str, body: dict[str, Any], record: bool = True) -> dict[str, Any]:
         with self.lock:
             self.serial += 1
             serial = self.serial
+            if record:
+                api = "responses" if path.endswith("/responses") else "chat"
+                self.requests.append((api, body))
         if path.endswith("/responses"):
             items = body.get("input") or []
             reply = self.model.reply(view_of(items, body.get("tools") or []))
@@ -700,7 +706,9 @@ class ScriptedServer:
                     self._send(404, {"error": {"message": f"no route {path}"}})
                     return
                 try:
-                    self._send(200, server.answer(path, body))
+                    # The harness's preflight requests are no part of a run's conversations.
+                    record = not self.headers.get("X-Harness-Preflight")
+                    self._send(200, server.answer(path, body, record))
                 except Exception as exc:  # a bug in the script must show, not hang
                     self._send(500, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
 

@@ -70,8 +70,9 @@ def _calls_of_message(message: Message) -> list[tuple[str, str]]:
 
 def replies(trajectory: Trajectory) -> list[Reply]:
     """The assistant replies of a transcript, in order. The raw arguments strings
-    come from the parsed turns (the transcript's messages hold "{}" where the
-    model sent ""), when the turns line up with the messages."""
+    come from the parsed turns (the messages of records written before calls kept
+    the model's text hold "{}" where the model sent ""), when the turns line up
+    with the messages."""
     messages = [m for m in trajectory.messages if m.get("role") == "assistant"]
     turns = trajectory.turns
     aligned = len(turns) == len(messages)
@@ -79,7 +80,7 @@ def replies(trajectory: Trajectory) -> list[Reply]:
     for index, message in enumerate(messages):
         calls = _calls_of_message(message)
         if aligned and len(turns[index].tool_calls) == len(calls):
-            calls = [(call.name, call.raw_arguments) for call in turns[index].tool_calls]
+            calls = [(call.name, call.arguments_text()) for call in turns[index].tool_calls]
         result.append(Reply(message.get("content"), calls))
     return result
 
@@ -174,10 +175,8 @@ def fc_reply_undecodable(turn: AssistantTurn) -> bool:
     that json.loads rejects ("" included) or that is not a JSON object. BFCL then
     ends the turn without executing any of the reply's calls."""
     for call in turn.tool_calls:
-        raw = call.raw_arguments
-        if raw == "" and call.arguments:
-            # Built in code with arguments but no wire text (not a model's "").
-            raw = json.dumps(call.arguments)
+        # The model's text as sent ("" included); a call built in code, its JSON.
+        raw = call.arguments_text()
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):

@@ -247,6 +247,8 @@ def clean_text(value: Any) -> str | None:
 
 
 def _tool_call(entry: Any, index: int) -> ToolCall:
+    """One tool call of a model's reply, its arguments text the model's own
+    (``raw_verbatim``: later requests carry it as it came, "" included)."""
     if not isinstance(entry, dict):
         return ToolCall(
             id=f"call_{index}",
@@ -254,6 +256,7 @@ def _tool_call(entry: Any, index: int) -> ToolCall:
             arguments=None,
             raw_arguments=clean_text(entry) or "",
             parse_error="tool call is not an object",
+            raw_verbatim=True,
         )
     try:
         call = ToolCall.from_openai(entry)
@@ -264,6 +267,7 @@ def _tool_call(entry: Any, index: int) -> ToolCall:
             arguments=None,
             raw_arguments=clean_text(dumps_safe(entry, default=str)) or "",
             parse_error=f"unreadable tool call: {type(exc).__name__}",
+            raw_verbatim=True,
         )
     call.name = clean_text(call.name) or ""
     call.raw_arguments = clean_text(call.raw_arguments) or ""

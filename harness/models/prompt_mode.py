@@ -122,7 +122,8 @@ def _json_call(item: Any, index: int, text: str) -> ToolCall:
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
         parsed, error = parse_arguments(arguments)
-        return ToolCall(f"call_{index}", item["name"], parsed, arguments, error)
+        # The model's own arguments text: rendered back as it came.
+        return ToolCall(f"call_{index}", item["name"], parsed, arguments, error, raw_verbatim=True)
     if not isinstance(arguments, dict):
         return ToolCall(
             id=f"call_{index}",

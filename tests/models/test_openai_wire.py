@@ -10,19 +10,20 @@ llama-cpp-python and every other OpenAI-compatible server accept.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from harness.cli import build_parser
 from harness.clients import build_remote_client
 from harness.models.litellm_client import LiteLLMClient
-from harness.models.openai_http import OpenAIHTTPClient
+from harness.models.openai_http import OpenAIHTTPClient, parse_reply_body
 from harness.models.openai_wire import chat_request, wire_messages, wire_tools
 from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
 from harness.models.settings import ModelSettings
 from harness.replicas import LiteLLMRouterClient, Replica, ReplicaPool
 from harness.testing.fake_server import FakeServer, Reply
-from harness.types import SamplingParams
+from harness.types import AssistantTurn, SamplingParams, ToolCall
 
 TOOLS = [
     {
@@ -205,3 +206,63 @@ def test_the_run_flag_reaches_the_client_and_defaults_to_auto(fake):
     client = build_remote_client(settings)
     _send(client)
     assert _bodies(fake)[0]["tool_choice"] == "required"
+
+
+# ---------------------------------------------------------------- arguments sent back
+
+
+def _reply_body(arguments: str) -> bytes:
+    call = {"id": "c1", "type": "function", "function": {"name": "pwd", "arguments": arguments}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return json.dumps({"choices": [{"message": message, "finish_reason": "tool_calls"}]}).encode()
+
+
+@pytest.mark.parametrize("arguments", ["", '{"a":1}', '\n {"a": 1} ', "[1, 2]", '{"oops": '])
+def test_a_models_arguments_text_goes_back_to_it_verbatim(arguments):
+    """BFCL's handlers put the model's output items back into the history as they
+    came: a model's "" is sent back as "", not as "{}"."""
+    turn = parse_reply_body(_reply_body(arguments))
+    (call,) = turn.tool_calls
+    assert turn.to_message()["tool_calls"][0]["function"]["arguments"] == arguments
+    (sent,) = wire_messages([turn.to_message()])
+    assert sent["tool_calls"][0]["function"]["arguments"] == arguments
+    # The cache and the record store keep it (a replayed reply is sent back alike).
+    again = AssistantTurn.from_dict(json.loads(json.dumps(turn.to_dict())))
+    assert again.to_message()["tool_calls"][0]["function"]["arguments"] == arguments
+
+
+def test_a_call_built_in_code_still_gets_its_json():
+    built = ToolCall(id="oracle_0", name="cd", arguments={"folder": "docs"})
+    assert built.to_openai()["function"]["arguments"] == '{"folder": "docs"}'
+    zero = ToolCall(id="oracle_1", name="pwd", arguments={})
+    assert zero.to_openai()["function"]["arguments"] == "{}"
+    # Its record holds the JSON it was sent as, so a replay sends the same.
+    for call in (built, zero):
+        record = call.to_dict()
+        assert record["raw_arguments"] == call.to_openai()["function"]["arguments"]
+        assert ToolCall.from_dict(record).to_openai() == call.to_openai()
+
+
+def test_records_keep_the_keys_older_code_reads():
+    """No new key (older code builds ToolCall(**record)); a record of a call whose
+    text was not empty is exactly as before."""
+    (call,) = parse_reply_body(_reply_body('{"a": 1}')).tool_calls
+    assert call.to_dict() == {
+        "id": "c1",
+        "name": "pwd",
+        "arguments": {"a": 1},
+        "raw_arguments": '{"a": 1}',
+        "parse_error": None,
+    }
+    (empty,) = parse_reply_body(_reply_body("")).tool_calls
+    assert empty.to_dict() == {
+        "id": "c1",
+        "name": "pwd",
+        "arguments": {},
+        "raw_arguments": "",
+        "parse_error": None,
+    }
+    # A record older code wrote for a call built in code ("" beside arguments)
+    # still stands for the JSON of its arguments.
+    old = {"id": "o", "name": "cd", "arguments": {"folder": "x"}, "raw_arguments": ""}
+    assert ToolCall.from_dict(old).to_openai()["function"]["arguments"] == '{"folder": "x"}'

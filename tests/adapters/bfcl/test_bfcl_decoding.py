@@ -17,8 +17,10 @@ from harness.adapters.bfcl.executor import execute_string
 from harness.adapters.bfcl.export import entry_result
 from harness.adapters.bfcl.simulators import SimulatorSet
 from harness.models.base import ScriptedClient
+from harness.models.openai_http import OpenAIHTTPClient
 from harness.strategies.base import PlainStrategy
 from harness.task import Services
+from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 ADAPTER = BFCLAdapter()
@@ -158,6 +160,41 @@ def test_fc_empty_arguments_end_the_turn_and_are_exported_as_sent(tmp_path):
         "metadata": sample.metadata,
     }
     assert entry_result(record)[0][0] == [{"pwd": ""}]
+
+
+def test_fc_multi_turn_sends_the_models_arguments_back_as_it_sent_them():
+    """BFCL's handlers put the model's output items back into the history as they
+    came: the next turn's request carries the model's "" (not "{}") and its
+    whitespace, while the oracle's calls (built in code) carry their JSON."""
+    sample = ADAPTER.load("multi_turn_base")[0]
+    spaced = '\n {"a": 1} '
+    with FakeServer() as server:
+        server.enqueue(Reply.calls(("pwd", ""), ("ls", spaced)))
+        client = OpenAIHTTPClient("openai/fake-model", server.url, timeout=10.0)
+
+        async def main():
+            try:
+                return await PlainStrategy().run(sample, client, Services(), SamplingParams())
+            finally:
+                await client.aclose()
+
+        trajectory = asyncio.run(main())
+        bodies = [request.body for request in server.chat_requests]
+    assert len(bodies) > 1
+    later = [m for m in bodies[1]["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    sent = [call["function"]["arguments"] for call in later[0]["tool_calls"]]
+    assert sent == ["", spaced]
+    # The record keeps the same text, and the verdict reads it (BFCL: "" ends the turn).
+    stored = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
+    assert [c.raw_arguments for c in stored.turns[0].tool_calls] == ["", spaced]
+    assert not any(m["role"] == "tool" for m in trajectory.messages[:3])
+    played = asyncio.run(
+        PlainStrategy().run(sample, ADAPTER.oracle(sample), Services(), SamplingParams())
+    )
+    oracle_calls = [c for m in played.messages for c in m.get("tool_calls") or []]
+    assert oracle_calls and all(
+        isinstance(json.loads(c["function"]["arguments"]), dict) for c in oracle_calls
+    )
 
 
 def test_fc_reply_whose_text_repeats_its_calls_stays_fc(tmp_path):
