@@ -3,7 +3,7 @@
 Outside CI (needs a copy of the official repository, aliyun/qwen-dianjin)::
 
     python scripts/finmcp_official_parity.py PATH/TO/DianJin-TIR/eval/evaluation.py \
-        [--data-dir ../shared/data/finmcp]
+        [--data-dir ../shared/data/finmcp] [--without-labels]
 
 The scripted model of ``tests/adapters/finmcp/test_finmcp_official_loop.py`` (every kind of
 mistake, malformed arguments the official loop drops items for and some it keeps)
@@ -34,6 +34,7 @@ from test_finmcp_official_loop import (  # noqa: E402
     official_execute,
     policy_for,
     run_harness,
+    without_labels,
 )
 
 from harness.adapters.finmcp import FinMCPAdapter  # noqa: E402
@@ -64,9 +65,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("evaluation_py", type=Path)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared/data/finmcp")
+    parser.add_argument(
+        "--without-labels",
+        action="store_true",
+        help="take scenery / diff_level / task away from a few items first (the official "
+        "evaluation skips an item without scenery or diff_level.level)",
+    )
     args = parser.parse_args()
 
     items = load_source(args.data_dir).subsets["all"]
+    data_dir = args.data_dir
+    if args.without_labels:
+        items = without_labels(items)
+        data_dir = Path(tempfile.mkdtemp()) / "items.json"
+        data_dir.write_text(json.dumps(items, ensure_ascii=False), encoding="utf-8")
     policy = policy_for(build_plans(items))
     answers = infer_all(items, policy, official_execute)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,7 +93,7 @@ def main() -> int:
     official = parse_official_output(run.stdout)
 
     adapter = FinMCPAdapter()
-    samples = adapter.load("all", data_dir=args.data_dir)
+    samples = adapter.load("all", data_dir=data_dir)
     result = adapter.aggregate(run_harness(adapter, samples, policy))
     cells, differences = compare_cells(official, result.subsets)
     dropped = sum(1 for a in answers if a.get("error"))
@@ -89,6 +101,8 @@ def main() -> int:
         f"items {len(items)}, dropped by the official loop {dropped}, harness dropped "
         f"{result.subsets.get('dropped_items').n_records if 'dropped_items' in result.subsets else 0}"
     )
+    skipped = result.subsets.get("skipped_items")
+    print(f"harness skipped for missing labels: {skipped.n_records if skipped else 0}")
     print(f"official overall: {official['overall']}")
     print(f"{cells} cells compared, {len(differences)} differ")
     for line in differences:

@@ -17,6 +17,18 @@ are scored but kept out of the headline and reported in their own breakdown
 kept out too and counted. ``all_incl_errors`` includes both, an unscored record
 counting as no predicted call (all its gold calls are false negatives).
 
+Items without the labels the official evaluation reads (``scenery``, a
+``diff_level`` mapping with a ``level``): ``eval/evaluation.py`` skips them (the
+KeyError it raises on such an item is caught and the item left out of every
+number), and so does the default protocol (load option ``missing_labels: skip``):
+such records leave the headline and are reported in ``skipped_items`` (scored as
+they ran), counted in the headline's ``n_skipped_unlabelled``.
+``missing_labels: unknown`` scores them like any other item, under
+``scenario:unknown`` / ``difficulty:unknown``; it is not the official protocol, and
+a note says so. Where the official script raises an error it does not catch
+(``scenery`` or ``task`` not text, ``diff_level`` not a mapping) and stops
+altogether, the item is skipped the same way.
+
 Malformed tool-call arguments (dropping.py): the official inference loop drops
 the item, and so does the default protocol (load option ``malformed_arguments:
 drop``): such records leave the headline and are reported in ``dropped_items``
@@ -70,10 +82,19 @@ from .scoring import score_trajectory
 # tool_call_cap: calls a turn may run before its next batch is refused; the
 # official loop's 20 by default (a smaller cap is not the official protocol).
 CAP_OPTION = "tool_call_cap"
-KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION, CAP_OPTION}
+# missing_labels: what happens to an item the official evaluation cannot label
+# (no scenery, no diff_level.level): "skip" (official) or "unknown" (scored under
+# the label "unknown"; not the official protocol).
+LABELS_OPTION = "missing_labels"
+SKIP, UNKNOWN = "skip", "unknown"
+LABEL_MODES = (SKIP, UNKNOWN)
+KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION, CAP_OPTION, LABELS_OPTION}
 INCLUDING_ERRORS = "all_incl_errors"
 ERROR_ITEMS = "error_items"
 DROPPED_ITEMS = "dropped_items"
+SKIPPED_ITEMS = "skipped_items"
+# Metadata key: why the official evaluation cannot label the item (absent when it can).
+UNLABELLED = "unreadable_labels"
 HEADLINE_KEYS = (
     "micro_precision",
     "micro_recall",
@@ -86,13 +107,38 @@ HEADLINE_KEYS = (
 )
 
 
+def unreadable_labels(item: Item) -> list[str]:
+    """Why the official evaluation cannot label this item ([] when it can). It reads
+    ``item["scenery"].split("-")``, ``item["diff_level"]["level"]`` and
+    ``item.get("task", "any").replace(...)``: a missing key raises the KeyError it
+    catches (the item is skipped); a value of another type raises an error it does
+    not catch (the whole evaluation stops)."""
+    problems = []
+    if "scenery" not in item:
+        problems.append("no scenery")
+    elif not isinstance(item["scenery"], str):
+        problems.append("scenery is not text")
+    if "diff_level" not in item:
+        problems.append("no diff_level")
+    elif not isinstance(item["diff_level"], dict):
+        problems.append("diff_level is not a mapping")
+    elif "level" not in item["diff_level"]:
+        problems.append("no diff_level.level")
+    if "task" in item and not isinstance(item["task"], str):
+        problems.append("task is not text")
+    return problems
+
+
 def item_metadata(item: Item) -> dict[str, Any]:
-    """What aggregation needs: the official breakdown keys and the gold call count."""
+    """What aggregation needs: the official breakdown keys and the gold call count.
+    An item without a task is the official script's task "any"; an empty or
+    unreadable label is "unknown" (officially an empty key, or no evaluation)."""
     scenery = str(item.get("scenery") or "")
     given = item.get("diff_level")
     diff_level: dict[str, Any] = given if isinstance(given, dict) else {}
-    return {
-        "task": str(item.get("task") or "unknown").replace(" ", "_"),
+    task = item.get("task", "any")
+    metadata: dict[str, Any] = {
+        "task": str(task or "unknown").replace(" ", "_"),
         "scenario": scenery.split("-")[0].strip() or "unknown",
         "scenery": scenery,
         "difficulty": str(diff_level.get("level") or "unknown"),
@@ -100,6 +146,10 @@ def item_metadata(item: Item) -> dict[str, Any]:
         "gold_tool_count": len(tool_names(item["messages"])),
         "gold_turns": sum(1 for m in item["messages"] if m.get("role") == "user"),
     }
+    problems = unreadable_labels(item)
+    if problems:
+        metadata[UNLABELLED] = problems
+    return metadata
 
 
 def _unique_ids(items: list[Item]) -> list[str]:
@@ -128,6 +178,7 @@ class FinMCPAdapter(Adapter):
         self._last_source: DataSource | None = None
         self._modes: set[str] = set()  # malformed-argument protocols of the loads
         self._caps: set[int] = set()  # per-turn tool-call caps of the loads
+        self._label_modes: set[str] = set()  # missing_labels of the loads
 
     def subsets(self) -> list[str]:
         # "all" is loadable too, but it is the union of these three: listing it here
@@ -174,6 +225,8 @@ class FinMCPAdapter(Adapter):
         self._modes.add(mode)
         cap = _cap_option(options)
         self._caps.add(cap)
+        labels = _labels_option(options)
+        self._label_modes.add(labels)
         local = options.get("data_dir") or data_dir
         source = self._source(Path(local).expanduser() if local else None)
         tools = self._tool_list(source, options.get("tool_schemas"))
@@ -182,7 +235,10 @@ class FinMCPAdapter(Adapter):
         samples = []
         for sample_id, item in zip(_unique_ids(items), items, strict=True):
             if wanted is None or sample_id in wanted:
-                samples.append(self._sample(sample_id, subset, item, tools, mode, cap))
+                sample = self._sample(sample_id, subset, item, tools, mode, cap)
+                if labels != SKIP:  # only a protocol other than the official one is recorded
+                    sample.metadata[LABELS_OPTION] = labels
+                samples.append(sample)
         return samples
 
     def _sample(
@@ -233,6 +289,13 @@ class FinMCPAdapter(Adapter):
             prompt_mode=bool(services.options.get("prompt_mode")),
         )
         score.details["error_flag"] = bool(sample.metadata.get("error_flag", False))
+        problems = sample.metadata.get(UNLABELLED)
+        if problems and sample.metadata.get(LABELS_OPTION, SKIP) == SKIP:
+            # Left out as the official evaluation skips it: no tool counts for the
+            # sums (the counts stay in details, as for a dropped item).
+            score.details["skipped"] = "; ".join(problems)
+            score.passed, score.reward, score.progress = False, 0.0, None
+            score.tool_tp = score.tool_fp = score.tool_fn = None
         return score
 
     def estimators(self) -> dict[str, Estimator]:
@@ -254,7 +317,7 @@ class FinMCPAdapter(Adapter):
         groups: dict[str, list[ItemResult]] = defaultdict(list)
         sample_ids: dict[str, set[str]] = defaultdict(set)
         seen: set[tuple[str, int]] = set()
-        duplicates = unscored = counted_malformed = 0
+        duplicates = unscored = counted_malformed = counted_unlabelled = 0
         for record in records:
             key = (record.sample_id, record.trial)
             if key in seen:  # the same item loaded through two subsets
@@ -266,13 +329,18 @@ class FinMCPAdapter(Adapter):
             if score is not None:
                 result = _item_result(score)
                 details = score.details or {}
+                # In the official order: error records first (inference failures
+                # included), then the items the evaluation cannot label.
                 if metadata.get("error_flag"):
                     names = [ERROR_ITEMS]
                 elif details.get("dropped"):
                     names = [DROPPED_ITEMS]
+                elif details.get("skipped"):
+                    names = [SKIPPED_ITEMS]
                 else:
                     names = _breakdown_keys(metadata)
                     counted_malformed += bool(details.get("malformed_arguments"))
+                    counted_unlabelled += bool(metadata.get(UNLABELLED))
             else:
                 unscored += 1
                 result = _unscored(metadata)
@@ -294,9 +362,12 @@ class FinMCPAdapter(Adapter):
         flagged = len(groups.get(ERROR_ITEMS, []))
         dropped = len(groups.get(DROPPED_ITEMS, []))
         modes = self._record_modes(records)
+        skipped = len(groups.get(SKIPPED_ITEMS, []))
         headline["n_dropped_malformed"] = float(dropped)
         if COUNT in modes:
             headline["n_malformed_counted"] = float(counted_malformed)
+        if skipped:
+            headline["n_skipped_unlabelled"] = float(skipped)
         notes = [
             "Headline = micro precision/recall/F1 (the paper's TP/TR/TF1) and "
             "exact_match_ordered (the published EMR).",
@@ -308,6 +379,7 @@ class FinMCPAdapter(Adapter):
             f"(infrastructure errors); '{INCLUDING_ERRORS}' includes them all, an unscored "
             "record counting as no predicted call.",
             _protocol_note(modes, counted_malformed),
+            *_labels_notes(skipped, counted_unlabelled),
             "Tool outputs are replayed from the recordings; approximate replays in this run: "
             f"{_approximate_replays(records)} (score details 'replay').",
         ]
@@ -341,6 +413,8 @@ class FinMCPAdapter(Adapter):
             "tool_call_cap_per_turn": ",".join(map(str, sorted(self._caps or {TOOL_CALL_CAP}))),
             OPTION: ",".join(sorted(self._modes or {DROP})),
         }
+        if self._label_modes - {SKIP}:  # only a protocol other than the official one
+            versions[LABELS_OPTION] = ",".join(sorted(self._label_modes))
         if self._last_source is not None:
             versions["data_location"] = self._last_source.location
             for name, digest in sorted(self._last_source.files.items()):
@@ -355,6 +429,34 @@ def _cap_option(options: dict[str, Any]) -> int:
             f"finmcp: option {CAP_OPTION} must be a whole number >= 1 (got {value!r})"
         )
     return value
+
+
+def _labels_option(options: dict[str, Any]) -> str:
+    value = options.get(LABELS_OPTION, SKIP)
+    if value not in LABEL_MODES:
+        raise ConfigError(
+            f"finmcp: option {LABELS_OPTION} must be one of {', '.join(LABEL_MODES)} "
+            f"(got {value!r})"
+        )
+    return str(value)
+
+
+def _labels_notes(skipped: int, counted: int) -> list[str]:
+    """Said when some items lack the labels the official evaluation reads."""
+    notes = []
+    if skipped:
+        notes.append(
+            f"{skipped} record(s) of items without scenery or diff_level.level left out, as "
+            f"the official evaluation skips them ({LABELS_OPTION}={SKIP}; breakdown "
+            f"'{SKIPPED_ITEMS}', scored as they ran)."
+        )
+    if counted:
+        notes.append(
+            f"NOT the official protocol: {LABELS_OPTION}={UNKNOWN}; {counted} record(s) of "
+            "items without scenery or diff_level.level are scored under the label 'unknown' "
+            "(the official evaluation skips them)."
+        )
+    return notes
 
 
 def _cap_note(records: list[RecordView]) -> str | None:

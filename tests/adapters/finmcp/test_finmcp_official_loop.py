@@ -239,3 +239,48 @@ def test_counting_keeps_the_items_the_official_loop_drops(setup, shared_data):
     assert result.headline["n_dropped_malformed"] == 0
     official = evaluate(infer_all(items, policy, official_execute))
     assert result.headline["micro_f1"] != pytest.approx(official["overall"]["micro_F1"], abs=1e-4)
+
+
+def without_labels(items: list[dict]) -> list[dict]:
+    """The items with labels taken away, as the official evaluation reads them: no
+    scenery, no diff_level, a diff_level without level (skipped there), no task
+    (the official task "any": not skipped)."""
+    changed = json.loads(json.dumps(items))
+    del changed[1]["scenery"]
+    del changed[2]["diff_level"]
+    del changed[4]["diff_level"]["level"]
+    del changed[5]["task"]
+    del changed[9]["scenery"]  # also dropped for malformed arguments: dropped first
+    return changed
+
+
+def test_items_the_official_evaluation_cannot_label_are_skipped_as_there(setup, tmp_path):
+    items, _, _, _ = setup
+    changed = without_labels(items)
+    data = tmp_path / "items.json"
+    data.write_text(json.dumps(changed, ensure_ascii=False), encoding="utf-8")
+    adapter = FinMCPAdapter()
+    samples = adapter.load("all", data_dir=data)
+    policy = policy_for(build_plans(changed))
+    official = evaluate(infer_all(changed, policy, official_execute))
+    assert official["overall"]["N"] == len(changed) - 6 - 3  # 6 dropped, 3 skipped
+    assert "any" in official["task"]
+
+    result = adapter.aggregate(run_harness(adapter, samples, policy))
+    cells, differences = compare_cells(official, result.subsets)
+    assert differences == [] and cells >= 8 * 5
+    assert result.subsets["skipped_items"].n_records == 3
+    assert result.headline["n_skipped_unlabelled"] == 3
+    assert "scenario:unknown" not in result.subsets and "difficulty:unknown" not in result.subsets
+    assert any("official evaluation skips them" in note for note in result.notes)
+
+    # The previous rule, as a labelled option: scored under "unknown".
+    counted = FinMCPAdapter()
+    loaded = counted.load("all", data_dir=data, options={"missing_labels": "unknown"})
+    other = counted.aggregate(run_harness(counted, loaded, policy))
+    assert "skipped_items" not in other.subsets and "n_skipped_unlabelled" not in other.headline
+    assert other.subsets["all"].n_records == result.subsets["all"].n_records + 3
+    assert other.subsets["scenario:unknown"].n_records == 1
+    assert other.subsets["difficulty:unknown"].n_records == 2
+    assert any(note.startswith("NOT the official protocol: missing_labels") for note in other.notes)
+    assert counted.versions()["missing_labels"] == "unknown"
