@@ -11,6 +11,11 @@ says otherwise. Every headline therefore travels with a ``Coverage``:
 - the trials asked for, the data version the official sizes are of, and the
   sample limit the run was started with (``--limit`` or a suite's ``limit``).
 
+Subsets scored outside the official set (a subset a benchmark reports but leaves
+out of its overall number) do not count towards its totals; the summary names them and their
+samples beside the totals, so a run of only such a subset does not read as nothing
+scored.
+
 The official set comes from the adapter (``Adapter.official_set``), never from
 what happened to load: a data folder with fewer items is a partial run. A number
 over less than its official set is *partial*; every table, comparison and report
@@ -127,6 +132,15 @@ class Coverage:
         return tuple(s.name for s in scope if s.samples_scored)
 
     @property
+    def subsets_outside(self) -> tuple[SubsetCoverage, ...]:
+        """Subsets scored that are not in the declared official set (a subset reported
+        but left out of the overall number): said beside the totals, which
+        count the official set only."""
+        if not self.declared:
+            return ()
+        return tuple(s for s in self.subsets if s.samples_official is None and s.samples_scored)
+
+    @property
     def subsets_missing(self) -> tuple[str, ...]:
         return tuple(s for s in self.official_subsets if s not in self.subsets_run)
 
@@ -169,6 +183,16 @@ class Coverage:
         parts.append(_plural(self.trials, "trial"))
         if self.declared and self.trials > 1:
             parts.append(f"{self.pairs_scored}/{self.pairs_official} pairs")
+        outside = self.subsets_outside
+        if outside:
+            samples = sum(s.samples_scored for s in outside)
+            if len(outside) == 1:
+                named = outside[0].name
+            else:
+                named = ", ".join(f"{s.name} ({s.samples_scored})" for s in outside[:MAX_NAMED])
+                if len(outside) > MAX_NAMED:
+                    named += f" and {len(outside) - MAX_NAMED} more"
+            parts.append(f"+{_plural(samples, 'sample')} of {named} (not in the official set)")
         return ", ".join(parts)
 
     def reasons(self) -> list[str]:

@@ -50,6 +50,17 @@ def test_subsets_outside_the_official_set_do_not_count_towards_it():
     assert not extra.declared and not extra.partial and extra.samples_scored == 9
 
 
+def test_a_run_of_only_a_subset_outside_the_official_set_says_what_it_scored():
+    only_extra = coverage_of(OFFICIAL, _scored(extra=[1] * 16), trials=1)
+    summary = only_extra.summary()
+    assert summary.startswith("0/5 samples, 0/2 subsets")
+    assert "+16 samples of extra (not in the official set)" in summary
+    both = coverage_of(OFFICIAL, _scored(a=[1, 1, 1], b=[1, 1], x=[1], y=[1, 1]), trials=1)
+    assert "+3 samples of x (1), y (2) (not in the official set)" in both.summary()
+    inside = coverage_of(OFFICIAL, _scored(a=[1, 1, 1], b=[1, 1]), trials=1)
+    assert "not in the official set" not in inside.summary()
+
+
 def test_a_metric_named_after_a_subset_covers_that_subset_only():
     coverage = coverage_of(OFFICIAL, _scored(a=[1, 1, 1], b=[1]), trials=1)
     assert coverage.partial
