@@ -63,7 +63,11 @@ from harness.adapters.tau2 import Tau2Adapter, Tau3Adapter  # noqa: E402
 from harness.adapters.tau2.domains import write_tools  # noqa: E402
 from harness.adapters.tau2.gold_cache import CACHE_ENV, clear_memory  # noqa: E402
 from harness.adapters.tau2.nl_judge import StubJudge  # noqa: E402
-from harness.adapters.tau2.official import official_reward, simulation_run  # noqa: E402
+from harness.adapters.tau2.official import (  # noqa: E402
+    official_module,
+    official_reward,
+    simulation_run,
+)
 from harness.adapters.tau2.oracle import Tau2Oracle  # noqa: E402
 from harness.models.base import ModelClient, NullClient  # noqa: E402
 from harness.strategies.base import PlainStrategy  # noqa: E402
@@ -301,7 +305,7 @@ def prepare(run: TaskSetRun, domains: list[str]) -> None:
     )[0]
     package = run.adapter.domain_of(sample).package
     package.quiet()
-    package.module("evaluator.evaluator")
+    official_module(package, "evaluator.evaluator")
 
 
 def bench_task_set(

@@ -6,19 +6,46 @@ import os
 from pathlib import Path
 
 import pytest
-from support import REPO, TESTS, TOY_ADAPTER, TOY_SUITE
-
-# Benchmark data that is not on PyPI lives beside the project, never inside it.
-SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data"))
+from support import (
+    SHARED_KINDS,
+    SHARED_SKIP,
+    TESTS,
+    TOY_ADAPTER,
+    TOY_SUITE,
+    shared_missing,
+    shared_path,
+)
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared benchmark data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    """../shared/data (HARNESS_SHARED_DATA): the VitaBench and FinMCP folders."""
+    return shared_path("data")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line for every test skipped for want of ../shared: what was missing, and
+    where the tests look for it."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple) and SHARED_SKIP in str(report.longrepr[2])
+    ]
+    if not skipped:
+        return
+    missing = sorted(shared_missing)
+    what = ", ".join(SHARED_KINDS[kind][3] for kind in missing)
+    variables = ", ".join(SHARED_KINDS[kind][0] for kind in missing).replace(
+        "HARNESS_TAU2_CHECKOUT", "HARNESS_TAU2_CHECKOUT (also the README's tau2-bench clone)"
+    )
+    terminalreporter.write_line(
+        f"{len(skipped)} test{'s' * (len(skipped) != 1)} skipped: ../shared not found ({what}); "
+        "they read benchmark data and official code that is not on the package index from "
+        f"../shared beside the checkout, or HARNESS_SHARED (per part: {variables}); "
+        "see README, Development"
+    )
 
 
 @pytest.fixture

@@ -3,18 +3,63 @@ perfect toy agent a fake server plays, and the harness as a child process."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from fake_llm_server import toy_agent
 
 # This folder: the helper modules (toy_adapter.py, fake_llm_server.py...) that
 # harness processes started by a test import through PYTHONPATH.
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+
+# ../shared beside the project: benchmark data that is not on PyPI and vendored
+# official code for the parity tests. CI has it; a user's clone does not, and there
+# the tests that need it are skipped (CI=true: they fail), counted in one summary
+# line (conftest.py). Each part has a variable of its own; HARNESS_SHARED moves all.
+SHARED = Path(os.environ.get("HARNESS_SHARED") or REPO.parent / "shared")
+# kind: (variable, default location, what must be inside it, what it is)
+SHARED_KINDS = {
+    "data": ("HARNESS_SHARED_DATA", SHARED / "data", ("vitabench", "finmcp"), "VitaBench and FinMCP data"),
+    "tau2-bench": ("HARNESS_TAU2_CHECKOUT", SHARED / "vendor/tau2-bench", ("src/tau2",), "tau2-bench v1.0.1 checkout"),
+    "vitabench-code": ("HARNESS_VITA_SOURCE", SHARED / "vendor/vitabench", ("src/vita",), "VitaBench's official code"),
+}  # fmt: skip
+SHARED_SKIP = "../shared missing:"  # how every such skip reason starts
+# The id of the one case a parametrisation read from ../shared at collection has
+# without it: the test asks for the part (a fixture), which skips it, or fails in CI.
+SHARED_PLACEHOLDER = "shared-missing"
+shared_missing: set[str] = set()  # the kinds a test of this session asked for and lacked
+
+
+def shared_location(kind: str) -> Path:
+    """Where that part of ../shared is looked for (it may not be there)."""
+    variable, default, _, _ = SHARED_KINDS[kind]
+    return Path(os.environ.get(variable) or default)
+
+
+def shared_available(kind: str) -> bool:
+    """Whether that part is there (for what runs at collection, before any test)."""
+    _, _, inside, _ = SHARED_KINDS[kind]
+    return all((shared_location(kind) / entry).is_dir() for entry in inside)
+
+
+def shared_path(kind: str) -> Path:
+    """That part of ../shared; the test is skipped where it is missing, and fails
+    there under CI (CI=true), where it must exist."""
+    if shared_available(kind):
+        return shared_location(kind)
+    variable, _, _, what = SHARED_KINDS[kind]
+    reason = f"{SHARED_SKIP} {what} not found at {shared_location(kind)} ({variable})"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(reason, pytrace=False)
+    shared_missing.add(kind)
+    pytest.skip(reason)
+
 
 # The toy adapter (toy_adapter.py) under the benchmark name its suites use.
 TOY_ADAPTER = "toy=toy_adapter:ToyAdapter"

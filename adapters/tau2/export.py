@@ -60,7 +60,7 @@ from harness.types import Score, Trajectory
 from .banking import RETRIEVAL_OPTION
 from .checkout import RELEASE, pinned
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, load_tasks, policy
-from .official import simulation_run
+from .official import official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
 from .task_sets import BANKING, BASE_SPLIT, ORIGINAL, V1_0_1
@@ -449,8 +449,8 @@ def domain_results(plan: DomainPlan, run: RunData, trials: int) -> Any:
 def check_with_tau2(package: Tau2Package, paths: Sequence[Path]) -> list[Any]:
     """Load the written files as ``tau2 submit validate`` does and run its checks on
     them; returns the loaded results (RuntimeError: the export is wrong)."""
-    public = package.module("scripts.leaderboard.verify_trajectories_public")
-    prepare = package.module("scripts.leaderboard.prepare_submission")
+    public = official_module(package, "scripts.leaderboard.verify_trajectories_public")
+    prepare = official_module(package, "scripts.leaderboard.prepare_submission")
     loaded = []
     for path in paths:
         results, ok, error = public.check_format(str(path))
@@ -562,7 +562,7 @@ def build_submission(
     trials: int,
 ) -> Any:
     """The checkout's ``Submission`` for the domain results computed by tau2-bench."""
-    board = package.module("scripts.leaderboard.submission")
+    board = official_module(package, "scripts.leaderboard.submission")
     domains = list(domain_results_)
     references = [board.Reference(title=t, url=u) for t, u in fields.references] or None
     return board.Submission(
@@ -645,7 +645,7 @@ def _write(
     trials: int,
     folder: Path,
 ) -> Path:
-    prepare = package.module("scripts.leaderboard.prepare_submission")
+    prepare = official_module(package, "scripts.leaderboard.prepare_submission")
     trajectories = folder / TRAJECTORIES
     trajectories.mkdir(parents=True)
     files: dict[str, str] = {}

@@ -33,6 +33,37 @@ if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
 
+# tau2-bench v1.0.1 changes process-wide state when some of its modules are first
+# imported: its utils/llm_utils.py gives litellm a shared httpx client
+# (litellm.client_session / aclient_session, whose async client is bound to the
+# first event loop that uses it) and sets litellm.drop_params; its runner/batch.py
+# replaces asyncio's BaseEventLoop.__del__. The harness's own modules never import
+# them; these parity tools do, and must not leave the rest of the process (other
+# tests, a bench's own litellm calls) running under another library's settings.
+_PROCESS_GLOBALS = (
+    ("litellm", "client_session"),
+    ("litellm", "aclient_session"),
+    ("litellm", "drop_params"),
+)
+
+
+def official_module(package: Any, name: str) -> Any:
+    """A module of the task set's tau2, imported with the process-wide state above
+    given back as it was (the module keeps working: it reads these at call time)."""
+    import asyncio.base_events
+    import importlib
+
+    saved = [(importlib.import_module(mod), attr) for mod, attr in _PROCESS_GLOBALS]
+    values = [getattr(mod, attr) for mod, attr in saved]
+    loop_del = asyncio.base_events.BaseEventLoop.__del__
+    try:
+        return package.module(name)
+    finally:
+        for (mod, attr), value in zip(saved, values, strict=True):
+            setattr(mod, attr, value)
+        asyncio.base_events.BaseEventLoop.__del__ = loop_del  # type: ignore[method-assign]
+
+
 def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Any:
     package = domain.package
     simulation = package.module("data_model.simulation")
@@ -56,7 +87,7 @@ def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Ru
 def official_reward(domain: Domain, task: Task, simulation: Any) -> float:
     """tau2's ``evaluate_simulation`` reward (evaluation type ALL, not solo)."""
     domain.package.quiet()
-    evaluator = domain.package.module("evaluator.evaluator")
+    evaluator = official_module(domain.package, "evaluator.evaluator")
     extra: dict[str, Any] = {}
     kwargs = environment_kwargs(domain, task)
     if kwargs:
@@ -138,8 +169,8 @@ class _Script:
 def _participants(domain: Domain, agent_script: _Script, user_script: _Script) -> tuple[Any, Any]:
     package = domain.package
     if domain.task_set.replay_skips_non_mutating:  # tau2-bench v1.0.1's class names
-        agent_base = package.module("agent.base_agent").HalfDuplexAgent
-        user_base = package.module("user.user_simulator_base").HalfDuplexUser
+        agent_base = official_module(package, "agent.base_agent").HalfDuplexAgent
+        user_base = official_module(package, "user.user_simulator_base").HalfDuplexUser
     else:
         agent_base = package.module("agent.base").LocalAgent
         user_base = package.module("user.base").BaseUser
@@ -186,7 +217,7 @@ def official_pipeline(
         environment = package.module(f"domains.{domain.name}.environment").get_environment(
             **env_kwargs
         )
-        orchestrator = package.module("orchestrator.orchestrator").Orchestrator(
+        orchestrator = official_module(package, "orchestrator.orchestrator").Orchestrator(
             domain=domain.name,
             agent=agent,
             user=user,
@@ -196,7 +227,7 @@ def official_pipeline(
             max_errors=rules.max_errors,
         )
         simulation = orchestrator.run()
-        evaluator = package.module("evaluator.evaluator")
+        evaluator = official_module(package, "evaluator.evaluator")
         extra = {"env_kwargs": env_kwargs} if env_kwargs else {}
         simulation.reward_info = evaluator.evaluate_simulation(
             simulation=simulation,
@@ -209,7 +240,7 @@ def official_pipeline(
         return simulation
 
     if rules.abort_rule == ABORT_RERUN:
-        progress = package.module("runner.progress")
+        progress = official_module(package, "runner.progress")
         simulation = progress.run_with_retry(
             one_simulation,
             task,

@@ -13,21 +13,20 @@ llama.cpp already holds).
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support import shared_location
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+SHARED_DATA = shared_location("data")
 PYTHON_VARIABLE = "HARNESS_LLAMACPP_PYTHON"
 GGUF_VARIABLE = "HARNESS_REAL_MODEL_GGUF"
 REPORT = REPO_ROOT / "test-artifacts" / "real-model-tier.md"
 # tau2-bench v1.0.1 (source and data) for the tau3 run.
-TAU2_CHECKOUT = Path(
-    os.environ.get("HARNESS_TAU2_CHECKOUT", REPO_ROOT.parent / "shared" / "vendor" / "tau2-bench")
-)
+TAU2_CHECKOUT = shared_location("tau2-bench")
 
 MAX_TOKENS = 48
 # Sampled, with a fixed seed, not greedy: greedy SmolLM2 repeats itself (a

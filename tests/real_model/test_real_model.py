@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import harness_process
+from support import harness_process, shared_path
 
 from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.specs import LlamaCppSpec
@@ -214,6 +214,8 @@ def _run_lane(lane: list[PlannedRun], folder: Path, gguf: Path) -> list[TierRun]
 
 @pytest.fixture(scope="session")
 def tier(tmp_path_factory: pytest.TempPathFactory) -> Tier:
+    for kind in ("data", "tau2-bench"):  # skipped without them (in CI: failed)
+        shared_path(kind)
     gguf = _gguf()
     REPORT.unlink(missing_ok=True)  # the summary shows this session's figures only
     folder = tmp_path_factory.mktemp("real-model-tier")

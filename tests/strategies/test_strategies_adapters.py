@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import shared_path
 from test_strategies_fakes import RoleModel, result
 
 from harness.registry import get_adapter
@@ -83,6 +84,7 @@ CASES = [
     ("finmcp", "multi_turn", None, {}),
     ("finmcp", "single_tool", None, {}),
 ]
+# The benchmarks whose data comes from ../shared/data (the others' is installed).
 DATA = {"vitabench": "vitabench", "finmcp": "finmcp"}
 
 
@@ -95,8 +97,8 @@ def offline_services(benchmark: str) -> Services:
     return Services(seed=1)
 
 
-def load_one(shared_data: Path, benchmark: str, subset: str, ids, options) -> Sample:
-    data_dir = shared_data / DATA[benchmark] if benchmark in DATA else None
+def load_one(benchmark: str, subset: str, ids, options) -> Sample:
+    data_dir: Path | None = shared_path("data") / DATA[benchmark] if benchmark in DATA else None
     samples = get_adapter(benchmark).load(subset, ids=ids, data_dir=data_dir, options=options)
     return samples[0]
 
@@ -109,8 +111,8 @@ def rehearse(sample: Sample, model, spec: str, services: Services) -> Trajectory
 
 
 @pytest.mark.parametrize(("benchmark", "subset", "ids", "options"), CASES)
-def test_rehearsal_never_touches_the_real_environment(shared_data, benchmark, subset, ids, options):
-    sample = load_one(shared_data, benchmark, subset, ids, options)
+def test_rehearsal_never_touches_the_real_environment(benchmark, subset, ids, options):
+    sample = load_one(benchmark, subset, ids, options)
     guard = EnvironmentGuard(sample.make_environment)
     guarded = dataclasses.replace(sample, make_environment=guard)
     services = offline_services(benchmark)
@@ -133,7 +135,7 @@ def test_rehearsal_never_touches_the_real_environment(shared_data, benchmark, su
     assert score.reward >= 0.0
 
 
-def test_tau2_telecom_user_actions_during_rehearsal_stay_imagined(shared_data):
+def test_tau2_telecom_user_actions_during_rehearsal_stay_imagined():
     """The scripted user performs its own tool calls on whatever environment it
     holds: during rehearsal that is the simulated one, whose answer is a recorded
     placeholder; in the committed episode it is the real one."""
@@ -160,7 +162,7 @@ def test_tau2_telecom_user_actions_during_rehearsal_stay_imagined(shared_data):
     assert score.passed
 
 
-def test_bfcl_memory_rehearsal_is_skipped_and_recorded_not_crashed(shared_data):
+def test_bfcl_memory_rehearsal_is_skipped_and_recorded_not_crashed():
     sample = get_adapter("bfcl").load("memory_rec_sum")[0]
     trajectory = rehearse(sample, generic_model(), "rehearsal-parallel:2", Services())
     rehearsals = trajectory.extra["rehearsal"]["rehearsals"]

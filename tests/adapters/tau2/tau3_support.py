@@ -5,29 +5,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
-import pytest
-from support import REPO
+from support import shared_location, shared_path
 
 from harness.adapters.tau2.oracle import ScriptPlayer, oracle_script
 from harness.testing.fake_server import Reply
 from harness.types import AssistantTurn, ToolCall
 
-# tau2-bench v1.0.1 (source and data) beside the project, as CI has it.
-CHECKOUT = Path(os.environ.get("HARNESS_TAU2_CHECKOUT", REPO.parent / "shared/vendor/tau2-bench"))
+# tau2-bench v1.0.1 (source and data) in ../shared/vendor, as CI has it.
+CHECKOUT = shared_location("tau2-bench")
 BANKING_OFFLINE = {"retrieval": "bm25"}
 
 
 def checkout_or_skip() -> Path:
     """The checkout; skipped where it is missing, a failure in CI (CI=true)."""
-    if (CHECKOUT / "src" / "tau2").is_dir():
-        return CHECKOUT
-    message = f"tau2-bench v1.0.1 checkout not found at {CHECKOUT} (HARNESS_TAU2_CHECKOUT)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    return shared_path("tau2-bench")
 
 
 def options_for(subset: str) -> dict:

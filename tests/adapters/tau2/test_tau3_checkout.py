@@ -136,3 +136,34 @@ def test_a_run_without_the_checkout_stops_in_one_line_with_exit_2(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "git clone" in lines[0], done.stderr
     assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_the_parity_tools_leave_no_tau2_bench_settings_in_the_process():
+    """tau2-bench's llm_utils gives litellm a shared httpx client at import and its
+    runner patches asyncio; importing them for the parity tools must not leave that
+    behind (later litellm calls in other event loops failed with 'Event loop is closed')."""
+    root = checkout_or_skip().resolve()
+    script = f"""
+import asyncio.base_events, litellm
+from pathlib import Path
+from harness.adapters.tau2 import Tau3Adapter
+from harness.adapters.tau2.official import official_module
+package = Tau3Adapter().package(Path({str(root)!r}))
+before = (litellm.client_session, litellm.aclient_session, litellm.drop_params,
+          asyncio.base_events.BaseEventLoop.__del__)
+official_module(package, "evaluator.evaluator")
+official_module(package, "runner.progress")
+import sys
+assert "tau2_v1_0_1.utils.llm_utils" in sys.modules and "tau2_v1_0_1.runner.batch" in sys.modules
+after = (litellm.client_session, litellm.aclient_session, litellm.drop_params,
+         asyncio.base_events.BaseEventLoop.__del__)
+assert before == after, (before, after)
+print("ok")
+"""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop(checkout.DATA_DIR_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=REPO
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]

@@ -31,7 +31,7 @@ from tau3_support import (
 )
 
 from harness.adapters.tau2 import Tau3Adapter, domains, prompts
-from harness.adapters.tau2.official import official_pipeline
+from harness.adapters.tau2.official import official_module, official_pipeline
 from harness.adapters.tau2.transcript import parse_transcript, to_tau2_messages
 from harness.clients import build_remote_client
 from harness.models.settings import ModelSettings
@@ -159,7 +159,7 @@ def official_pass_hat_k(results) -> tuple[dict[int, float], float]:
     ``df.termination_reason == TerminationReason.INFRASTRUCTURE_ERROR`` matches nothing:
     the column becomes strings and the enum member is compared by its str(); so the
     filter is applied here by value.)"""
-    metrics_module = ADAPTER.package().module("metrics.agent_metrics")
+    metrics_module = official_module(ADAPTER.package(), "metrics.agent_metrics")
     df = results.to_df()
     df = df[df.termination_reason.map(lambda r: getattr(r, "value", r)) != "infrastructure_error"]
     df = df.assign(success=df.reward.apply(metrics_module.is_successful))
@@ -186,7 +186,7 @@ def compare_pass_hat_k(subset, samples, ours_records, official_sims):
     kept = [(t, s) for t, s in official_sims if s.termination_reason != "infrastructure_error"]
     whole = [t for t in {t for t, _ in kept} if sum(1 for u, _ in kept if u == t) == 3]
     if whole:
-        compute = ADAPTER.package().module("metrics.agent_metrics").compute_metrics
+        compute = official_module(ADAPTER.package(), "metrics.agent_metrics").compute_metrics
         clean = official_results(subset, samples, kept)
         assert compute(clean).pass_hat_ks[1] == pytest.approx(official_pass_hat_k(clean)[0][1])
 
