@@ -325,7 +325,7 @@ class Adapter(ABC):
 
     @abstractmethod
     def oracle(self, sample: Sample) -> ModelClient:
-        """A model that plays the sample's gold actions (for parity checks)."""
+        """A model that plays the sample's gold actions (to check scorers and environments)."""
 
     def versions(self) -> dict[str, str]:
         """Package and data versions that affect this benchmark's numbers."""

@@ -373,6 +373,7 @@ def test_report_truncates_lists_and_objects_and_bounds_each_sample(tmp_path):
     assert all(len(json.dumps(d, ensure_ascii=False)) <= 2_000_000 for d in details.values())
 
 
+@pytest.mark.slow  # about 30 s: the timeout must outlast an episode that ignores one cancellation
 def test_the_episode_timeout_fires_even_when_an_episode_swallows_its_cancellation(tmp_path):
     class Stubborn(ModelClient):
         """Ignores cancellation twice (as a lost cancel in asyncio.wait_for would)."""
