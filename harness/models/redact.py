@@ -11,7 +11,9 @@ backslash of an escaped quote and corrupt a harmless record):
   ``add_argument_secrets``, ``add_config_secrets``): URL userinfo and credential
   query values, key flags of server commands, the credentials of the model
   config, strategy settings and suite options; credential-named environment
-  variables (``*_API_KEY``, ``HF_TOKEN`` ...) are always included.
+  variables (``*_API_KEY``, ``HF_TOKEN``, ``AWS_BEARER_TOKEN_BEDROCK`` ...: one
+  naming rule, ``is_credential_name``, for variables, flags and settings keys)
+  are always included.
 - by shape (``scrub_secrets``), only on text a server or an exception produced
   outside the trajectory: HTTP error bodies, server log lines, exception
   messages (a record's ``error``, error lines). Bearer and Basic credentials,
@@ -40,12 +42,20 @@ MASK = "***"
 
 # Query parameters whose value is a credential (Azure ``sig``, ``api-key``, ...).
 _SECRET_PARAM = re.compile(r"key|token|secret|sig|password|auth|credential", re.IGNORECASE)
-# Environment variables whose values are credentials.
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-# Words of a command-line flag name that make its value a credential
-# (``--api-key``, ``--hf-token``, ``--client-secret``). Whole words only:
-# ``--skip-tokenizer-init`` and ``--max-num-batched-tokens`` are not credentials.
-_SECRET_FLAG_WORD = re.compile(r"(key|token|secret|password|passwd|credentials?)$")
+# The one rule for names whose value is a credential: environment variables,
+# command-line flags, keys of settings (``is_credential_name``). A name is split
+# into words (at ``_ - .``, at camelCase, trailing digits dropped); a word that
+# ends in one of these makes it a credential (OPENAI_API_KEY, OPENAI_API_KEY_2,
+# AWS_BEARER_TOKEN_BEDROCK, AWS_SECRET_ACCESS_KEY, WATSONX_APIKEY, DB_PASSWORD,
+# GOOGLE_APPLICATION_CREDENTIALS, --hf-token, apiKey) ...
+_CREDENTIAL_ENDINGS = ("key", "token", "secret", "password", "passwd", "credential", "credentials")
+# ... and so does a word that is one of these (GITHUB_PAT, DB_PASSWD, DB_PASS,
+# API_KEYS, SNOWFLAKE_JWT); ``pwd`` only beside other words (MYSQL_PWD: PWD and
+# OLDPWD are the shell's directories). Whole words only: PATH, TOKENIZERS_PARALLELISM,
+# --skip-tokenizer-init, --max-num-batched-tokens and SSH_AUTH_SOCK are not credentials.
+_CREDENTIAL_WORDS = frozenset({"pat", "pass", "keys", "secrets", "jwt"})
+# Words that end like a credential and are none (TIKTOKEN_CACHE_DIR: a tokenizer's cache).
+_NOT_CREDENTIAL_WORDS = frozenset({"tiktoken"})
 # Credential-looking text: bearer tokens, sk-style keys, key=value pairs, URL userinfo.
 # Masked by scrub_secrets only (server and exception text), never in a trajectory.
 _SECRET_TEXT = [
@@ -105,12 +115,30 @@ def add_url_secrets(url: str | None) -> None:
                 add_secret(value)
 
 
+def _name_words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)  # apiKey -> api_Key
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)  # HFToken -> HF_Token
+    words = (word.rstrip("0123456789") for word in re.split(r"[^a-z0-9]+", spaced.lower()))
+    return [word for word in words if word]
+
+
+def is_credential_name(name: str) -> bool:
+    """Whether a name (environment variable, flag without its dashes, settings
+    key) says its value is a credential: the rule above, the one place it is kept."""
+    words = _name_words(name)
+    return any(
+        (word.endswith(_CREDENTIAL_ENDINGS) and word not in _NOT_CREDENTIAL_WORDS)
+        or word in _CREDENTIAL_WORDS
+        or (word == "pwd" and len(words) > 1)
+        for word in words
+    )
+
+
 def is_secret_flag(arg: str) -> bool:
     """Whether ``arg`` is a flag whose value is a credential (``--api-key``)."""
     if not arg.startswith("-"):
         return False
-    name = arg.lstrip("-").partition("=")[0].lower()
-    return any(_SECRET_FLAG_WORD.search(word) for word in re.split(r"[-_.]", name) if word)
+    return is_credential_name(arg.lstrip("-").partition("=")[0])
 
 
 def argument_secrets(args: list[str]) -> list[str]:
@@ -146,7 +174,7 @@ def add_config_secrets(data: Any) -> None:
     credentials anywhere."""
     if isinstance(data, dict):
         for key, value in data.items():
-            if isinstance(key, str) and is_secret_flag(f"--{key}") and isinstance(value, str):
+            if isinstance(key, str) and is_credential_name(key) and isinstance(value, str):
                 add_secret(value)
             add_config_secrets(value)
     elif isinstance(data, list):
@@ -162,12 +190,13 @@ _secret_name: dict[str, bool] = {}
 
 
 def environment_secrets() -> list[str]:
-    """Values of environment variables that hold credentials (``*_API_KEY``...)."""
+    """Values of environment variables named as credentials (``is_credential_name``:
+    ``*_API_KEY``, ``AWS_BEARER_TOKEN_BEDROCK``, ``GITHUB_PAT`` ...)."""
     values = []
     for name, value in os.environ.items():
         secret = _secret_name.get(name)
         if secret is None:
-            secret = _secret_name[name] = bool(_SECRET_ENV.search(name))
+            secret = _secret_name[name] = is_credential_name(name)
         if secret and len(value) >= MIN_SECRET_CHARS:
             values.append(value)
     return values

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import secrets
 import shlex
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ from harness.models.redact import (
     add_argument_secrets,
     add_url_secrets,
     argument_secrets,
+    is_credential_name,
+    is_secret_flag,
     mask,
     may_need_masking,
     scrub_secrets,
@@ -363,3 +366,87 @@ def test_a_run_reads_the_environment_for_credentials_once(monkeypatch):
     assert len(reads) == 1
     redact.mask("x")
     assert len(reads) == 2  # outside a run: read afresh
+
+
+# Credential names beyond *_KEY: what litellm and common tools read.
+OTHER_NAMES = ["AWS_BEARER_TOKEN_BEDROCK", "OPENAI_API_KEY_2", "GITHUB_PAT", "DB_PASSWD"]
+
+
+def test_the_credential_name_rule():
+    credentials = [
+        *OTHER_NAMES,
+        "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AZURE_OPENAI_API_KEY",
+        "AZURE_AD_TOKEN", "AZURE_CLIENT_SECRET", "WATSONX_ZENAPIKEY", "HF_TOKEN", "MYSQL_PWD",
+        "GOOGLE_APPLICATION_CREDENTIALS", "SNOWFLAKE_JWT", "DB_PASS", "API_KEYS", "apiKey",
+        "accessToken", "HFToken", "hf-token", "client_secret", "judge_api_key",
+    ]  # fmt: skip
+    harmless = [
+        "PATH", "PYTHONPATH", "TOKENIZERS_PARALLELISM", "PWD", "OLDPWD", "HOME", "SSH_AUTH_SOCK",
+        "MAX_TOKENS", "TIKTOKEN_CACHE_DIR", "HF_HUB_OFFLINE", "CUDA_VISIBLE_DEVICES",
+        "skip-tokenizer-init", "max-num-batched-tokens", "KEYBOARD_LAYOUT", "PASSENGER",
+    ]  # fmt: skip
+    assert [n for n in credentials if not is_credential_name(n)] == []
+    assert [n for n in harmless if is_credential_name(n)] == []
+    # Flags and settings keys follow the same rule.
+    assert is_secret_flag("--github-pat") and is_secret_flag("--db-passwd=x")
+    assert not is_secret_flag("--skip-tokenizer-init")
+
+
+def echo_values(values: list[str]):
+    """An agent that writes the values into its text, a tool call and an error body."""
+
+    def reply(request: dict) -> Reply:
+        messages = request["messages"]
+        if messages[-1]["role"] == "tool":
+            return Reply.text(f"done with {values[0]} and {values[1]}")
+        found = re.search(r"Reach (\d+)", str(messages[-1]["content"]))
+        target = int(found.group(1)) if found else 0
+        if target == 2:
+            return Reply.calls(("add", {"n": 2, "note": " ".join(values)}))
+        if target == 4:
+            return Reply.http_error(401, f"rejected {values[2]} {values[3]}")
+        return Reply.text(f"environment: {' '.join(values)}")
+
+    return reply
+
+
+@pytest.mark.slow
+def test_credentials_under_other_names_reach_no_file_or_stream(env, tmp_path, capsys, monkeypatch):
+    suite, _ = env
+    values = [f"plant-{name.lower()}-{secrets.token_hex(6)}" for name in OTHER_NAMES]
+    for name, value in zip(OTHER_NAMES, values, strict=True):
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "out"
+    common = ["--suite", str(suite), "--model", "openai/fake-model", "--max-attempts", "1"]
+    with FakeServer(handler=echo_values(values)) as server:
+        for client in ("direct", "litellm"):
+            main(["run", *common, "--api-base", server.url, "--client", client,
+                  "--cache-dir", str(out / "cache"), "--out", str(out / client)])  # fmt: skip
+    # A served model whose command line and log carry the values.
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    template = " ".join(
+        [*FAKE, "--port {port} --model-name {model} --checkpoint {checkpoint}",
+         "--log-line", shlex.quote("started with " + " ".join(values))]
+    )  # fmt: skip
+    code = main(["run", *common, "--serve", "custom", "--checkpoint", str(checkpoint),
+                 "--serve-command", template, "--serve-timeout", "30", "--no-cache",
+                 "--limit", "1", "--out", str(out / "served")])  # fmt: skip
+    assert code == 0
+    runs = [str(out / name) for name in ("direct", "litellm", "served")]
+    assert main(["report", *runs, "--out", str(out / "report.html"), "--no-plots"]) == 0
+    streams = "".join(capsys.readouterr())
+    assert "started with ***" in (out / "served" / "server.log").read_text()
+    written = [p for p in out.rglob("*") if p.is_file()]
+    names = {p.name for p in written}
+    assert {"samples.jsonl", "manifest.json", "scores.json", "server.log"} <= names, names
+    leaks = [
+        (value, str(path))
+        for path in written
+        for value in values
+        if value
+        in path.read_bytes().decode("utf-8", errors="replace")
+        + (json.dumps(read_samples(path.read_text())) if path.suffix == ".html" else "")
+    ]
+    leaks += [(value, "stdout/stderr") for value in values if value in streams]
+    assert leaks == []
