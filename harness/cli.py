@@ -128,10 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     from harness import interrupts
     from harness.errors import one_line
     from harness.models.redact import scrub_secrets, secret_scope
+    from harness.terminal import terminal_safe_streams
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     interrupts.forget()
-    with secret_scope(), interrupts.sigterm_as_interrupt():
+    # Whatever a command prints (a server's model ids or error body, a log's
+    # tail) cannot act on the terminal (harness/terminal.py).
+    with terminal_safe_streams(), secret_scope(), interrupts.sigterm_as_interrupt():
         try:
             args = build_parser().parse_args(argv)
             register_secrets(args)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from harness.terminal import safe, unwrapped
+
 
 class ProgressDisplay:
     def __init__(self, total: int, enabled: bool = True):
@@ -17,6 +19,7 @@ class ProgressDisplay:
     def start(self, already_done: int = 0) -> None:
         if not self.enabled:
             return
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -36,8 +39,13 @@ class ProgressDisplay:
             TextColumn("eta"),
             TimeRemainingColumn(),
             transient=False,
+            # The bar's own escape codes go to the terminal itself (harness/terminal.py).
+            console=Console(file=unwrapped(sys.stderr)),
         )
         self._progress.start()
+        # rich now shows what is printed above the bar, through proxies of its
+        # own that write to the terminal itself: text goes through ours first.
+        sys.stdout, sys.stderr = safe(sys.stdout), safe(sys.stderr)
         self._task = self._progress.add_task(
             "run", total=self.total, completed=already_done, errors=0, rate=""
         )

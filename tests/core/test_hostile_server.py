@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -15,10 +17,13 @@ from pathlib import Path
 
 import pytest
 from headless_browser import keep_artifact, open_every_sample
+from support import TESTS
 
+from harness.cli import main
 from harness.report import ReportOptions, build_report
 from harness.store import read_records
-from harness.testing.fake_server import FakeServer
+from harness.terminal import terminal_text
+from harness.testing.fake_server import FakeServer, Reply
 from harness.testing.hostile import KINDS, HostileHandler
 
 EPISODE_TIMEOUT_S = 15.0
@@ -298,3 +303,74 @@ def test_oversized_replies_through_litellm_are_refused_within_one_gigabyte(tmp_p
         ("infra_error", "ReplyTooLarge")
     ] * 3
     assert rss_mb < 1024
+
+
+# -- server text on the terminal ------------------------------------------------------
+
+# Clear screen, a window title (OSC ... BEL), a C1 CSI, a carriage return, and a
+# right-to-left override that shows "exe.sqli" as "ilqs.exe".
+CLEAR, TITLE, C1_CSI, RLO = "\x1b[2J", "\x1b]0;pwned\x07", "\x9b2J", "\u202e"
+HOSTILE_TEXT = f"evil{CLEAR}{TITLE}{C1_CSI}\r{RLO}exe.sqli\u2066x\u200f"
+TERMINAL_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def test_terminal_text_escapes_what_acts_on_a_terminal():
+    shown = terminal_text(HOSTILE_TEXT + "\n\tok é 中文 \u2028")
+    assert not TERMINAL_UNSAFE.search(shown)
+    assert shown == (
+        "evil\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J\\x0d\\u202eexe.sqli\\u2066x\\u200f\n\tok é 中文 \u2028"
+    )
+    assert terminal_text("\ud800") == "\\ud800"  # a lone surrogate: no encoding error
+
+
+def test_server_sent_text_reaches_the_terminal_escaped(toy_suite, tmp_path, capsys):
+    out = tmp_path / "runs"
+    base = ["run", "--suite", str(toy_suite), "--model", "openai/fake-model", "--no-cache"]
+    codes = []
+    # 1. /v1/models lists hostile ids; the run's model is not one of them.
+    with FakeServer(model_name=HOSTILE_TEXT) as server:
+        codes.append(main([*base, "--api-base", server.url, "--out", str(out / "a")]))
+    # 2. The preflight's refusal carries it in its error body.
+    refusal = Reply.http_error(400, f"refused: {HOSTILE_TEXT}")
+    with FakeServer(preflight_reply=refusal) as server:
+        codes.append(main([*base, "--api-base", server.url, "--out", str(out / "b")]))
+    # 3. Every chat reply is an error with it; the run records and reports them.
+    with FakeServer(handler=lambda request: Reply.http_error(401, HOSTILE_TEXT)) as server:
+        codes.append(
+            main([*base, "--api-base", server.url, "--max-attempts", "1", "--out", str(out / "c")])
+        )
+    # 4. A served model that logs it and exits: the error shows the log's end.
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    command = shlex.join(
+        [sys.executable, str(TESTS / "fake_llm_server.py"), "--log-line", HOSTILE_TEXT,
+         "--exit-at-start", "3"]
+    ) + " --port {port} --model-name {model}"  # fmt: skip
+    codes.append(
+        main(
+            [
+                *base[:-1],
+                "--serve",
+                "custom",
+                "--checkpoint",
+                str(checkpoint),
+                "--serve-command",
+                command,
+                "--serve-timeout",
+                "20",
+                "--out",
+                str(out / "d"),
+            ]
+        )  # fmt: skip
+    )
+    captured = capsys.readouterr()
+    streams = captured.out + captured.err
+    assert codes == [2, 2, 1, 2], streams[-3000:]  # 1: every sample an infrastructure error
+    assert "does not serve" in streams and "refused:" in streams
+    raw = TERMINAL_UNSAFE.findall(streams)
+    assert raw == []
+    # Shown, escaped: the model ids, the refusal, the log's tail.
+    assert streams.count("evil\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J") >= 3
+    assert streams.count("\\u202eexe.sqli\\u2066x\\u200f") >= 3
