@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.data_dirs import DataDirs
 from harness.errors import ConfigError
-from harness.models.redact import scrub_secrets
+from harness.models.redact import add_config_secrets, scrub_secrets
 from harness.registry import get_adapter
 from harness.runner import now_iso
 from harness.store import OK, RunStore, write_json_atomic
@@ -183,6 +183,14 @@ def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]
     )
 
 
+def check_overrides(overrides: dict[str, dict[str, Any]]) -> None:
+    """Options asked for on the command line are ones their benchmarks take, and
+    a credential among them is held (masked in scores.json like a suite's)."""
+    for benchmark, options in overrides.items():
+        get_adapter(benchmark).check_options(options, "--option")
+    add_config_secrets(overrides)
+
+
 def score_run(
     run_dir: Path,
     services: Services | None = None,
@@ -192,6 +200,7 @@ def score_run(
     """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json.
     ``overrides`` (benchmark -> load options) regrade with other settings than the run
     was made with; they are recorded in scores.json."""
+    check_overrides(overrides or {})
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     records = list(store.records().values())

@@ -115,6 +115,14 @@ def _entry(raw: Any, where: str) -> SuiteEntry:
     )
 
 
+def check_entry_options(entry: SuiteEntry, where: str) -> None:
+    """The entry's options are ones its benchmark takes (``Adapter.known_options``),
+    checked when the suite is read: before a server starts or a sample loads."""
+    from harness.registry import get_adapter
+
+    get_adapter(entry.benchmark).check_options(entry.options, where)
+
+
 def load_suite(name_or_path: str) -> Suite:
     """Read and validate a suite by name (tasks/<name>.yaml) or path."""
     from harness.validate import read_yaml
@@ -134,6 +142,8 @@ def load_suite(name_or_path: str) -> Suite:
         if raw.get(key) is not None and not isinstance(raw[key], str):
             raise ConfigError(f"{path}: '{key}' must be text")
     entries = [_entry(item, f"{path} entry {i + 1}") for i, item in enumerate(raw["entries"])]
+    for index, entry in enumerate(entries):
+        check_entry_options(entry, f"{path} entry {index + 1}")
     return Suite(
         name=str(raw.get("name") or path.stem),
         description=str(raw.get("description") or ""),

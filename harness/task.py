@@ -9,12 +9,14 @@ official formula.
 
 from __future__ import annotations
 
+import difflib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.errors import ConfigError
 from harness.types import (
     AssistantTurn,
     Message,
@@ -291,6 +293,32 @@ class Adapter(ABC):
     def subsets(self) -> list[str]:
         """Every subset this benchmark has (whether or not it can run here)."""
 
+    def known_options(self) -> dict[str, str]:
+        """The load options this benchmark takes (a suite entry's ``options``,
+        ``harness score --option BENCH.KEY=VALUE``): name -> one line saying what
+        it does. The core refuses every other name before any work starts
+        (``check_options``), so a typo never runs the default instead."""
+        return {}
+
+    def check_options(self, options: Mapping[Any, Any], where: str = "") -> None:
+        """ConfigError, in one line, for an option this benchmark does not take
+        (naming the closest known one and all of them), or for a credential-named
+        option whose value is not text: a held secret is masked by its text, and
+        YAML reads ``api_key: 12345678`` as a number that masking would miss."""
+        from harness.models.redact import is_credential_name
+
+        prefix = f"{where}: " if where else ""
+        known = self.known_options()
+        for key, value in options.items():
+            name = str(key)
+            if not isinstance(key, str) or name not in known:
+                raise ConfigError(f"{prefix}{_unknown_option(self.name, name, sorted(known))}")
+            if is_credential_name(name) and not isinstance(value, str):
+                raise ConfigError(
+                    f"{prefix}{self.name} option '{name}' holds a credential: give it as "
+                    "quoted text, so that it can be kept out of what the run writes"
+                )
+
     @abstractmethod
     def load(
         self,
@@ -390,3 +418,12 @@ class Adapter(ABC):
         """The benchmark's own augmented-feedback rules (``env_feedback: augmented``),
         applied before the generic ones; None when it has none."""
         return None
+
+
+def _unknown_option(benchmark: str, name: str, known: list[str]) -> str:
+    """'unknown option X for B (did you mean Y?; known: ...)': one line."""
+    if not known:
+        return f"unknown option '{name}' for {benchmark} (it takes no options)"
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{close[0]}'?; " if close else ""
+    return f"unknown option '{name}' for {benchmark} ({hint}known: {', '.join(known)})"

@@ -85,6 +85,14 @@ class ToyAdapter(Adapter):
     def unavailable_reason(self, subset: str) -> str | None:
         return "needs TOY_KEY" if subset == "keyed" else None
 
+    def known_options(self) -> dict[str, str]:
+        # Credentials a benchmark's judge could take; the toy only carries them,
+        # so that tests can see they never reach what a run writes.
+        return {
+            "api_key": "a key for the (absent) judge",
+            "judge_api_key": "another one",
+        }
+
     def load(self, subset, ids=None, data_dir=None, options=None) -> list[Sample]:
         count = 5 if subset == "easy" else 3
         samples = []

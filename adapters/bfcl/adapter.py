@@ -123,6 +123,12 @@ class BFCLAdapter(Adapter):
     def subsets(self) -> list[str]:
         return list(ALL_CATEGORIES)
 
+    def known_options(self) -> dict[str, str]:
+        return {
+            "mode": "fc (default: tools as function schemas) or prompt (BFCL's prompt mode)",
+            "max_steps_per_turn": f"multi-turn step cap per user turn (BFCL's: {MAX_STEPS_PER_TURN})",
+        }
+
     def versions(self) -> dict[str, str]:
         from .official import package_version
 
@@ -182,6 +188,7 @@ class BFCLAdapter(Adapter):
 
         if subset not in ALL_CATEGORIES:
             raise ConfigError(f"unknown BFCL category: {subset}")
+        self.check_options(options or {})
         mode = (options or {}).get("mode", "fc")
         if mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")

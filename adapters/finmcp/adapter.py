@@ -88,7 +88,13 @@ CAP_OPTION = "tool_call_cap"
 LABELS_OPTION = "missing_labels"
 SKIP, UNKNOWN = "skip", "unknown"
 LABEL_MODES = (SKIP, UNKNOWN)
-KNOWN_OPTIONS = {"data_dir", "tool_schemas", OPTION, CAP_OPTION, LABELS_OPTION}
+KNOWN_OPTIONS = {
+    "data_dir": "a local copy of the dataset (else --data-dir, else the Hugging Face download)",
+    "tool_schemas": "a JSON file of tool schemas, overriding the reconstructed ones by name",
+    OPTION: f"{DROP} (the official loop's, default) or {COUNT} (scored as run; not official)",
+    CAP_OPTION: f"tool calls per turn (the official loop's: {TOOL_CALL_CAP})",
+    LABELS_OPTION: f"{SKIP} (official, default) or {UNKNOWN}: items without scenery or level",
+}
 INCLUDING_ERRORS = "all_incl_errors"
 ERROR_ITEMS = "error_items"
 DROPPED_ITEMS = "dropped_items"
@@ -180,6 +186,9 @@ class FinMCPAdapter(Adapter):
         self._caps: set[int] = set()  # per-turn tool-call caps of the loads
         self._label_modes: set[str] = set()  # missing_labels of the loads
 
+    def known_options(self) -> dict[str, str]:
+        return dict(KNOWN_OPTIONS)
+
     def subsets(self) -> list[str]:
         # "all" is loadable too, but it is the union of these three: listing it here
         # would run every item twice when a suite asks for every subset.
@@ -211,12 +220,7 @@ class FinMCPAdapter(Adapter):
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
         options = dict(options or {})
-        unknown = set(options) - KNOWN_OPTIONS
-        if unknown:
-            raise ConfigError(
-                f"finmcp: unknown option(s) {', '.join(sorted(unknown))} "
-                f"(known: {', '.join(sorted(KNOWN_OPTIONS))})"
-            )
+        self.check_options(options)
         if subset not in SUBSET_FILES:
             raise ConfigError(
                 f"finmcp: unknown subset '{subset}' (known: {', '.join(SUBSET_FILES)})"

@@ -77,7 +77,17 @@ if TYPE_CHECKING:
 # The episode loop's names for its own limits, as tau2 names them.
 EPISODE_TO_TAU2 = {"max_tool_errors": TOO_MANY_ERRORS}
 SCRIPTED_USER = "scripted"
-OPTIONS = ("max_steps", "max_errors", "malformed_calls", banking.RETRIEVAL_OPTION)
+# Load options of both task sets (retrieval: tau3's banking_knowledge only).
+OPTIONS = {
+    "max_steps": f"tau2's step limit (its default: {DEFAULT_MAX_STEPS})",
+    "max_errors": f"tau2's tool-error limit (its default: {DEFAULT_MAX_ERRORS})",
+    "malformed_calls": f"{MALFORMED_TAU2} (the task set's rule, default) or {MALFORMED_CONTINUE} "
+    "(shown to the model; not standard)",
+}
+RETRIEVAL_OPTIONS = {
+    banking.RETRIEVAL_OPTION: "banking_knowledge's retrieval configuration "
+    f"(default: {banking.DEFAULT_RETRIEVAL})",
+}
 
 
 def make_user(
@@ -159,16 +169,11 @@ class Tau2Adapter(Adapter):
 
     def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         options = dict(options or {})
-        unknown = sorted(set(options) - set(self.known_options()))
-        if unknown:
-            raise ConfigError(
-                f"{self.name}: unknown option(s) {', '.join(unknown)} "
-                f"(known: {', '.join(self.known_options())})"
-            )
+        self.check_options(options)
         return options
 
-    def known_options(self) -> tuple[str, ...]:
-        return OPTIONS if self.task_set is V1_0_1 else OPTIONS[:-1]
+    def known_options(self) -> dict[str, str]:
+        return {**OPTIONS, **RETRIEVAL_OPTIONS} if self.task_set is V1_0_1 else dict(OPTIONS)
 
     def rules_of(self, options: dict[str, Any]) -> Rules:
         malformed = options.get("malformed_calls", MALFORMED_TAU2)

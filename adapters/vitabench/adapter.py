@@ -118,6 +118,15 @@ class VitaBenchAdapter(Adapter):
     def subsets(self) -> list[str]:
         return list(SCENARIOS)
 
+    def known_options(self) -> dict[str, str]:
+        return {
+            "language": "zh (default, as the benchmark) or en",
+            "data_dir": "a folder of the official layout or a checkout (else --data-dir, the Hub)",
+            "max_steps": f"steps per episode (the benchmark's: {MAX_STEPS})",
+            "prompts": "auto (default), official (the benchmark's templates) or harness",
+            "judge_attempts": f"judge calls per window on an unreadable reply ({JUDGE_ATTEMPTS})",
+        }
+
     def environment_factory(self) -> EnvironmentFactory:
         if self._environment_factory is not None:
             return self._environment_factory
@@ -133,6 +142,7 @@ class VitaBenchAdapter(Adapter):
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
         options = dict(options or {})
+        self.check_options(options)
         language = normalise_language(options.get("language"))
         folder = data_dir if data_dir is not None else options.get("data_dir")
         path = locate_task_file(

@@ -1,4 +1,4 @@
-"""``harness list``: benchmarks, subsets, suites and built-in models."""
+"""``harness list``: benchmarks (subsets, load options), suites and built-in models."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         subsets = adapter.subsets()
         print(f"  {name}: {', '.join(subsets)}")
+        for option, about in sorted(adapter.known_options().items()):  # a suite's `options:`
+            print(f"    option {option}: {about}")
     print("suites: " + ", ".join(available_suites()))
     print("built-in models:")
     for name, about in BUILTIN_MODELS.items():

@@ -246,7 +246,7 @@ def test_registered_values_are_masked_in_every_form():
     assert scrub_secrets("sigvalue123") == "sigvalue123"  # forgotten after the scope
 
 
-def test_key_named_settings_are_held(tmp_path):
+def test_key_named_settings_are_held(toy_suite, tmp_path):
     """A strategy option or a suite option named like a key is a secret the run
     holds (masked by value everywhere); other settings are not."""
     import argparse
@@ -255,9 +255,9 @@ def test_key_named_settings_are_held(tmp_path):
     from harness.suites import load_suite
 
     suite = tmp_path / "s.yaml"
-    suite.write_text(
-        "name: s\nentries:\n  - benchmark: bfcl\n    subsets: [simple_python]\n"
-        "    options: {judge_api_key: suite-opt-key-123, mode: fc}\n"
+    suite.write_text(  # the toy adapter takes a judge_api_key option
+        "name: s\nentries:\n  - benchmark: toy\n    subsets: [easy]\n"
+        "    options: {judge_api_key: suite-opt-key-123}\n"
     )
     with secret_scope():
         register_secrets(argparse.Namespace(strategy_opt=["rehearser_api_key=strat-key-456",
