@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
@@ -21,13 +22,30 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(message)
 
 
+class _CommandParser(_Parser):
+    """The parser of one command. Every value is checked as it is parsed, for
+    every command (adapters' too): a ``type=float`` flag takes only finite
+    numbers >= 0, a ``type=Path`` flag or one without a type no empty value
+    (harness.validate's ``*_argument``). Not the top-level parser: it hands
+    the command's own arguments on as they are."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from harness import validate
+
+        super().__init__(*args, **kwargs)
+        # argparse looks a flag's ``type`` up in this registry before calling it.
+        self.register("type", float, validate.number_argument)
+        self.register("type", Path, validate.path_argument)
+        self.register("type", None, validate.text_argument)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
         description="Evaluate tool-using LLM agents on the benchmarks of its adapters "
         "(see `harness list`).",
     )
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
     for name, module_name in {**dict(COMMANDS), **adapter_commands()}.items():
         module = _command_module(module_name)
         if module is not None:

@@ -39,12 +39,9 @@ class CompositeDefinition:
 
 
 def _definition(path: Path) -> CompositeDefinition:
-    import yaml
+    from harness.validate import read_yaml
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: unreadable composite definition ({exc})") from None
+    data = read_yaml(path, f"composite definition {path}")
     benchmarks = data.get("benchmarks") if isinstance(data, dict) else None
     if not isinstance(benchmarks, list) or not benchmarks:
         raise ConfigError(f"{path}: a composite needs a non-empty 'benchmarks' list")

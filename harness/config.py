@@ -54,6 +54,8 @@ class ServeConfig:
     serve_arg: tuple[str, ...] = ()  # extra server arguments, as given
     serve_command: str | None = None  # with serve="custom"
     serve_timeout: float = DEFAULT_START_TIMEOUT_S
+    # --quiet: no lines about the server starting (a failure is still the one error line).
+    quiet: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,8 +123,14 @@ class RunConfig:
         validate.in_unit_interval("--top-p", self.top_p)
         validate.positive("--max-tokens", self.max_tokens)
         validate.positive("--argument-max-length", self.argument_max_length)
-        if self.model is not None and not self.model.strip():
-            raise ConfigError("--model is empty")
+        validate.positive("--serve-timeout", self.serve.serve_timeout)
+        for flag, name in (
+            ("--model", self.model),
+            ("--user-model", self.user_model),
+            ("--judge-model", self.judge_model),
+        ):
+            if name is not None and not name.strip():  # else '' would mean the default
+                raise ConfigError(f"{flag} is empty")
         if self.ids is not None and not [i for i in self.ids if i.strip()]:
             raise ConfigError("--ids names no sample")
         if self.tool_choice not in TOOL_CHOICES:

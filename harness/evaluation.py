@@ -116,6 +116,7 @@ def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
 
     validate.writable_folder(run_dir, flag)
     store = RunStore(run_dir)
+    store.check_files()
     if store.exists():
         store.read_manifest()  # one line if it is not a manifest
         store.records()  # one line if samples.jsonl holds something that is not a record

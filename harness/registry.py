@@ -10,6 +10,7 @@ an ``Adapter`` subclass whose ``name`` is the package's name.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import pkgutil
 from functools import cache
@@ -32,14 +33,42 @@ def register_adapter(name: str, target: str) -> None:
     get_adapter.cache_clear()
 
 
+ENV_VARIABLE = "HARNESS_ADAPTERS"
+
+
 def _env_adapters() -> dict[str, str]:
-    """``HARNESS_ADAPTERS="name=module:Class,..."``: local adapters without packaging."""
+    """``HARNESS_ADAPTERS="name=module:Class,..."``: local adapters without packaging.
+
+    ConfigError, one line, on an item of another shape or a module that is not
+    there: ignored, it would leave the benchmark unknown for no stated reason."""
     targets = {}
-    for item in os.environ.get("HARNESS_ADAPTERS", "").split(","):
-        name, _, target = item.strip().partition("=")
-        if name and ":" in target:
-            targets[name.strip()] = target.strip()
+    for item in os.environ.get(ENV_VARIABLE, "").split(","):
+        if not item.strip():
+            continue  # an empty variable, or a trailing comma
+        name, _, target = (part.strip() for part in item.partition("="))
+        module_name, _, class_name = target.partition(":")
+        if not name or not module_name.strip() or not class_name.strip():
+            raise ConfigError(
+                f"{ENV_VARIABLE}: '{item.strip()}' is not NAME=MODULE:CLASS "
+                "(comma-separated, e.g. mybench=my_package.adapter:MyAdapter)"
+            )
+        if not _module_exists(module_name.strip()):
+            raise ConfigError(
+                f"{ENV_VARIABLE}: {name}={target}: no module '{module_name.strip()}' "
+                "can be imported here (is it on PYTHONPATH?)"
+            )
+        targets[name] = f"{module_name.strip()}:{class_name.strip()}"
     return targets
+
+
+@cache
+def _module_exists(module_name: str) -> bool:
+    """Whether ``module_name`` can be found, without running it (its parent
+    packages are imported, as any import of it would)."""
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except (ImportError, ValueError):  # a parent that is missing or not a package
+        return False
 
 
 def _packaged_adapters() -> dict[str, str]:
@@ -75,6 +104,8 @@ def _adapter_class(name: str, target: str) -> type:
     module_name, _, class_name = target.partition(":")
     module = importlib.import_module(module_name)
     if class_name:
+        if not hasattr(module, class_name):
+            raise ConfigError(f"adapter '{name}': module {module_name} has no {class_name}")
         return getattr(module, class_name)
     for value in vars(module).values():
         if isinstance(value, type) and issubclass(value, Adapter) and value.name == name:

@@ -42,6 +42,21 @@ SCORES = "scores.json"
 LOCK = ".lock"
 
 
+RUN_FILES = (MANIFEST, SAMPLES, SCORES, LOCK)
+
+
+def check_not_a_folder(path: Path) -> None:
+    """ConfigError, one line, when a run file's name is taken by something that is
+    not a file (a folder): opening it would fail as an OS error, the same on
+    every rerun, so it is the command to fix, not a failure to resume."""
+    if path.exists() and not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file"
+        raise ConfigError(
+            f"{path} is {kind}; a run folder's {path.name} must be a file "
+            "(move it away, or use another --out folder)"
+        )
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
     the held secrets masked first."""
@@ -80,6 +95,7 @@ def read_records(path: Path) -> LoadedRecords:
     """
     latest: dict[str, dict[str, Any]] = {}
     torn = 0
+    check_not_a_folder(path)
     if not path.exists():
         return LoadedRecords(latest, 0)
     with path.open("r", encoding="utf-8", errors="replace") as handle:
@@ -132,7 +148,13 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.is_file()
 
+    def check_files(self) -> None:
+        """Each of the run's files that is there is a file (check_not_a_folder)."""
+        for name in RUN_FILES:
+            check_not_a_folder(self.root / name)
+
     def read_manifest(self) -> dict[str, Any]:
+        check_not_a_folder(self.manifest_path)
         if not self.exists():
             raise ConfigError(f"{self.root} is not a run folder (no {MANIFEST})")
         try:
@@ -184,6 +206,7 @@ class RunStore:
 
     def open_for_append(self) -> None:
         """Take the run's lock and open samples.jsonl for appending."""
+        self.check_files()
         self.root.mkdir(parents=True, exist_ok=True)
         lock = self._lock_handle = open(self.root / LOCK, "w")  # noqa: SIM115 - held for the run
         try:

@@ -31,7 +31,10 @@ class Tau2Package:
     cache_name: str  # its folder in the harness's tau2 cache (gold_cache.py)
 
     def module(self, name: str) -> ModuleType:
-        """``name`` relative to the package, e.g. ``"data_model.tasks"``."""
+        """``name`` relative to the package, e.g. ``"data_model.tasks"``; its loguru
+        output silenced first (tau2 warns on import when it finds no .env file,
+        a line that would precede every message of the run)."""
+        _silence(self.import_name)
         return importlib.import_module(f"{self.import_name}.{name}")
 
     def source_file(self, name: str) -> Path:
@@ -40,11 +43,16 @@ class Tau2Package:
         return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
     def quiet(self) -> None:
-        """Silence its loguru output (it logs every tool response at DEBUG).
-        ``logger.disable`` works before the package is imported."""
-        from loguru import logger
+        """Silence its loguru output (it logs every tool response at DEBUG)."""
+        _silence(self.import_name)
 
-        logger.disable(self.import_name)
+
+@functools.cache
+def _silence(import_name: str) -> None:
+    """``logger.disable`` works before the package is imported; once is enough."""
+    from loguru import logger
+
+    logger.disable(import_name)
 
 
 @functools.cache

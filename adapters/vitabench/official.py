@@ -119,11 +119,11 @@ def official_templates(language: str, data_dir: Path | None = None) -> dict[str,
 
 @functools.cache
 def templates_in(folder: Path, language: str) -> dict[str, str] | None:
-    import yaml
+    from harness.validate import read_yaml
 
     templates = {}
     for role, name in TEMPLATE_FILES.items():
-        data = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+        data = read_yaml(folder / name, f"VitaBench prompt file {folder / name}")
         text = data.get(OFFICIAL_LANGUAGE[language]) if isinstance(data, dict) else None
         if not isinstance(text, str):
             return None  # not the layout this adapter knows: use our own wording

@@ -19,7 +19,10 @@ HELP = "a paper pack: figures (PDF/SVG/PNG), a LaTeX results table and a reprodu
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dirs", type=Path, nargs="+", help="run folders")
     parser.add_argument(
-        "--baseline", type=Path, required=True, help="the run the others are tested against"
+        "--baseline",
+        type=Path,
+        required=True,
+        help="the run the others are tested against (one of the runs listed)",
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for the pack")
     parser.add_argument(
@@ -86,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
     specs = load_labels(args.labels)
     run_dirs = list(args.run_dirs)
     if not any(_same_folder(d, args.baseline) for d in run_dirs):
-        run_dirs.insert(0, args.baseline)
+        # As report's --baseline: a name that is none of the runs is a typo, not a run to add.
+        listed = ", ".join(str(d) for d in run_dirs)
+        raise ConfigError(f"--baseline {args.baseline} is none of the runs listed ({listed})")
     runs = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in run_dirs]
     baseline = next(
         r for r, d in zip(runs, run_dirs, strict=True) if _same_folder(d, args.baseline)

@@ -215,6 +215,7 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
         serve_arg=tuple(args.serve_arg),
         serve_command=args.serve_command,
         serve_timeout=args.serve_timeout,
+        quiet=args.quiet,
     )
 
 

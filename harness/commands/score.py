@@ -30,9 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
     """``BENCH.KEY=VALUE`` items as benchmark -> {key: value} (VALUE read as YAML)."""
-    import yaml
-
     from harness.errors import ConfigError
+    from harness.validate import parse_yaml
 
     overrides: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -40,7 +39,7 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
         bench, dot, key = target.partition(".")
         if not sep or not dot or not bench or not key:
             raise ConfigError(f"--option {item!r}: expected BENCH.KEY=VALUE")
-        value = yaml.safe_load(text) if text else ""
+        value = parse_yaml(text, f"--option {item!r}") if text else ""
         if isinstance(value, (dict, list)):
             raise ConfigError(f"--option {item!r}: VALUE must be a single value")
         overrides.setdefault(bench, {})[key] = value

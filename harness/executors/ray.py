@@ -48,6 +48,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, address: str | None = None, cpus_per_job: float = 1.0):
+        _ray()  # ConfigError now, before the sweep says what it will do, if Ray is missing
         self.address = address
         self.cpus_per_job = cpus_per_job
 

@@ -87,9 +87,10 @@ def check_model(settings: ModelSettings) -> None:
     """Fail early, with one line, on a model that cannot be called."""
     if is_builtin(settings.name):
         return
-    from harness.models.litellm_client import missing_credentials
+    from harness.models.litellm_client import missing_credentials, unknown_model
 
-    problem = missing_credentials(settings.name, settings.api_base)
+    problem = None if settings.api_base else unknown_model(settings.name)
+    problem = problem or missing_credentials(settings.name, settings.api_base)
     if problem:
         raise ConfigError(problem)
 

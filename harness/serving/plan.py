@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import validate
 from harness.config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
 from harness.errors import ConfigError
 from harness.models.settings import ServedEndpoint
@@ -91,8 +92,7 @@ def build_spec(serve: ServeConfig, model: str | None = None) -> ServerSpec:
         raise ConfigError(f"--serve {kind} needs --checkpoint (a folder, file or hub id)")
     if serve.tensor_parallel_size < 1 or serve.data_parallel_size < 1:
         raise ConfigError("--tensor-parallel-size and --data-parallel-size must be positive")
-    if serve.serve_timeout <= 0:
-        raise ConfigError("--serve-timeout must be positive")
+    validate.positive("--serve-timeout", serve.serve_timeout)  # nan too: the wait never ends
     if (kind == "custom") != bool(serve.serve_command):
         raise ConfigError("--serve-command goes with --serve custom (and custom needs it)")
     cls = SPECS[kind]
@@ -163,6 +163,7 @@ class EndpointPlan:
     replica_limits: dict[str, int] = field(default_factory=dict)
     # How the endpoint's replies are read: inline <think> reasoning split or kept.
     inline_reasoning: str = "split"
+    quiet: bool = False  # no lines about the server starting up (ServeConfig.quiet)
     # Each time this plan's server ran: start to stop, with the GPUs it held (the
     # leaderboard's GPU-seconds); ``record_server_spans`` copies them to the manifest.
     server_spans: list[dict[str, Any]] = field(default_factory=list)
@@ -210,14 +211,13 @@ class EndpointPlan:
             host=self.host,
             start_timeout_s=self.start_timeout_s,
         )
-        print(f"starting the {self.spec.kind} server (log: {server.log_path})", file=sys.stderr)
+        self._say(f"starting the {self.spec.kind} server (log: {server.log_path})")
         started = time.monotonic()
         try:
             with server:
-                print(
+                self._say(
                     f"{self.spec.kind} server ready at {server.url} "
-                    f"after {time.monotonic() - started:.0f} s",
-                    file=sys.stderr,
+                    f"after {time.monotonic() - started:.0f} s"
                 )
                 yield server
         finally:
@@ -229,6 +229,10 @@ class EndpointPlan:
                     "gpus": self.spec.gpus(),
                 }
             )
+
+    def _say(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=sys.stderr)
 
     def record_server_spans(self, manifest: Any) -> None:
         """Add this invocation's server spans to the ``Manifest``'s (kept across resumes)."""
@@ -270,6 +274,7 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
     plan.spec = spec
     plan.port = free_port(plan.host)
     plan.start_timeout_s = serve.serve_timeout
+    plan.quiet = serve.quiet
     plan.model = requested_model(config.model, spec)
     plan.api_base = plan.url
     return plan

@@ -9,6 +9,7 @@ run manifest through ``Strategy.describe()``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import zlib
 from dataclasses import dataclass, fields
 from typing import Any
@@ -108,9 +109,12 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
         try:
             if isinstance(value, bool):
                 raise ValueError
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise ConfigError(f"strategy option '{name}' must be a number, got {value!r}") from None
+        if not math.isfinite(number):  # YAML's .nan and .inf, or "nan" on the command line
+            raise ConfigError(f"strategy option '{name}' must be a finite number, got {value!r}")
+        return number
     return str(value)
 
 

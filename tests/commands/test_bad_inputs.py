@@ -8,6 +8,7 @@ work starts: no run folder is created by a refused command.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -20,6 +21,7 @@ from fake_runs import make_run, record
 from support import TESTS
 
 from harness.cli import main
+from harness.errors import ConfigError
 
 UNWRITABLE = Path("/proc/harness-cannot-write-here")  # not creatable, even by root
 BINARY = bytes(range(256)) * 4
@@ -100,6 +102,7 @@ def world(tmp_path_factory):
     (root / "binary.yaml").write_bytes(BINARY)
     (root / "list.yaml").write_text("- 1\n- 2\n")
     (root / "malformed.yaml").write_text("a: [\n")
+    (root / "strategy_inf.yaml").write_text("temperature: .inf\n")
     # A real run (the null model), then copies of it broken in different ways.
     good = root / "good"
     assert (
@@ -144,6 +147,16 @@ def world(tmp_path_factory):
         samples=json.dumps({**good_record, "benchmark": "nosuchbench"}) + "\n",
     )
     broken("samples_score_list", samples=json.dumps({**good_record, "score": [1]}) + "\n")
+    # A run's file names taken by folders (an OS error on every rerun before).
+    for name, taken in (
+        ("samples_a_folder", "samples.jsonl"),
+        ("manifest_a_folder", "manifest.json"),
+    ):
+        broken(name)
+        (root / name / taken).unlink()
+        (root / name / taken).mkdir()
+    (root / "only_samples_folder" / "samples.jsonl").mkdir(parents=True)
+    paths["only_samples_folder"] = str(root / "only_samples_folder")
     broken("samples_trajectory_text", samples=json.dumps({**good_record, "trajectory": "x"}) + "\n")
     for name, text in {
         "scores_list": "[1]",
@@ -250,6 +263,17 @@ CASES: list[tuple[str, list[str]]] = [
     ("model_missing", ["run", "--suite", "{suite}", "--quiet"]),
     ("model_needs_key", ["run", "--suite", "{suite}", "--model", "openai/gpt-4.1", "--quiet"]),
     ("model_empty", run_args("--model", "")),
+    ("model_unknown_bare", run_args("--model", "nosuch-model-xyz")),
+    ("model_unknown_provider", run_args("--model", "nosuchprovider/m")),
+    ("user_model_empty", run_args("--user-model", "")),
+    ("judge_model_empty", run_args("--judge-model", "")),
+    ("api_base_empty", remote("--api-base", "")),
+    (
+        "strategy_config_inf",
+        run_args(
+            "--strategy", "self-consistency:2", "--strategy-config", "{root}/strategy_inf.yaml"
+        ),
+    ),
     ("data_dir_a_file", run_args("--data-dir", "{root}/a_file")),
     ("cache_dir_a_file", run_args("--cache-dir", "{root}/a_file")),
     ("cache_dir_unwritable", run_args("--cache-dir", "{unwritable}/cache")),
@@ -323,6 +347,18 @@ CASES: list[tuple[str, list[str]]] = [
         ),
     ),
     (
+        "serve_timeout_nan",
+        serve(
+            "custom",
+            "--checkpoint",
+            "{root}",
+            "--serve-command",
+            "s --port {port}",
+            "--serve-timeout",
+            "nan",
+        ),
+    ),
+    (
         "serve_lora_not_pair",
         serve(
             "custom",
@@ -349,6 +385,10 @@ CASES: list[tuple[str, list[str]]] = [
     ),
     # -- run: folders ----------------------------------------------------------------------------
     ("out_a_file", run_args("--out", "{root}/a_file")),
+    ("out_empty", run_args("--out", "")),
+    ("out_samples_a_folder", run_args("--out", "{samples_a_folder}")),
+    ("out_manifest_a_folder", run_args("--out", "{manifest_a_folder}")),
+    ("out_only_samples_a_folder", run_args("--out", "{only_samples_folder}")),
     ("out_under_a_file", run_args("--out", "{root}/a_file/run")),
     ("out_unwritable", run_args("--out", "{unwritable}/run")),
     ("out_holds_another_run", run_args("--out", "{other}")),
@@ -392,6 +432,9 @@ CASES: list[tuple[str, list[str]]] = [
     ],
     ("score_no_rescore_bad_manifest", ["score", "{manifest_versions_list}", "--no-rescore"]),
     ("score_no_folder", ["score"]),
+    ("score_samples_a_folder", ["score", "{samples_a_folder}"]),
+    ("score_option_malformed", ["score", "{good}", "--option", "toy.x=["]),
+    ("leaderboard_samples_a_folder", ["leaderboard", "{samples_a_folder}"]),
     # -- leaderboard ------------------------------------------------------------------------------
     ("leaderboard_missing", ["leaderboard", "{root}/missing"]),
     ("leaderboard_not_a_run", ["leaderboard", "{not_a_run}"]),
@@ -459,6 +502,11 @@ CASES: list[tuple[str, list[str]]] = [
     (
         "report_reference_unknown",
         ["report", "{good}", "--out", "{root}/r.html", "--with-reference", "nosuch"],
+    ),  # fmt: skip
+    # -- paper ------------------------------------------------------------------------------------
+    (
+        "paper_baseline_not_listed",
+        ["paper", "{good}", "--baseline", "{other}", "--out", "{root}/pack"],
     ),  # fmt: skip
     # -- export-bfcl ------------------------------------------------------------------------------
     ("export_into_a_file", ["export-bfcl", "{bfcl_run}", "{root}/a_file"]),
@@ -542,8 +590,8 @@ def test_a_bad_input_is_one_line_and_exit_code_2(world, name, argv, capsys):
     shutil.rmtree(created, ignore_errors=True)  # so that one failure does not fail the rest
     assert "Traceback" not in err + out
     assert code == 2, f"{name}: exit {code}; stderr: {err[-500:]}"
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("harness: error: "), err
+    lines = (out + err).strip().splitlines()  # nothing on stdout either: the refusal is all
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), out + err
     assert not left_behind, "a refused run created its folder"
 
 
@@ -592,3 +640,238 @@ def test_bad_inputs_as_a_real_process(world, argv):
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+# -- YAML aliases ----------------------------------------------------------------------------
+
+
+def alias_bomb(indent: int, levels: int = 9, width: int = 9) -> str:
+    """YAML mappings a0..a8, each a list of ``width`` aliases of the one before:
+    a few hundred bytes that expand to ``width ** levels`` nodes."""
+    pad = " " * indent
+    lines = [f"{pad}a0: &a0 [{', '.join(['x'] * width)}]"]
+    for level in range(1, levels):
+        aliases = ", ".join([f"*a{level - 1}"] * width)
+        lines.append(f"{pad}a{level}: &a{level} [{aliases}]")
+    return "\n".join(lines) + "\n"
+
+
+ALIAS_BOMBS = {
+    "suite": ENTRY + "    options:\n" + alias_bomb(6),
+    "model_config": "replicas: [http://127.0.0.1:8000/v1]\n" + alias_bomb(0),
+    "strategy_config": alias_bomb(0),
+}
+
+
+# Before aliases were bounded, each of these ran at 100% CPU past 1 GB for minutes.
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("where", sorted(ALIAS_BOMBS))
+def test_a_yaml_alias_bomb_is_refused_at_once(world, where, tmp_path, capsys):
+    import time
+
+    text = ALIAS_BOMBS[where]
+    assert len(text.encode()) < 600
+    path = tmp_path / f"{where}.yaml"
+    path.write_text(text)
+    argv = {
+        "suite": ["run", "--suite", str(path), "--model", "null", "--quiet"],
+        "model_config": remote("--model-config", str(path)),
+        "strategy_config": run_args("--strategy-config", str(path)),
+    }[where]
+    argv = [fill(part, world) for part in argv] + ["--out", str(tmp_path / "run")]
+    started = time.monotonic()
+    code = main(argv)
+    elapsed = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code == 2 and elapsed < 2.0, (code, elapsed)
+    lines = (out + err).strip().splitlines()
+    assert len(lines) == 1 and "YAML aliases expand" in lines[0], lines
+    assert not (tmp_path / "run").exists()
+
+
+def test_yaml_anchors_for_shared_defaults_still_load():
+    from harness.validate import parse_yaml
+
+    text = "base: &base {temperature: 0.5, max_examples: 4}\nrun: {<<: *base, max_examples: 8}\n"
+    assert parse_yaml(text, "t") == {
+        "base": {"temperature": 0.5, "max_examples": 4},
+        "run": {"temperature": 0.5, "max_examples": 8},
+    }
+    with pytest.raises(ConfigError, match="alias refers to a node that contains it"):
+        parse_yaml("a: &a [*a]\n", "t")
+
+
+def test_every_yaml_read_goes_through_the_bounded_loader():
+    """yaml.safe_load and its relatives expand aliases without a bound: only
+    harness.validate.parse_yaml may parse YAML in the harness and its adapters."""
+    import re
+
+    pattern = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|load_all|safe_load_all)\(")
+    offenders = [
+        str(path.relative_to(TESTS.parent))
+        for folder in ("harness", "adapters")
+        for path in sorted((TESTS.parent / folder).rglob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+# -- values of flags, for every command ----------------------------------------------------------
+
+
+def command_actions() -> list[tuple[str, argparse.Action]]:
+    """(command, action) for every argument of every command (adapters' included)."""
+    from harness.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [
+        (name, action)
+        for name, sub in commands.choices.items()
+        for action in sub._actions
+        if not isinstance(action, argparse._HelpAction)
+    ]
+
+
+def test_every_number_flag_refuses_nan_inf_and_negative_values(world, capsys):
+    flags = [
+        (command, "/".join(action.option_strings))
+        for command, action in command_actions()
+        if action.option_strings and action.type is float
+    ]
+    # The enumeration finds them (so a new float flag is covered without a new case).
+    assert {("run", "--serve-timeout"), ("sweep", "--gpus-per-job"), ("run", "--top-p")} <= set(
+        flags
+    )
+    for command, flag in flags:
+        for value in ("nan", "inf", "-inf", "-1", "1e400"):
+            assert main([command, f"{flag}={value}"]) == 2, (command, flag, value)
+            out, err = capsys.readouterr()
+            assert (out + err).strip().splitlines() == [
+                f"harness: error: argument {flag}: must be a finite number >= 0 (got {value})"
+            ], (command, flag, value)
+        main([command, f"{flag}=0.5"])  # fails for the missing arguments, not for this one
+        assert f"argument {flag}:" not in capsys.readouterr().err
+
+
+def test_no_text_or_path_value_may_be_empty(world, capsys):
+    """An empty value is an unset shell variable: ``--out ''`` was the working
+    folder, ``--user-model ''`` the default user model."""
+    flags = [
+        (command, "/".join(action.option_strings) if action.option_strings else None, action)
+        for command, action in command_actions()
+        if action.type in (None, Path) and action.nargs != 0
+    ]
+    optional = {(command, flag) for command, flag, _ in flags if flag}
+    assert {("run", "--out"), ("run", "--user-model"), ("paper", "--baseline")} <= optional
+    firsts = {}
+    for command, flag, action in flags:
+        if flag is None:  # a positional: the first one of its command
+            firsts.setdefault(command, action)
+            continue
+        count = action.nargs if isinstance(action.nargs, int) else 1
+        for value in ("", "  "):
+            assert main([command, flag, *[value] * count]) == 2, (command, flag)
+            out, err = capsys.readouterr()
+            assert (out + err).strip().splitlines() == [
+                f"harness: error: argument {flag}: empty value"
+            ], (command, flag)
+    assert {"score", "compare", "leaderboard", "export-bfcl"} <= set(firsts)
+    for command in firsts:
+        assert main([command, ""]) == 2, command
+        out, err = capsys.readouterr()
+        lines = (out + err).strip().splitlines()
+        assert len(lines) == 1 and lines[0].endswith(": empty value"), (command, lines)
+
+
+# -- models ------------------------------------------------------------------------------------------
+
+
+def test_a_model_litellm_cannot_route_is_refused_unless_a_server_is_named():
+    from harness.models.settings import ModelSettings, check_model
+
+    for name in ("nosuch-model-xyz", "nosuchprovider/m"):
+        with pytest.raises(ConfigError, match=f"model '{name}': litellm knows no provider"):
+            check_model(ModelSettings(name=name))
+    # An OpenAI-compatible server serves any name; the built-in models need nothing.
+    check_model(ModelSettings(name="nosuch-model-xyz", api_base="http://127.0.0.1:9/v1"))
+    check_model(ModelSettings(name="my-org/my-model", api_base="http://127.0.0.1:9/v1"))
+    for name in ("oracle", "null"):
+        check_model(ModelSettings(name=name))
+
+
+# -- HARNESS_ADAPTERS ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "bogus:::",
+        "toy",
+        "toy=toy_adapter",
+        "=toy_adapter:ToyAdapter",
+        "toy=:ToyAdapter",
+        "toy=toy_adapter:ToyAdapter,other",
+        "toy=no_such_module_xyz:ToyAdapter",
+        "toy=no_such_package_xyz.adapter:ToyAdapter",
+    ],
+)
+def test_a_malformed_or_missing_harness_adapters_entry_is_one_line(value, monkeypatch, capsys):
+    monkeypatch.setenv("HARNESS_ADAPTERS", value)
+    assert main(["list"]) == 2
+    out, err = capsys.readouterr()
+    lines = (out + err).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error: HARNESS_ADAPTERS: "), lines
+
+
+def test_harness_adapters_takes_spaces_and_a_trailing_comma(monkeypatch, capsys):
+    monkeypatch.setenv("HARNESS_ADAPTERS", " toy = toy_adapter:ToyAdapter , ")
+    assert main(["list"]) == 0
+    assert "  toy: easy, hard" in capsys.readouterr().out
+
+
+def test_an_adapter_class_that_is_not_there_is_one_line(world, tmp_path, monkeypatch, capsys):
+    from harness.registry import get_adapter
+
+    monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:NoSuchAdapter")
+    get_adapter.cache_clear()  # one adapter per process: the real toy is already made
+    argv = ["run", "--suite", world["suite"], "--model", "null", "--out", str(tmp_path / "x")]
+    try:
+        assert main(argv) == 2
+    finally:
+        get_adapter.cache_clear()
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["harness: error: adapter 'toy': module toy_adapter has no NoSuchAdapter"]
+
+
+# -- run folders -------------------------------------------------------------------------------------
+
+
+def test_a_samples_file_that_is_a_folder_is_refused_on_every_rerun(world, tmp_path, capsys):
+    run = tmp_path / "run"
+    (run / "samples.jsonl").mkdir(parents=True)
+    argv = ["run", "--suite", world["suite"], "--model", "null", "--quiet", "--out", str(run)]
+    for _ in range(2):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert (out + err).strip().splitlines() == [
+            f"harness: error: {run / 'samples.jsonl'} is a folder; a run folder's samples.jsonl "
+            "must be a file (move it away, or use another --out folder)"
+        ]
+    assert (run / "samples.jsonl").is_dir() and sorted(p.name for p in run.iterdir()) == [
+        "samples.jsonl"
+    ]
+
+
+# -- one line, stdout included ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["false {port}", "no-such-server-program-xyz --port {port}"])
+def test_a_server_that_cannot_start_is_one_line_under_quiet(world, tmp_path, capsys, command):
+    argv = ["run", "--suite", world["suite"], "--quiet", "--out", str(tmp_path / "run")]
+    argv += ["--serve", "custom", "--checkpoint", world["root"], "--serve-command", command]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    lines = (out + err).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harness: error: "), lines
+    assert "custom server" in lines[0]

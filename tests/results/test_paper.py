@@ -84,7 +84,7 @@ def test_holm_can_take_a_mark_away(tmp_path, runs):
 def test_columns_are_chosen_and_a_bad_one_is_exit_2(tmp_path, runs, capsys):
     base, strong, _ = runs
     out = tmp_path / "pack"
-    argv = ["paper", str(strong), "--baseline", str(base), "--out", str(out)]
+    argv = ["paper", str(base), str(strong), "--baseline", str(base), "--out", str(out)]
     assert main([*argv, "--columns", "tau2:pass^1/airline,tau2", "--n-boot", "100"]) == 0
     header = (out / "table.md").read_text(encoding="utf-8").splitlines()[0]
     assert header == "| model | τ²-Bench (original) pass^1/airline (%) | τ²-Bench (original) (%) |"
@@ -100,7 +100,7 @@ def test_paper_pack_writes_figures_table_and_appendix(tmp_path, runs, capsys):
     labels.write_text("strong: {label: Strong model, colour: '#CC0000'}\n", encoding="utf-8")
     out = tmp_path / "pack"
     argv = [
-        "paper", str(strong), str(close), "--baseline", str(base), "--labels", str(labels),
+        "paper", str(base), str(strong), str(close), "--baseline", str(base), "--labels", str(labels),
         "--out", str(out), "--reference", "tau2:GPT-4.1", "--n-boot", "100",
     ]  # fmt: skip
     assert main(argv) == 0
