@@ -13,7 +13,10 @@ boundary instead:
   ``json_ready`` turns any that arrive by another path into text before writing.
 
 ``loads_bounded`` is the parser for model-written JSON; ``clean_value`` repairs a
-value parsed elsewhere; ``json_ready`` is the last resort of every writer.
+value parsed elsewhere; ``json_ready`` is the last resort of every writer. Where a
+benchmark reads model text with its own rules (``json.loads`` as its code calls
+it, its own decoder), ``loads_within_depth`` and ``check_depth`` apply the same
+nesting bound, MAX_DEPTH, so that nothing deeper reaches a scorer's walk.
 """
 
 from __future__ import annotations
@@ -119,6 +122,37 @@ def clean_value(value: Any, max_depth: int = MAX_DEPTH, max_entries: int = MAX_E
 
     state.value = walk(value, 0)
     return state
+
+
+def check_depth(value: Any, max_depth: int = MAX_DEPTH) -> None:
+    """BoundsError when lists and objects in ``value`` nest more than ``max_depth``
+    deep, counted as ``clean_value`` counts (the outermost one is level 1).
+    Iterative: no depth, and no circular reference, can make it recurse."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth >= max_depth:
+            raise BoundsError(f"values are nested more than {max_depth} deep")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def loads_within_depth(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads(text)`` with only the nesting bound added, for code that reads
+    model text as a benchmark's own code does (its NaN and its big values kept).
+    Raises ValueError as json.loads does, BoundsError (a ValueError) for values
+    nested deeper than ``max_depth``; never RecursionError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BoundsError(f"values are nested more than {max_depth} deep") from None
+    check_depth(value, max_depth)
+    return value
 
 
 def _refuse_constant(name: str) -> Any:

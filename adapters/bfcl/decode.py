@@ -19,6 +19,11 @@ The two official decoders, applied to a result:
   ``convert_to_function_call`` (FC) or ``decoded_output_to_execution_list``
   (prompt mode); both only ``repr`` values.
 A decoder that fails raises DecodeError, as the official one raises.
+
+Both decoders also refuse calls whose arguments nest more than
+``boundary.MAX_DEPTH`` (100) deep, the bound every tool call of the harness is
+parsed within: such a reply does not decode (see DEVIATIONS.md), so nothing deeper
+reaches the checkers, the executor or the stored score details.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from harness.boundary import MAX_WRITE_DEPTH, BoundsError, check_depth, loads_within_depth
 from harness.types import AssistantTurn, Message, ToolCall, Trajectory
 
 from . import official
@@ -102,15 +108,28 @@ def _normalise_prompt_text(text: str) -> str:
 
 
 def decode_fc_ast(result: Result) -> Decoded:
-    """The FC handler's decode_ast: each call's arguments through json.loads."""
+    """The FC handler's decode_ast: each call's arguments through json.loads
+    (within the nesting bound)."""
     try:
         decoded = []
         for invoked in result:
             name = list(invoked.keys())[0]
-            decoded.append({name: json.loads(invoked[name])})
+            decoded.append({name: loads_within_depth(invoked[name])})
         return decoded
     except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _check_decoded_depth(decoded: Decoded) -> Decoded:
+    """The prompt decoders' calls, refused (DecodeError) when an argument value
+    nests deeper than the bound (each call's arguments counted as FC's are)."""
+    try:
+        for item in decoded:
+            for arguments in item.values() if isinstance(item, dict) else [item]:
+                check_depth(arguments)
+    except BoundsError as exc:
+        raise DecodeError(f"BoundsError: {exc}") from None
+    return decoded
 
 
 def decode_prompt_ast(text: Result, language: str = "python") -> Decoded:
@@ -120,16 +139,17 @@ def decode_prompt_ast(text: Result, language: str = "python") -> Decoded:
     cleaned = _normalise_prompt_text(text)
     if language == "python":
         try:
-            return decode_python_calls(cleaned)
+            return _check_decoded_depth(decode_python_calls(cleaned))
         except PythonDecodeError as exc:
             raise DecodeError(str(exc)) from None
     utils = official.module("bfcl_eval.model_handler.utils")
     enums = official.module("bfcl_eval.constants.enums")
     fmt = enums.ReturnFormat.JAVA if language == "java" else enums.ReturnFormat.JAVASCRIPT
     try:
-        return utils.ast_parse(cleaned, fmt, False)  # tree-sitter; never evaluates
+        decoded = utils.ast_parse(cleaned, fmt, False)  # tree-sitter; never evaluates
     except Exception as exc:  # the parsers raise plain exceptions on bad text
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+    return _check_decoded_depth(decoded)
 
 
 def decode_ast(result: Result, prompt_mode: bool, language: str = "python") -> Decoded:
@@ -148,11 +168,29 @@ def decode_execute(result: Result, prompt_mode: bool) -> list[str]:
         if prompt_mode:
             decoded = decode_prompt_ast(result, "python")
             return utils.decoded_output_to_execution_list(decoded)
+        _check_fc_depth(result)
         return utils.convert_to_function_call(result)
     except DecodeError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, RecursionError) as exc:
         raise DecodeError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _check_fc_depth(result: Result) -> None:
+    """BoundsError when an FC result's arguments (text, as convert_to_function_call
+    parses it, or a value) nest deeper than the bound; its other failures are left
+    to the official code."""
+    for invoked in result if isinstance(result, list) else [result]:
+        for value in invoked.values() if isinstance(invoked, dict) else []:
+            if isinstance(value, str):
+                try:
+                    loads_within_depth(value)
+                except BoundsError:
+                    raise
+                except ValueError:
+                    continue  # not JSON: the official code raises its own error
+            else:
+                check_depth(value)
 
 
 def is_empty_execute(execution: list[str]) -> bool:
@@ -178,8 +216,8 @@ def fc_reply_undecodable(turn: AssistantTurn) -> bool:
         # The model's text as sent ("" included); a call built in code, its JSON.
         raw = call.arguments_text()
         try:
-            value = json.loads(raw)
-        except (ValueError, RecursionError):
+            value = loads_within_depth(raw)
+        except ValueError:  # BoundsError included
             return True
         if not isinstance(value, dict):
             return True
@@ -209,17 +247,21 @@ def decoded_to_tool_calls(decoded: Decoded, id_prefix: str = "call") -> list[Too
     return calls
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: Any, depth: int = 0) -> Any:
     """Decoded values for the stored score details (tuples as lists, odd
-    constants as their repr, keys as text)."""
+    constants as their repr, keys as text). The decoders bound nesting at
+    MAX_DEPTH; past MAX_WRITE_DEPTH (as every writer) a marker stands for the rest,
+    so this walk cannot recurse out of the stack whatever it is given."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         return (
             value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
         )
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_WRITE_DEPTH:
+        return "[nested too deep]"
     if isinstance(value, dict):
-        return {str(key): jsonable(item) for key, item in value.items()}
+        return {str(key): jsonable(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
+        return [jsonable(item, depth + 1) for item in value]
     return repr(value)

@@ -11,7 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness import report_data
-from harness.boundary import MAX_DEPTH, dumps_safe, loads_bounded, sanitise
+from harness.boundary import (
+    MAX_DEPTH,
+    BoundsError,
+    check_depth,
+    dumps_safe,
+    loads_bounded,
+    loads_within_depth,
+    sanitise,
+)
 from harness.calls import try_parse_python_calls
 from harness.errors import ModelOutputError
 from harness.models.base import ModelClient, ModelError
@@ -468,3 +476,38 @@ def test_a_trusted_reply_text_is_one_sanitise_leaves_as_it_is(value):
         cleaned = sanitise(parsed)
         assert cleaned.replaced == 0 and cleaned.value == parsed
         json.dumps(parsed, allow_nan=False).encode("utf-8")  # writable as it is
+
+
+def nested_text(levels: int) -> str:
+    """An arguments object holding ``levels`` containers in all (itself included)."""
+    return '{"a": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+def test_the_depth_bound_counts_as_the_parser_counts():
+    # MAX_DEPTH containers pass both, one more fails both: one bound, one count.
+    assert loads_within_depth(nested_text(MAX_DEPTH)) == loads_bounded(nested_text(MAX_DEPTH)).value
+    for parse in (loads_within_depth, loads_bounded):
+        with pytest.raises(BoundsError):
+            parse(nested_text(MAX_DEPTH + 1))
+
+
+@pytest.mark.parametrize("levels", [500, 960, 5_000, 100_000])
+def test_deep_values_are_refused_without_recursing(levels):
+    with pytest.raises(BoundsError, match=f"nested more than {MAX_DEPTH} deep"):
+        loads_within_depth(nested_text(levels))
+    value: list = []
+    for _ in range(levels):  # built in code: deeper than json.loads could ever make it
+        value = [value]
+    with pytest.raises(BoundsError):
+        check_depth(value)
+
+
+def test_the_depth_check_keeps_what_json_loads_reads():
+    # Only the bound is added: NaN and big integers read as json.loads reads them.
+    assert loads_within_depth('{"x": NaN, "n": 1e400}')["n"] == float("inf")
+    with pytest.raises(ValueError):
+        loads_within_depth("{oops")
+    circular: list = []
+    circular.append(circular)
+    with pytest.raises(BoundsError):
+        check_depth(circular)

@@ -249,6 +249,82 @@ def test_every_sample_of_the_hostile_run_opens_in_chromium(hostile_run, tmp_path
     assert "pwned" not in result["title"]
 
 
+# -- arguments nested past the parse bound, through BFCL's decoders ------------------
+
+
+def _levels(value) -> int:
+    """How many lists and objects nest in ``value`` (0 for a scalar)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend(
+                (child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
+
+
+def deep_replies(depth: int):
+    """Every reply one call whose argument nests ``depth`` lists deep: as FC tool
+    calls when the request offers tools, else as prompt-mode text."""
+
+    def handler(request: dict) -> Reply:
+        tools = request.get("tools") or []
+        if tools:
+            arguments = '{"a": ' + "[" * depth + "]" * depth + "}"
+            return Reply.calls((tools[0]["function"]["name"], arguments))
+        named = re.search(r'"name": "([^"]+)"', str(request["messages"][0].get("content")))
+        name = named.group(1) if named else "f"
+        return Reply.text(f"[{name}(a={'[' * depth}{']' * depth})]")
+
+    return handler
+
+
+@pytest.mark.parametrize("mode", ["fc", "prompt"])
+@pytest.mark.parametrize("depth", [150, 500, 960])
+def test_arguments_nested_past_the_bound_are_scored_and_regraded(depth, mode, tmp_path):
+    from harness.boundary import MAX_DEPTH
+
+    suite = tmp_path / "deep.yaml"
+    suite.write_text(
+        "name: deep\nentries:\n  - benchmark: bfcl\n"
+        "    subsets: [simple_python, multiple, parallel, irrelevance, live_simple, "
+        "multi_turn_base]\n    limit: 2\n    options: {max_steps_per_turn: 3}\n"
+    )
+    out = tmp_path / "run"
+    flags = ["--prompt-mode"] if mode == "prompt" else []
+    # The CLI in a process of its own: how deep json.loads gets depends on the stack
+    # it starts from, and a command's stack is shallower than this test's.
+    with FakeServer(handler=deep_replies(depth)) as server:
+        code, _, stderr, _, _ = run_cli(["run", "--suite", str(suite), "--model", "openai/fake-model",
+                                         "--api-base", server.url, "--no-cache", "--quiet",
+                                         "--out", str(out), *flags], tmp_path)  # fmt: skip
+        served = len(server.chat_requests)
+    assert code == 0, stderr[-3000:]
+    assert served >= 12
+    records = read_records(out / "samples.jsonl").latest
+    assert len(records) == 12
+    assert {r["status"] for r in records.values()} == {"ok"}  # no score_error
+    code, _, stderr, _, _ = run_cli(["score", str(out)], tmp_path)
+    assert code == 0, stderr[-3000:]
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["regrade"] == {"regraded": 12, "changed": 0, "failed": 0}
+    assert not [k for k, r in scores["records"].items() if r["score_error"]]
+    # Nothing deeper than the bound entered a parsed call: each is a parse error.
+    calls = [
+        call
+        for record in records.values()
+        for turn in record["trajectory"]["turns"]
+        for call in turn["tool_calls"]
+    ]
+    assert max((_levels(call["arguments"]) for call in calls), default=0) <= MAX_DEPTH
+    if mode == "fc":
+        assert calls and all("nested more than 100 deep" in call["parse_error"] for call in calls)
+    single = [r for r in records.values() if r["subset"] in ("simple_python", "parallel")]
+    assert single and not any(r["score"]["passed"] for r in single)  # a reply that did not decode
+
+
 # -- the reply cap through litellm (--client litellm) --------------------------------
 
 SIZE_KINDS = ("chunked_400mb", "content_length_400mb", "gzip_bomb_400mb")

@@ -12,7 +12,14 @@ import json
 import pytest
 
 from harness.adapters.bfcl import BFCLAdapter, export_bfcl, official
-from harness.adapters.bfcl.decode import DecodeError, decode_execute, decode_prompt_ast
+from harness.adapters.bfcl.decode import (
+    DecodeError,
+    decode_ast,
+    decode_execute,
+    decode_prompt_ast,
+    fc_reply_undecodable,
+    jsonable,
+)
 from harness.adapters.bfcl.executor import execute_string
 from harness.adapters.bfcl.export import entry_result
 from harness.adapters.bfcl.simulators import SimulatorSet
@@ -113,6 +120,50 @@ def test_fc_decoding_fails_on_empty_and_non_object_arguments():
     for raw in ["", "{oops", "[1, 2]", "null"]:
         with pytest.raises(DecodeError):
             decode_execute([{"cd": raw}], prompt_mode=False)
+
+
+def _deep_json(levels: int) -> str:
+    return '{"a": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+
+
+def _deep_python(levels: int) -> str:
+    return "[f(a=" + "[" * (levels - 1) + "]" * (levels - 1) + ")]"
+
+
+@pytest.mark.parametrize("levels", [101, 150, 500, 960])
+def test_arguments_deeper_than_the_parse_bound_do_not_decode(levels):
+    # The harness's own bound (boundary.MAX_DEPTH, 100): deeper arguments never
+    # reach the checkers, the executor or the stored details, in either mode.
+    fc = [{"f": _deep_json(levels)}]
+    for decode in (
+        lambda: decode_ast(fc, prompt_mode=False),
+        lambda: decode_execute(fc, prompt_mode=False),
+        lambda: decode_ast(_deep_python(levels), prompt_mode=True),
+        lambda: decode_execute(_deep_python(levels), prompt_mode=True),
+    ):
+        with pytest.raises(DecodeError):
+            decode()
+    call = ToolCall("c", "f", None, raw_arguments=_deep_json(levels))
+    assert fc_reply_undecodable(AssistantTurn(tool_calls=[call]))
+
+
+def test_arguments_within_the_bound_decode_as_before():
+    fc = [{"f": _deep_json(100)}]
+    assert decode_ast(fc, prompt_mode=False)[0]["f"] == json.loads(_deep_json(100))
+    assert decode_execute(fc, prompt_mode=False)[0].startswith("f(a=[[")
+    call = ToolCall("c", "f", None, raw_arguments=_deep_json(100))
+    assert not fc_reply_undecodable(AssistantTurn(tool_calls=[call]))
+    # f(a=...) inside the reply's list: the arguments object is level 1, as in FC.
+    decoded = decode_ast(_deep_python(100), prompt_mode=True)
+    assert decoded == [{"f": {"a": json.loads(_deep_json(100))["a"]}}]
+
+
+def test_jsonable_bounds_what_it_is_given():
+    value: list = []
+    for _ in range(5_000):
+        value = [value]
+    text = json.dumps(jsonable(value))  # no RecursionError, in the walk or the dump
+    assert "[nested too deep]" in text
 
 
 def test_executor_runs_nested_calls_first_and_dict_arguments_as_written():
