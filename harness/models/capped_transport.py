@@ -11,7 +11,8 @@ original for the caller, so that the refusal is recorded as the direct client
 records it, and says whether a call's reply came through the transport at all.
 
 Underneath is litellm's own transport (``AsyncHTTPHandler.create_async_transport``:
-its connection pool, TLS and proxy settings), one per event loop.
+its connection pool, TLS and proxy settings; it opens a new session when the
+event loop changes and closes the old one).
 
 How litellm is given the transport (both are litellm settings, not patches):
 providers served through the OpenAI SDK build their SDK client around
@@ -22,10 +23,8 @@ litellm_client.py).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 
@@ -95,17 +94,12 @@ class CappedTransport(httpx.AsyncBaseTransport):
         self.limit = limit
         self.error_limit = error_limit
         self._make_inner = inner
-        # Connection pools belong to an event loop: one inner transport per loop.
-        self._inner: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, httpx.AsyncBaseTransport
-        ] = weakref.WeakKeyDictionary()
+        self._inner: httpx.AsyncBaseTransport | None = None
 
     def _transport(self) -> httpx.AsyncBaseTransport:
-        loop = asyncio.get_running_loop()
-        transport = self._inner.get(loop)
-        if transport is None:
-            transport = self._inner[loop] = self._make_inner()
-        return transport
+        if self._inner is None:  # made on first use: litellm is imported by then
+            self._inner = self._make_inner()
+        return self._inner
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         # Only encodings reply_body.py decodes (httpx would offer br or zstd too).
@@ -146,7 +140,7 @@ class CappedTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        """Close this event loop's connections."""
-        transport = self._inner.pop(asyncio.get_running_loop(), None)
+        """Close the connections (a later request opens new ones)."""
+        transport, self._inner = self._inner, None
         if transport is not None:
             await transport.aclose()

@@ -263,8 +263,8 @@ class LiteLLMClient(ModelClient):
         return turn_from_response(data, self._secrets())
 
     async def aclose(self) -> None:
-        """Close this event loop's connections of the capped transport (shared by
-        every litellm client: one used again opens new ones)."""
+        """Close the capped transport's connections (shared by every litellm
+        client: one used again opens new ones)."""
         if _litellm.cache_info().currsize:  # nothing to close before the first call
             await _transports().capped.aclose()
 
