@@ -123,6 +123,38 @@ def check_entry_options(entry: SuiteEntry, where: str) -> None:
     get_adapter(entry.benchmark).check_options(entry.options, where)
 
 
+def _entry_subsets(entry: SuiteEntry) -> set[str]:
+    from harness.registry import get_adapter
+
+    if entry.subsets == "all":
+        return set(get_adapter(entry.benchmark).subsets())
+    return set(entry.subsets)
+
+
+def check_entries_disjoint(entries: list[SuiteEntry], where: str) -> None:
+    """Two entries may not ask for the same sample: a run holds one record per
+    benchmark, subset, sample and trial, so the second entry's records would
+    overwrite the first's (and its options replace the first's). Entries of one
+    benchmark are disjoint when their subsets are, or when both name ids and no
+    id is in both."""
+    for later in range(len(entries)):
+        for earlier in range(later):
+            first, second = entries[earlier], entries[later]
+            if first.benchmark != second.benchmark:
+                continue
+            shared = _entry_subsets(first) & _entry_subsets(second)
+            if first.ids is not None and second.ids is not None:
+                if not set(first.ids) & set(second.ids):
+                    continue
+            if shared:
+                raise ConfigError(
+                    f"{where}: entries {earlier + 1} and {later + 1} both ask for "
+                    f"{first.benchmark} {', '.join(sorted(shared)[:3])}"
+                    f"{' ...' if len(shared) > 3 else ''}: a run keeps one record per sample "
+                    "and trial, so run the second configuration as a run of its own"
+                )
+
+
 def load_suite(name_or_path: str) -> Suite:
     """Read and validate a suite by name (tasks/<name>.yaml) or path."""
     from harness.validate import read_yaml
@@ -144,6 +176,7 @@ def load_suite(name_or_path: str) -> Suite:
     entries = [_entry(item, f"{path} entry {i + 1}") for i, item in enumerate(raw["entries"])]
     for index, entry in enumerate(entries):
         check_entry_options(entry, f"{path} entry {index + 1}")
+    check_entries_disjoint(entries, str(path))
     return Suite(
         name=str(raw.get("name") or path.stem),
         description=str(raw.get("description") or ""),

@@ -132,3 +132,48 @@ def test_a_key_that_is_not_text_is_refused(value, toy_suite, tmp_path, capsys):
     line = one_error_line(capsys)
     assert "toy option 'api_key' holds a credential: give it as quoted text" in line, line
     assert "12345678" not in line and not out.exists()
+
+
+def _two_entries(path, first: str, second: str):
+    path.write_text(f"name: t\nentries:\n  - {first}\n  - {second}\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # The same subset in two modes: the second's records would overwrite the first's.
+        (
+            "{benchmark: bfcl, subsets: [simple_python], limit: 1}",
+            "{benchmark: bfcl, subsets: [simple_python], limit: 1, options: {mode: prompt}}",
+        ),
+        # "all" covers every subset.
+        ("{benchmark: tau2, subsets: all}", "{benchmark: tau2, subsets: [retail]}"),
+        # ids in common.
+        (
+            "{benchmark: bfcl, subsets: [multiple], ids: [multiple_0, multiple_1]}",
+            "{benchmark: bfcl, subsets: [multiple], ids: [multiple_1]}",
+        ),
+    ],
+)
+def test_two_entries_asking_for_the_same_sample_are_one_line(first, second, tmp_path, capsys):
+    suite = _two_entries(tmp_path / "s.yaml", first, second)
+    out = tmp_path / "run"
+    assert main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out)]) == 2
+    line = one_error_line(capsys)
+    assert "entries 1 and 2 both ask for" in line and "a run of its own" in line, line
+    assert not out.exists()
+
+
+def test_entries_of_one_benchmark_over_disjoint_samples_run(tmp_path, capsys):
+    suite = _two_entries(
+        tmp_path / "s.yaml",
+        "{benchmark: bfcl, subsets: [multiple], ids: [multiple_0]}",
+        "{benchmark: bfcl, subsets: [multiple, simple_python], ids: [multiple_1, simple_python_0]}",
+    )
+    out = tmp_path / "run"
+    assert (
+        main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out), "--quiet"]) == 0
+    )
+    lines = (out / "samples.jsonl").read_text().splitlines()
+    assert len(lines) == 3
