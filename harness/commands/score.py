@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BENCH.KEY=VALUE",
         help=(
             "regrade with another load option than the run was made with (e.g. "
-            "vitabench.prompts=harness); recorded in scores.json. Without it a regrade "
+            "another prompt source); recorded in scores.json. Without it a regrade "
             "uses what the run used, and refuses in one line what is not there"
         ),
     )

@@ -21,7 +21,7 @@ backslash of an escaped quote and corrupt a harmless record):
   secrets the run was never told about (a server that echoes a header, say).
 
 A trajectory is data: what the model sent and what the benchmark gave it (a
-password in a BFCL question, a token in a scenario) is stored as it was, so that
+password in a question, a token in a scenario) is stored as it was, so that
 a regrade or an export judges what was judged live. Only a held value is masked
 there.
 """

@@ -22,7 +22,7 @@ from harness.models.local_server import (
 from harness.models.tool_placement import ToolPlacement
 
 BUILTIN_MODELS = {
-    "oracle": "plays each benchmark's gold actions (parity checks; no network)",
+    "oracle": "plays each benchmark's gold actions (checks the scorers; no network)",
     "null": "answers every turn with text and never calls a tool (do-nothing baseline)",
 }
 
