@@ -4,7 +4,9 @@
 errors, timeouts, dropped connections) with exponential backoff and jitter, and
 waits as long as a Retry-After header asks (up to a cap). A permanent error (bad
 request, bad key) is raised at once. When the attempts run out the last error
-escapes, and the runner records an infrastructure error.
+escapes, and the runner records an infrastructure error. The loop is tenacity's
+``AsyncRetrying``; what counts as transient, how long to wait and what is counted
+are this module's.
 
 ``ConcurrencyLimitedClient`` bounds the calls in flight per endpoint, shared by
 every client object that talks to the same endpoint (actor and user simulator
@@ -25,6 +27,8 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any, NoReturn
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from harness.deadline import Deadline
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
@@ -186,19 +190,29 @@ class RetryingClient(WrappedClient):
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         self.stats.calls += 1
-        # A plain loop rather than a retry library: it runs around every model
-        # call, and the library's bookkeeping cost more than the rest of the wrapper.
-        attempt = 1
-        while True:
-            try:
-                return await self._attempt(messages, tools, params)
-            except ModelError as exc:
-                if not _is_transient(exc) or attempt >= self.max_attempts:
-                    self._give_up(exc, attempt)
-                delay = self.backoff(attempt, exc)
-            self.stats.retries += 1
-            await self._sleep(delay)
-            attempt += 1
+        # One retrying object per call: tenacity keeps its per-run state on the
+        # object, so concurrent calls must not share one.
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_is_transient),
+            before_sleep=self._count_retry,
+            sleep=self._sleep,
+            # The last error itself escapes, not tenacity's RetryError around it.
+            reraise=True,
+        )
+        try:
+            return await retrying(self._attempt, messages, tools, params)
+        except ModelError as exc:
+            self._give_up(exc, retrying.statistics["attempt_number"])
+
+    def _wait(self, state: RetryCallState) -> float:
+        """tenacity's wait: the backoff after the attempt that just failed."""
+        error = state.outcome.exception() if state.outcome is not None else None
+        return self.backoff(state.attempt_number, error)
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.stats.retries += 1
 
     def _give_up(self, exc: ModelError, attempts: int) -> NoReturn:
         """Raise the error a call ends with: a permanent one as it is, a transient

@@ -150,3 +150,73 @@ def test_concurrency_limit_is_shared_per_endpoint():
 def test_limit_must_be_positive():
     with pytest.raises(ValueError):
         ConcurrencyLimitedClient(GaugeClient(), 0)
+
+
+def test_backoff_draws_once_per_retry_and_not_when_giving_up():
+    # The same seed gives the same waits as the documented formula: one draw from
+    # [d/2, d] per retry, none for the attempt that gives up.
+    sleep = RecordingSleep()
+    inner = FlakyClient([ModelError("busy", transient=True)] * 4)
+    client = RetryingClient(
+        inner, max_attempts=4, base_delay=2.0, sleep=sleep, rng=random.Random(5)
+    )
+    with pytest.raises(ModelError, match="gave up after 4 attempts"):
+        call(client)
+    expected = random.Random(5)
+    assert sleep.waits == [expected.uniform(c / 2, c) for c in (2.0, 4.0, 8.0)]
+    assert client.stats.retries == 3 and client.stats.attempts == 4
+
+
+def test_the_error_that_gives_up_keeps_its_retry_after():
+    inner = FlakyClient([ModelError("429", transient=True, retry_after=3.0)] * 2)
+    client = RetryingClient(inner, max_attempts=2, sleep=RecordingSleep())
+    with pytest.raises(ModelError) as caught:
+        call(client)
+    assert caught.value.retry_after == 3.0 and caught.value.__cause__ is None
+
+
+def test_cancelled_during_backoff_is_not_retried():
+    inner = FlakyClient([ModelError("busy", transient=True)] * 5)
+    client = RetryingClient(inner, max_attempts=5, base_delay=30.0)
+
+    async def main():
+        task = asyncio.ensure_future(client.complete([], [], SamplingParams()))
+        await asyncio.sleep(0.05)  # the first attempt failed; the backoff is under way
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert inner.calls == 1 and client.stats.retries == 1 and client.stats.gave_up == 0
+
+
+def test_concurrent_calls_on_one_client_count_their_own_attempts():
+    class PerCall(ModelClient):
+        """The call whose message says "fail" always fails; the other fails twice."""
+
+        def __init__(self):
+            self.failures = 0
+
+        async def complete(self, messages, tools, params):
+            await asyncio.sleep(0)
+            if messages[0]["content"] == "fail" or self.failures < 2:
+                self.failures += messages[0]["content"] != "fail"
+                raise ModelError("busy", transient=True)
+            return AssistantTurn(content="ok")
+
+    async def no_wait(seconds: float) -> None:
+        await asyncio.sleep(0)
+
+    client = RetryingClient(PerCall(), max_attempts=4, sleep=no_wait)
+
+    async def main():
+        return await asyncio.gather(
+            client.complete([{"role": "user", "content": "fail"}], [], SamplingParams()),
+            client.complete([{"role": "user", "content": "pass"}], [], SamplingParams()),
+            return_exceptions=True,
+        )
+
+    failed, passed = asyncio.run(main())
+    assert isinstance(failed, ModelError) and "gave up after 4 attempts" in str(failed)
+    assert isinstance(passed, AssistantTurn) and passed.content == "ok"
+    assert client.stats.attempts == 4 + 3 and client.stats.gave_up == 1
