@@ -21,7 +21,7 @@ from harness.adapters.bfcl.tools import official_tools, openai_tools
 from harness.runner import Runner, plan_suite
 from harness.scoring import aggregate_records, regrade
 from harness.store import RunStore
-from harness.strategies.base import PlainStrategy
+from harness.strategies.committed import PlainStrategy
 from harness.suites import load_suite
 from harness.task import Services
 from harness.types import SamplingParams
@@ -128,6 +128,7 @@ def test_checker_agrees_with_official_on_many_perturbations(category):
     counter = itertools.count()
     for entry in load_entries(category)[:40]:
         for name, turns in _perturbations(entry, rng).items():
-            ours = check_multi_turn(entry, turns).passed
+            strings = [[[call.text() for call in step] for step in turn] for turn in turns]
+            ours = check_multi_turn(entry, strings).passed
             theirs = _official_verdict(entry, turns, f"fullparity{category}{next(counter)}")
             assert ours == theirs, (entry.id, name)
