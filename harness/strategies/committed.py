@@ -181,14 +181,17 @@ def finish(trajectory: Trajectory, run: SampleRun, notes: dict[str, Any]) -> Tra
     return trajectory
 
 
-class CommittedOnlyStrategy(Strategy):
-    """``plain`` with the harness's bookkeeping: one real episode, costs recorded,
-    and optionally augmented feedback and the world-model probe."""
+class PlainStrategy(Strategy):
+    """``--strategy plain``: one episode in the real environment, the benchmark as
+    published, with costs recorded; optionally augmented feedback and the
+    world-model probe. With no settings it is exactly the published benchmark."""
 
     name = "plain"
 
-    def __init__(self, settings: StrategySettings, rehearser: ModelClient | None = None):
-        self.settings = settings
+    def __init__(
+        self, settings: StrategySettings | None = None, rehearser: ModelClient | None = None
+    ):
+        self.settings = settings if settings is not None else StrategySettings()
         self.rehearser = rehearser
 
     def describe(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from harness.registry import get_adapter, register_adapter
 from harness.report import ReportOptions, build_report
 from harness.runner import INFRA_ERROR, Runner, WorkItem
 from harness.store import OK, RunStore, read_records
-from harness.strategies.base import PlainStrategy
+from harness.strategies.committed import PlainStrategy
 from harness.task import Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 

@@ -12,7 +12,7 @@ from harness.registry import get_adapter, register_adapter
 from harness.runner import Runner, plan_suite
 from harness.scoring import score_run
 from harness.store import RunStore, read_records
-from harness.strategies.base import PlainStrategy
+from harness.strategies.committed import PlainStrategy
 from harness.suites import Suite, SuiteEntry
 from harness.task import Services
 from harness.types import SamplingParams

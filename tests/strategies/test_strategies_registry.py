@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ConfigError
-from harness.strategies.committed import CommittedOnlyStrategy
+from harness.strategies.committed import PlainStrategy
 from harness.strategies.registry import build_strategy
 from harness.strategies.rehearsal import RehearsalStrategy
 from harness.strategies.self_consistency import SelfConsistencyStrategy
@@ -13,8 +13,18 @@ from harness.strategies.settings import StrategySettings, parse_settings
 from harness.suites import load_suite
 
 
+def test_plain_is_one_class_whatever_builds_it():
+    # What the command line builds and what a test constructs directly are the
+    # same class with the same (published benchmark) settings and record.
+    built, direct = build_strategy("plain"), PlainStrategy()
+    assert type(built) is type(direct) is PlainStrategy
+    assert built.settings == direct.settings == StrategySettings()
+    assert built.describe() == direct.describe() == {"name": "plain"}
+    assert built.rehearser is None and direct.rehearser is None
+
+
 def test_specs_build_the_right_strategies():
-    assert isinstance(build_strategy("plain"), CommittedOnlyStrategy)
+    assert isinstance(build_strategy("plain"), PlainStrategy)
     parallel = build_strategy("rehearsal-parallel:2")
     assert isinstance(parallel, RehearsalStrategy) and (parallel.mode, parallel.n) == (
         "parallel",

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from harness.adapters.tau2 import Tau2Adapter, domains, evaluation, gold_cache, live_state
-from harness.strategies.base import PlainStrategy
+from harness.strategies.committed import PlainStrategy
 from harness.task import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
