@@ -24,10 +24,26 @@ messages; ids and sampling settings left out), then every entry's verdict,
 in FC mode and in prompt mode, for every
 category given (default: all offline ones; memory_vector too when
 sentence-transformers and faiss are importable in both environments), prints the
-disagreements and a per-category table, and exits 1 on any disagreement (a
-request without an equal one included) or if the printed Overall differs from
-the official CSV's. With --reuse-official the official requests are not sent
-again, so the request comparison is left out.
+disagreements and a per-category table, and exits 1 on any disagreement or if
+the printed Overall differs from the official CSV's. With --reuse-official the
+official requests are not sent again, so the request comparison is left out.
+
+Requests are paired by point of conversation (first user message, user turn,
+step, tools offered). Two things are not differences, and are counted apart:
+
+- the harness plays a memory question's prerequisite conversations inside the
+  question's own episode, BFCL once per scenario (DEVIATIONS.md, "Memory
+  episodes"), so each request of a prerequisite conversation comes once per
+  question from the harness and once from BFCL: the copies after the first are
+  replays, compared with the first and counted (their number must be the one the
+  questions run imply);
+- a request whose only difference is a documented one (DEVIATIONS.md) is "equal
+  but for a documented deviation", named and counted: the tool result of a call
+  with NaN/Infinity arguments.
+
+Any other difference, a BFCL request with no harness one or a replay count off
+fails the run. Every request the server saw is written to
+<work>/requests-<mode>.jsonl ({"api": "responses" | "chat", "body": ...}).
 
 The official package imports every vendor SDK from its model registry; like
 scripts/bfcl_official_parity.py, the launcher registers the adapter's two-entry
@@ -47,13 +63,21 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bfcl_scripted_model import ScriptedModel, ScriptedServer, view_of  # noqa: E402
+from bfcl_scripted_model import (  # noqa: E402
+    ScriptedModel,
+    ScriptedServer,
+    first_user_message,
+    memory_backend,
+    view_of,
+)
 
 from harness.adapters.bfcl import embedding_model, official  # noqa: E402
 from harness.adapters.bfcl.categories import ALL_CATEGORIES, MEMORY, WEB_SEARCH  # noqa: E402
@@ -297,6 +321,8 @@ def percent(value: object) -> float:
 # ---------------------------------------------------------------- requests
 
 Event = tuple[str, ...]
+Where = tuple[object, ...]  # first user message, turn, step, tools offered
+Played = tuple[str, str]  # (memory category, first user message of a prerequisite conversation)
 
 
 def _content_text(content: object) -> str:
@@ -354,9 +380,17 @@ def tool_view(tools: list[dict]) -> list[str]:
     return out
 
 
-def request_view(api: str, body: dict) -> tuple[tuple[object, ...], str]:
-    """(where the request stands: first user message, turn, step, tools offered;
-    the request in one form as JSON text)."""
+@dataclass(frozen=True)
+class Sent:
+    """One request either pipeline sent, read into one form."""
+
+    api: str  # "responses" (BFCL's handler) or "chat" (the harness)
+    where: Where
+    text: str  # {"conversation": events, "tools": tool_view} as JSON
+    played: Played  # the memory category and first user message it belongs to
+
+
+def read_request(api: str, body: dict) -> Sent:
     if api == "responses":
         items = body.get("input") or []
         conversation = responses_conversation(items)
@@ -366,12 +400,61 @@ def request_view(api: str, body: dict) -> tuple[tuple[object, ...], str]:
     tools = body.get("tools") or []
     view = view_of(items, tools)
     where = (view.first_user, view.turn, view.step, tuple(view.tools))
-    return where, json.dumps({"conversation": conversation, "tools": tool_view(tools)})
+    text = json.dumps({"conversation": conversation, "tools": tool_view(tools)})
+    return Sent(api, where, text, (f"memory_{memory_backend(view)}", view.first_user))
+
+
+def prerequisite_uses(ids: dict[str, list[str]]) -> dict[Played, int]:
+    """How many of the chosen memory questions play each prerequisite conversation.
+
+    The harness plays a question's prerequisite conversations inside the question's
+    own episode (DEVIATIONS.md, "Memory episodes"), so it sends each of their
+    requests once per question; BFCL plays them once per scenario. With a
+    deterministic model every play sends the same requests."""
+    uses: dict[Played, int] = {}
+    for category, entry_ids in ids.items():
+        if category not in MEMORY:
+            continue
+        for entry in load_entries(category, entry_ids):
+            for prerequisite in entry.prerequisites:
+                key = (category, first_user_message(prerequisite))
+                uses[key] = uses.get(key, 0) + 1
+    return uses
+
+
+# The tool result of a call whose FC arguments hold NaN or Infinity (DEVIATIONS.md,
+# "NaN / Infinity in FC arguments"): BFCL executes f(x=nan) (a NameError), the harness
+# refuses the arguments as not JSON. Matched as written by each pipeline.
+NAN_DEVIATION = "NaN/Infinity arguments (tool result)"
+NON_JSON_NUMBER = re.compile(r"(?<![\w\"])-?(NaN|Infinity)(?![\w\"])")
+NAN_RESULTS = (
+    re.compile(r"Error during execution: name '(nan|inf)' is not defined"),
+    re.compile(
+        r"Error: could not parse the arguments of '[^']*': arguments are not usable: "
+        r"-?(NaN|Infinity) is not a JSON number"
+    ),
+)
+
+
+def documented_form(text: str) -> tuple[str, frozenset[str]]:
+    """The request with each documented deviation written one way, and the names of
+    the deviations it holds."""
+    request = json.loads(text)
+    conversation = request["conversation"]
+    holds: set[str] = set()
+    calls_nan = False
+    for index, event in enumerate(conversation):
+        if event[0] == "call" and NON_JSON_NUMBER.search(event[2]):
+            calls_nan = True
+        elif event[0] == "tool" and calls_nan and any(p.fullmatch(event[1]) for p in NAN_RESULTS):
+            conversation[index] = ["tool", "<the result of a call with NaN/Infinity arguments>"]
+            holds.add(NAN_DEVIATION)
+    return json.dumps(request), frozenset(holds)
 
 
 def first_difference(theirs: str, ours: str) -> tuple[str, str]:
     """(the kind, the detail) of the first difference between two requests in
-    request_view's form."""
+    Sent.text's form."""
     a, b = json.loads(theirs), json.loads(ours)
     if a["tools"] != b["tools"]:
         return "tools offered", "tools offered"
@@ -386,48 +469,138 @@ def first_difference(theirs: str, ours: str) -> tuple[str, str]:
     return "conversation length", f"{len(left)} events (BFCL), {len(right)} (harness)"
 
 
-def compare_requests(mode: str, requests: list[tuple[str, dict]]) -> int:
+def sends_back_empty_arguments(text: str) -> bool:
+    """Whether the request's history holds a call whose arguments the model wrote as ""."""
+    return any(e[0] == "call" and e[2] == "" for e in json.loads(text)["conversation"])
+
+
+@dataclass
+class RequestTally:
+    """What compare_requests found; `failures` counts what no documented deviation explains."""
+
+    official: int = 0
+    harness: int = 0
+    replays: int = 0  # harness plays of a prerequisite conversation after the first
+    replays_expected: int = 0
+    replay_counts_off: int = 0  # requests sent another number of times than expected
+    equal: int = 0
+    documented: dict[str, int] = field(default_factory=dict)  # deviation(s) -> requests
+    differing: dict[str, int] = field(default_factory=dict)  # first difference -> requests
+    official_unmatched: int = 0  # BFCL requests no harness request stands for
+    empty_arguments: int = 0  # BFCL requests sending back a call's "" arguments
+    empty_arguments_unmatched: int = 0  # of them, with no equal harness request
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> int:
+        unexplained = sum(self.differing.values()) + self.official_unmatched
+        return unexplained + self.replay_counts_off
+
+    def note(self, line: str) -> None:
+        if len(self.examples) < 12:
+            self.examples.append(line)
+
+
+def split_replays(
+    sent: list[Sent], uses: dict[Played, int], tally: RequestTally
+) -> tuple[dict[Where, list[str]], dict[Where, list[str]]]:
+    """BFCL's and the harness's requests by point of conversation, each harness request
+    of a prerequisite conversation kept once (the others counted as replays)."""
+    theirs: dict[Where, list[str]] = {}
+    ours: dict[Where, list[str]] = {}
+    copies: dict[tuple[Where, str], tuple[int, Played]] = {}
+    for request in sent:
+        if request.api == "responses":
+            tally.official += 1
+            theirs.setdefault(request.where, []).append(request.text)
+            continue
+        tally.harness += 1
+        if request.played in uses:
+            key = (request.where, request.text)
+            count = copies.get(key, (0, request.played))[0] + 1
+            copies[key] = (count, request.played)
+            if count > 1:
+                tally.replays += 1
+                continue
+        ours.setdefault(request.where, []).append(request.text)
+    for (where, _), (count, played) in copies.items():
+        tally.replays_expected += uses[played] - 1
+        if count != uses[played]:
+            tally.replay_counts_off += 1
+            tally.note(
+                f"  REPLAYED {count} times, not {uses[played]} ({played[0]}, turn {where[1]}, "
+                f"step {where[2]}): {played[1][:80]!r}"
+            )
+    return theirs, ours
+
+
+def match_point(where: Where, theirs: list[str], ours: list[str], tally: RequestTally) -> None:
+    """Pairs the harness's requests at one point with BFCL's: equal, equal once the
+    documented deviations are written one way, or differing."""
+    left = sorted(theirs)
+    tally.empty_arguments += sum(map(sends_back_empty_arguments, left))
+    unmatched = []
+    for text in sorted(ours):
+        if text in left:
+            left.remove(text)
+            tally.equal += 1
+        else:
+            unmatched.append(text)
+    differing = []
+    for text in unmatched:
+        form, holds = documented_form(text)
+        match = next((t for t in left if documented_form(t)[0] == form), None)
+        if match is None:
+            differing.append(text)
+            continue
+        left.remove(match)
+        names = " + ".join(sorted(holds | documented_form(match)[1]))
+        tally.documented[names] = tally.documented.get(names, 0) + 1
+    for index, text in enumerate(differing):
+        if index < len(left):
+            kind, detail = first_difference(left[index], text)
+        else:
+            kind = detail = "no BFCL request at this point"
+        tally.differing[kind] = tally.differing.get(kind, 0) + 1
+        tally.note(f"  REQUEST DIFFERS (turn {where[1]}, step {where[2]}): {detail}")
+    tally.empty_arguments_unmatched += sum(map(sends_back_empty_arguments, left))
+    for _ in left[len(differing) :]:
+        tally.official_unmatched += 1
+        tally.note(
+            f"  NO HARNESS REQUEST (turn {where[1]}, step {where[2]}): {str(where[0])[:80]!r}"
+        )
+
+
+def compare_requests(mode: str, requests: list[tuple[str, dict]], uses: dict[Played, int]) -> int:
     """Every harness request against BFCL's handler's at the same point of the same
-    conversation (first user message, turn, step, tools offered): prints the
-    table; returns how many requests of either side have no equal."""
-    by_api: dict[str, dict[tuple[object, ...], list[str]]] = {"responses": {}, "chat": {}}
-    for api, body in requests:
-        where, view = request_view(api, body)
-        by_api[api].setdefault(where, []).append(view)
-    theirs_all, ours_all = by_api["responses"], by_api["chat"]
-    official_count = sum(len(v) for v in theirs_all.values())
-    harness_count = sum(len(v) for v in ours_all.values())
-    equal = 0
-    kinds: dict[str, int] = {}
-    examples: dict[str, list[str]] = {}  # kind -> the first few
-    for where in sorted(set(theirs_all) | set(ours_all), key=str):
-        left = sorted(theirs_all.get(where, []))
-        unmatched = []
-        for view in sorted(ours_all.get(where, [])):
-            if view in left:
-                left.remove(view)
-                equal += 1
-            else:
-                unmatched.append(view)
-        for index, view in enumerate(unmatched):
-            if index < len(left):
-                kind, detail = first_difference(left[index], view)
-            else:
-                kind = detail = "no BFCL request at this point"
-            kinds[kind] = kinds.get(kind, 0) + 1
-            shown = examples.setdefault(kind, [])
-            if len(shown) < 3:
-                shown.append(f"  REQUEST DIFFERS (turn {where[1]}, step {where[2]}): {detail}")
+    conversation (first user message, turn, step, tools offered): prints the table;
+    returns how many requests no documented deviation explains."""
+    tally = RequestTally()
+    theirs, ours = split_replays([read_request(api, body) for api, body in requests], uses, tally)
+    for where in sorted(set(theirs) | set(ours), key=str):
+        match_point(where, theirs.get(where, []), ours.get(where, []), tally)
+    compared = tally.harness - tally.replays
     print(f"\n== {mode} mode: requests ==")
-    print(f"{'requests BFCL handler sent':42} {official_count:>6}")
-    print(f"{'requests harness sent':42} {harness_count:>6}")
-    print(f"{'harness requests equal to a BFCL one':42} {equal:>6}")
-    print(f"{'harness requests differing':42} {harness_count - equal:>6}")
-    for kind, count in sorted(kinds.items(), key=lambda item: (-item[1], item[0])):
-        print(f"  first difference: {kind:<24} {count:>6}")
-    for lines in examples.values():
-        print("\n".join(lines))
-    return max(harness_count, official_count) - equal
+    rows: list[tuple[str, object]] = [
+        ("requests BFCL handler sent", tally.official),
+        ("requests harness sent", tally.harness),
+        ("  memory prerequisite replays (once per question)", tally.replays),
+        ("    expected from the questions run", tally.replays_expected),
+        ("harness requests compared", compared),
+        ("  equal to a BFCL one", tally.equal),
+        ("  equal but for a documented deviation", sum(tally.documented.values())),
+    ]
+    rows += [(f"    {name}", count) for name, count in sorted(tally.documented.items())]
+    rows.append(("  differing", sum(tally.differing.values())))
+    rows += [(f"    first difference: {k}", n) for k, n in sorted(tally.differing.items())]
+    rows.append(("BFCL requests without a harness one", tally.official_unmatched))
+    rows.append(('BFCL requests sending back "" arguments', tally.empty_arguments))
+    rows.append(("  of them with no harness counterpart", tally.empty_arguments_unmatched))
+    for label, value in rows:
+        print(f"{label:52} {value:>6}")
+    for line in tally.examples:
+        print(line)
+    return tally.failures
 
 
 def compare(
@@ -508,7 +681,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.reuse_official:
                 print(f"\n== {mode} mode: requests == left out (--reuse-official sent none)")
             else:
-                failures += compare_requests(mode, list(server.requests))
+                requests = list(server.requests)
+                with (work / f"requests-{mode}.jsonl").open("w") as handle:
+                    for api, body in requests:
+                        handle.write(json.dumps({"api": api, "body": body}) + "\n")
+                failures += compare_requests(mode, requests, prerequisite_uses(ids))
             failures += compare(mode, ids, official, ours)
             failures += compare_exports(mode, work, ids)
             theirs = percent(official_overall.get("Overall Acc", "nan"))

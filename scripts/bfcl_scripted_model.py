@@ -372,6 +372,25 @@ def _with(name: str, args: dict[str, Any], extra: str) -> str:
 # ---------------------------------------------------------------- the model
 
 
+def first_user_message(entry: Entry) -> str:
+    """The entry's first user message: how the model finds the entry of a request."""
+    for message in entry.turns[0] if entry.turns else []:
+        if message.get("role") == "user":
+            return str(message.get("content"))
+    return ""
+
+
+def memory_backend(view: View) -> str:
+    """kv, vector or rec_sum, from the memory functions offered (natively or in the
+    system prompt); "kv" also when none is offered."""
+    offered = " ".join(view.tools) if view.native_tools else view.system
+    if "memory_append" in offered:
+        return "rec_sum"
+    if "core_memory_update" in offered:  # the vector store's edit by vector id
+        return "vector"
+    return "kv"
+
+
 class ScriptedModel:
     """Replies for every entry of the given categories, found by first user message."""
 
@@ -382,18 +401,11 @@ class ScriptedModel:
             for entry in load_entries(category):
                 self._add(entry)
                 for prerequisite in getattr(entry, "prerequisites", None) or []:
-                    key = self._key(prerequisite)
+                    key = first_user_message(prerequisite)
                     self.prerequisites.add(key)
 
-    @staticmethod
-    def _key(entry: Entry) -> str:
-        for message in entry.turns[0] if entry.turns else []:
-            if message.get("role") == "user":
-                return str(message.get("content"))
-        return ""
-
     def _add(self, entry: Entry) -> None:
-        self.entries.setdefault(self._key(entry), []).append(entry)
+        self.entries.setdefault(first_user_message(entry), []).append(entry)
 
     def _entry(self, view: View) -> Entry | None:
         candidates = self.entries.get(view.first_user) or []
@@ -484,18 +496,8 @@ class ScriptedModel:
 
     # -- memory
 
-    @staticmethod
-    def _memory_backend(view: View) -> str:
-        """kv, vector or rec_sum, from the memory functions offered."""
-        offered = " ".join(view.tools) if view.native_tools else view.system
-        if "memory_append" in offered:
-            return "rec_sum"
-        if "core_memory_update" in offered:  # the vector store's edit by vector id
-            return "vector"
-        return "kv"
-
     def _memory_note(self, view: View) -> Reply:
-        backend = self._memory_backend(view)
+        backend = memory_backend(view)
         first_turn = View(view.first_user, 0, 0, [], view.native_tools)
         if view.turn == 0 and first_turn.seed("loop") % 5 == 0:
             # Calls on every step: BFCL's step cap ends this conversation only.
@@ -537,7 +539,7 @@ class ScriptedModel:
         return prompt_reply(calls, pool[view.seed() % len(pool)])
 
     def _memory_question(self, entry: Entry, view: View) -> Reply:
-        backend = self._memory_backend(view)
+        backend = memory_backend(view)
         lookups: dict[str, list[Call]] = {
             "rec_sum": [("memory_retrieve", {})],
             "vector": [("core_memory_retrieve", {"query": view.last_user[:60], "top_k": 3})],
