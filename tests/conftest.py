@@ -38,13 +38,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
     missing = sorted(shared_missing)
     what = ", ".join(SHARED_KINDS[kind][3] for kind in missing)
     variables = ", ".join(SHARED_KINDS[kind][0] for kind in missing).replace(
-        "HARNESS_TAU2_CHECKOUT", "HARNESS_TAU2_CHECKOUT (also the README's tau2-bench clone)"
+        "HARNESS_TAU2_CHECKOUT",
+        "HARNESS_TAU2_CHECKOUT (also the tau2-bench clone of docs/running.md)",
     )
     terminalreporter.write_line(
         f"{len(skipped)} test{'s' * (len(skipped) != 1)} skipped: ../shared not found ({what}); "
         "they read benchmark data and official code that is not on the package index from "
         f"../shared beside the checkout, or HARNESS_SHARED (per part: {variables}); "
-        "see README, Development"
+        "see docs/development.md"
     )
 
 
