@@ -208,19 +208,27 @@ def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> Manifest:
     )
 
 
-def _prepare_out(out: Path, shards: list[Shard]) -> None:
+def check_merge_target(out: Path, flag: str = "--out") -> None:
+    """``out`` can take a merge: it is empty, absent, or an earlier merge (whose
+    files a merge replaces). ``harness run --parts`` checks it before any work."""
     from harness.errors import ConfigError
     from harness.store import RunStore
 
-    if any(out.resolve() == s.root.resolve() for s in shards):
-        raise ConfigError(f"--out {out} is one of the shards; merge into a new folder")
     store = RunStore(out)
     if store.exists():
         if store.load_manifest().merged_from is None:
-            raise ConfigError(f"--out {out} holds a run that is not a merge; use a new folder")
-        return  # an earlier merge: its files are replaced below
+            raise ConfigError(f"{flag} {out} holds a run that is not a merge; use a new folder")
+        return
     if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"--out {out} is not empty; merge into a new folder")
+        raise ConfigError(f"{flag} {out} is not empty; merge into a new folder")
+
+
+def _prepare_out(out: Path, shards: list[Shard]) -> None:
+    from harness.errors import ConfigError
+
+    if any(out.resolve() == s.root.resolve() for s in shards):
+        raise ConfigError(f"--out {out} is one of the shards; merge into a new folder")
+    check_merge_target(out)
 
 
 def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> Gaps:
@@ -254,26 +262,34 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     return gaps
 
 
-def run(args: argparse.Namespace) -> int:
+RERUN_SHARDS = "rerun the shard commands to retry the failed records, then merge again"
+
+
+def merged_lines(out: Path, shard_count: int, gaps: Gaps, rerun: str = RERUN_SHARDS) -> list[str]:
+    """What a merge says on stderr: its records, its errors (and ``rerun``, how to
+    retry them), its gaps."""
     from harness.store import RunStore
+
+    records = RunStore(out).load_records()
+    failed = sum(1 for r in records.values() if not r.ok)
+    lines = [
+        f"{out}: merged {shard_count} shard(s), {len(records)} records "
+        f"({failed} infrastructure or scoring errors)"
+    ]
+    if failed:
+        lines.append(rerun)
+    if gaps.missing_keys or gaps.unseen_samples:
+        lines.append(f"gaps (merged with --allow-gaps): {gaps.describe()}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
     from harness.validate import writable_folder
 
     writable_folder(args.out, "--out")
     gaps = merge_runs(args.shard_dirs, args.out, allow_gaps=args.allow_gaps)
-    records = RunStore(args.out).load_records()
-    failed = sum(1 for r in records.values() if not r.ok)
-    print(
-        f"{args.out}: merged {len(args.shard_dirs)} shard(s), {len(records)} records "
-        f"({failed} infrastructure or scoring errors)",
-        file=sys.stderr,
-    )
-    if failed:
-        print(
-            "rerun the shard commands to retry the failed records, then merge again",
-            file=sys.stderr,
-        )
-    if gaps.missing_keys or gaps.unseen_samples:
-        print(f"gaps (merged with --allow-gaps): {gaps.describe()}", file=sys.stderr)
+    for line in merged_lines(args.out, len(args.shard_dirs), gaps):
+        print(line, file=sys.stderr)
     if not args.quiet:
         from harness.leaderboard import render
 

@@ -1,7 +1,9 @@
 """``harness run --suite S --model M``: run a suite against a model (resumes an existing run).
 
 Its flags are the fields of a ``RunConfig`` (``run_config`` is the one place
-they become one); ``harness sweep`` takes them too.
+they become one); ``harness sweep`` takes them too. ``--parts K`` and
+``--executor ray`` are not part of the run's config but of how it is carried
+out: K shard jobs, on Ray at once, merged afterwards (harness/executors/parts.py).
 """
 
 from __future__ import annotations
@@ -168,6 +170,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--shard",
         help="I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
     )
+    parser.add_argument(
+        "--parts",
+        type=int,
+        default=1,
+        metavar="K",
+        help="split the run into K shards (--shard 1/K ... K/K), each a job of its own, merged "
+        "into the run folder afterwards; a sweep: K jobs per checkpoint, each with its own server",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="where the jobs run: here, one after another (local), or at once as tasks on a "
+        "Ray cluster (ray, with pip install 'harness[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address", help="the Ray cluster to use (default: RAY_ADDRESS, else a local Ray)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
     parser.add_argument(
         "--adopt",
@@ -270,12 +290,22 @@ def run_config(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.evaluation import run_suite
     from harness.leaderboard import render
 
-    summary = run_suite(run_config(args))
-    for line in summary.report_lines():
-        print(line, file=sys.stderr)
+    config = run_config(args)
+    if args.executor == "local" and args.parts == 1:
+        from harness.evaluation import run_suite
+
+        summary = run_suite(config)
+        for line in summary.report_lines():
+            print(line, file=sys.stderr)
+        run_dir, exit_code = summary.run_dir, summary.exit_code
+    else:
+        # K shards as jobs (on Ray, at once), merged: harness/executors/parts.py.
+        from harness.executors.parts import run_in_parts
+
+        outcome = run_in_parts(config, args.executor, args.parts, args.ray_address)
+        run_dir, exit_code = outcome.run_dir, outcome.exit_code
     if not args.quiet:
-        print(render([summary.run_dir], "md"))
-    return summary.exit_code
+        print(render([run_dir], "md"))
+    return exit_code

@@ -26,18 +26,20 @@ from typing import Any
 
 HELP = "evaluate every checkpoint of a training run (serving each), then score against step"
 
-PARTS_DIR = ".parts"
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.commands.run import add_arguments as add_run_arguments
 
-    add_run_arguments(parser)  # every `harness run` flag applies to each checkpoint's run
+    # Every `harness run` flag applies to each checkpoint's run (--executor,
+    # --ray-address and --parts too: K parts per checkpoint, each with its own server).
+    add_run_arguments(parser)
     parser.description = (
         "Serve and evaluate each checkpoint in turn; takes every `harness run` flag. "
         "--out is the sweep folder (one run folder per checkpoint inside it); "
-        "--serve defaults to vllm."
+        "--serve defaults to vllm; --parts K splits each checkpoint into K jobs, "
+        "each a shard with its own server."
     )
     parser.add_argument(
         "--checkpoints",
@@ -45,17 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         metavar="PATH_OR_GLOB",
         help="checkpoint folders or files, globs ('ckpts/step_*', quoted) or hub ids",
-    )
-    parser.add_argument("--executor", choices=["local", "ray"], default="local")
-    parser.add_argument(
-        "--ray-address", help="the Ray cluster to use (default: RAY_ADDRESS, else a local Ray)"
-    )
-    parser.add_argument(
-        "--parts",
-        type=int,
-        default=1,
-        metavar="K",
-        help="jobs per checkpoint, each a shard with its own server, merged afterwards",
     )
     parser.add_argument(
         "--gpus-per-job",
@@ -96,24 +87,18 @@ def find_checkpoints(patterns: list[str]) -> list[str]:
 
 
 def job_config(config: Any, checkpoint: str, run_dir: Path, shard: str | None) -> Any:
-    """The RunConfig of one job. Paths are made absolute, so that a job gives the
-    same run wherever (and from whichever folder) it runs."""
+    """The RunConfig of one job, its paths absolute (``portable``)."""
     from dataclasses import replace
 
-    suite = config.suite
-    if Path(suite).suffix in (".yaml", ".yml") and Path(suite).is_file():
-        suite = str(Path(suite).resolve())
-    cache_dir = Path(config.cache_dir).expanduser().resolve() if config.cache_dir else None
+    from harness.executors.base import portable
+
     return replace(
-        config,
-        suite=suite,
+        portable(config),
         model=None,  # each checkpoint is served under its own name
         serve=replace(config.serve, checkpoint=checkpoint),
         out=run_dir.resolve(),
         shard=shard,
         progress=False,
-        cache_dir=cache_dir,
-        data_dirs=config.data_dirs.absolute(),
     )
 
 
@@ -149,7 +134,7 @@ def checkpoint_folders(checkpoints: list[str], sweep_dir: Path) -> dict[str, Pat
 
 def plan_jobs(args: argparse.Namespace, config: Any, folders: dict[str, Path]) -> list[Any]:
     """One job per checkpoint, or ``--parts`` jobs (shards) per checkpoint."""
-    from harness.executors.base import Job
+    from harness.executors.base import Job, part_folder
 
     gpus = _job_gpus(args, config)
     jobs = []
@@ -160,7 +145,7 @@ def plan_jobs(args: argparse.Namespace, config: Any, folders: dict[str, Path]) -
             continue
         for index in range(1, args.parts + 1):
             label = f"{index}/{args.parts}"
-            part_dir = folder.parent / PARTS_DIR / folder.name / f"{index}-of-{args.parts}"
+            part_dir = part_folder(folder, index, args.parts)
             job = job_config(config, checkpoint, part_dir, label)
             jobs.append(Job(f"{folder.name} part {label}", checkpoint, part_dir, job, gpus))
     return jobs
@@ -183,16 +168,6 @@ def check_command(args: argparse.Namespace, config: Any, jobs: list[Any]) -> Non
     load_suite(config.suite)
     # Bad serve flags; and a server not installed, unless it runs on other machines.
     plan_endpoint(jobs[0].config, check_installed=args.executor == "local")
-
-
-def _executor(args: argparse.Namespace) -> Any:
-    if args.executor == "ray":
-        from harness.executors.ray import RayExecutor
-
-        return RayExecutor(address=args.ray_address)
-    from harness.executors.base import LocalExecutor
-
-    return LocalExecutor()
 
 
 def merge_parts(jobs: list[Any], results: list[Any], folders: dict[str, Path]) -> list[str]:
@@ -234,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.commands.run import run_config
     from harness.errors import ConfigError
+    from harness.executors.choice import make_executor
     from harness.validate import writable_folder
 
     config = run_config(args)
@@ -244,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     folders = checkpoint_folders(checkpoints, sweep_dir)
     jobs = plan_jobs(args, config, folders)
     check_command(args, config, jobs)
-    executor = _executor(args)
+    executor = make_executor(args.executor, args.ray_address)
     print(
         f"sweep: {len(checkpoints)} checkpoint(s), {len(jobs)} job(s) on the {executor.name} "
         f"executor, into {sweep_dir}",

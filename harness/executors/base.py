@@ -1,8 +1,9 @@
-"""Sweep jobs and the local executor.
+"""Jobs and the local executor.
 
-A job is one ``harness run``: a checkpoint (or one part of it, ``--shard I/N``)
-evaluated into its own run folder, with the server it needs. An executor takes
-a list of jobs and returns one result per job, in the same order. The local
+A job is one ``harness run``: a sweep's checkpoint, or one part (``--shard I/N``)
+of a checkpoint or of a run split with ``harness run --parts K``, evaluated into
+its own run folder (with the server it needs, in a sweep). An executor takes a
+list of jobs and returns one result per job, in the same order. The local
 executor runs them one after another in this process; ``harness.executors.ray``
 spreads them over a Ray cluster. Both call ``run_job``, so a job gives the same
 records wherever it runs.
@@ -17,13 +18,45 @@ from typing import Protocol
 
 from harness.config import RunConfig
 
+# Where the parts of a run folder are kept until they are merged into it:
+# <parent>/.parts/<run folder name>/<I>-of-<K>, beside the run folder rather than
+# in it (a merge writes into a folder that holds nothing but an earlier merge).
+PARTS_DIR = ".parts"
+
+
+def part_folder(run_dir: Path, index: int, count: int) -> Path:
+    """The folder of part ``index`` (1-based) of ``count`` of ``run_dir``."""
+    return run_dir.parent / PARTS_DIR / run_dir.name / f"{index}-of-{count}"
+
+
+def portable(config: RunConfig) -> RunConfig:
+    """The config with every path it names made absolute, so that a job gives the
+    same run wherever (and from whichever folder) it runs."""
+    from dataclasses import replace
+
+    suite = config.suite
+    if Path(suite).suffix in (".yaml", ".yml") and Path(suite).is_file():
+        suite = str(Path(suite).resolve())
+
+    def absolute(path: Path | None) -> Path | None:
+        return Path(path).expanduser().resolve() if path is not None else None
+
+    return replace(
+        config,
+        suite=suite,
+        out=absolute(config.out),
+        cache_dir=absolute(config.cache_dir),
+        model_config=absolute(config.model_config),
+        data_dirs=config.data_dirs.absolute(),
+    )
+
 
 @dataclass(frozen=True)
 class Job:
-    """One ``harness run`` of a sweep, as its complete RunConfig."""
+    """One ``harness run`` of a sweep or of a run's parts, as its complete RunConfig."""
 
     name: str
-    checkpoint: str
+    checkpoint: str  # the sweep's checkpoint ("" for the parts of one run)
     run_dir: Path
     config: RunConfig
     gpus: float = 0  # what a scheduler reserves for the job's server (Ray takes fractions)
