@@ -1,4 +1,5 @@
-"""The Ray executor: a sweep on a local Ray instance gives the local executor's results.
+"""The Ray executor: a sweep, and a run in parts, on a local Ray instance give the
+local executor's results (a real two-node cluster: test_ray_cluster.py).
 
 Needs the optional extra (``uv sync --extra ray``); without Ray installed these
 tests are skipped, and test_sweep.py checks the one-line error instead.
@@ -60,3 +61,40 @@ def test_a_ray_sweep_equals_the_local_sweep_and_reserves_a_gpu_per_job(
             log = (tmp_path / "ray" / ".parts" / f"step_{step}" / part / "server.log").read_text()
             devices = log.split("CUDA_VISIBLE_DEVICES=", 1)[1].split("\n", 1)[0]
             assert devices in ("0", "1"), log  # each job held one of the two GPUs
+
+
+@pytest.fixture
+def ray_for_runs(toy_suite):
+    """A local Ray started after the toy adapter is registered (its workers inherit it)."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield toy_suite
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_a_run_in_parts_on_ray_equals_the_local_run_and_a_changed_rerun_is_one_line(
+    ray_for_runs, tmp_path, capsys
+):
+    from fake_llm_server import toy_agent
+
+    from harness.cli import main
+    from harness.testing.fake_server import FakeServer
+
+    with FakeServer(handler=toy_agent(0.6)) as server:
+        argv = ["run", "--suite", str(ray_for_runs), "--model", "openai/fake-model", "--quiet"]
+        argv += ["--api-base", server.url, "--no-cache"]
+        assert main([*argv, "--out", str(tmp_path / "local")]) == 0
+        ray_args = ["--out", str(tmp_path / "ray"), "--executor", "ray"]
+        assert main([*argv, *ray_args, "--parts", "2"]) == 0
+        local = read_records(tmp_path / "local" / "samples.jsonl").latest
+        remote = read_records(tmp_path / "ray" / "samples.jsonl").latest
+        assert {k: without_timing(r) for k, r in remote.items()} == {
+            k: without_timing(r) for k, r in local.items()
+        }
+        capsys.readouterr()
+        # The parts refuse to resume with another temperature: the error each task
+        # raised is the command's one line, exit code 2.
+        assert main([*argv, *ray_args, "--parts", "2", "--temperature", "0.5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len([line for line in err if line.startswith("harness: error:")]) == 1, err
+    assert "holds a run with different sampling" in err[-1], err
