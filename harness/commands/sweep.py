@@ -181,8 +181,9 @@ def merge_parts(jobs: list[Any], results: list[Any], folders: dict[str, Path]) -
             for job, result in zip(jobs, results, strict=True)
             if job.checkpoint == checkpoint
         ]
-        # Exit code 1: the part ran but some samples failed (kept, retried on a rerun).
-        if all(result.exit_code in (0, 1) for _, result in mine):
+        # Exit code 1: the part ran but some samples failed (kept, retried on a rerun);
+        # with an error, it did not run to its end (its Ray worker was lost too often).
+        if all(result.error is None and result.exit_code in (0, 1) for _, result in mine):
             merge_runs([job.run_dir for job, _ in mine], folder)
         else:
             failed.append(folder.name)

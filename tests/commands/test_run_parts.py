@@ -14,14 +14,23 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from fake_llm_server import toy_agent
 from support import without_timing
 
 from harness.cli import main
+from harness.errors import ConfigError
 from harness.executors.base import Job, part_folder
-from harness.executors.ray import ATTEMPTS_FILE, attempts_of, retried_line, wait_for_run_folder
+from harness.executors.ray import (
+    ATTEMPTS_FILE,
+    MAX_RETRIES,
+    RayExecutor,
+    attempts_of,
+    retried_line,
+    wait_for_run_folder,
+)
 from harness.store import LOCK, read_records
 from harness.testing.fake_server import FakeServer
 
@@ -200,3 +209,38 @@ def test_an_attempt_waits_until_the_lost_attempt_lets_go_of_the_run_folder(tmp_p
     finally:
         holder.kill()
         holder.wait()
+
+
+class _TaskError(Exception):
+    """Stands for ray.exceptions.RayTaskError: an error the task itself raised."""
+
+    def __init__(self, cause: Exception):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _WorkerLost(Exception):
+    """Stands for a ray.exceptions.RayError of a task whose worker died too often."""
+
+
+def _ray_raising(error: Exception) -> SimpleNamespace:
+    def get(future: object) -> object:
+        raise error
+
+    return SimpleNamespace(
+        get=get, exceptions=SimpleNamespace(RayTaskError=_TaskError, RayError=_WorkerLost)
+    )
+
+
+def test_what_a_ray_task_ended_with_becomes_the_jobs_result_or_the_commands_error(tmp_path):
+    job = _job(tmp_path)
+    lost = RayExecutor._result(_ray_raising(_WorkerLost("the worker died\ndetails")), job, None)
+    assert lost.exit_code == 1 and lost.error == (
+        f"lost its Ray worker {MAX_RETRIES + 1} times (the worker died); rerun to resume"
+    )
+    with pytest.raises(ConfigError, match="^holds a run with different sampling$"):
+        RayExecutor._result(
+            _ray_raising(_TaskError(ConfigError("holds a run with different sampling"))), job, None
+        )
+    with pytest.raises(_TaskError):  # a bug in a task: its traceback is shown
+        RayExecutor._result(_ray_raising(_TaskError(KeyError("x"))), job, None)

@@ -121,12 +121,12 @@ class Node:
 
     def kill(self) -> None:
         """SIGKILL to the node's process group (every process it started is in
-        it); ``ray stop`` would stop every Ray on the machine, not just this one."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        it, also once ``ray start`` itself has exited); ``ray stop`` would stop
+        every Ray on the machine, not just this one."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.process.wait(timeout=30)
 
 
@@ -244,12 +244,30 @@ def keys_written(part: Path) -> Counter:
     """How often each (sample, trial) was written to a part's samples.jsonl
     (a line torn by a kill is not a record, and is skipped)."""
     written: Counter = Counter()
-    for line in (part / "samples.jsonl").read_text().splitlines():
+    samples = part / "samples.jsonl"
+    for line in samples.read_text().splitlines() if samples.is_file() else []:
         try:
             written[json.loads(line)["key"]] += 1
         except ValueError:
             continue
     return written
+
+
+def running_on(node: str, parts: list[Path], records: int, process, log: Path) -> dict:
+    """The attempt of a part that runs on ``node``, once its part has written
+    ``records`` records (with the folder of its part as ``part``)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        for part in parts:
+            try:
+                lines = (part / ATTEMPTS_FILE).read_text().splitlines()
+                attempt = json.loads(lines[0])
+            except (OSError, IndexError, ValueError):
+                continue  # not started yet, or its line is being written
+            if attempt["node"] == node and len(keys_written(part)) >= records:
+                return {**attempt, "part": part}
+        time.sleep(0.05)
+    raise AssertionError(f"no part wrote {records} records on node {node}:\n{log.read_text()}")
 
 
 def test_a_sweep_on_a_two_node_cluster_equals_the_local_sweep(driver_env, cluster, tmp_path):
@@ -293,26 +311,20 @@ def test_a_part_whose_worker_node_dies_is_retried_and_resumed_without_a_duplicat
         raylet_pid, worker_node = worker.raylet()
         # Wait until the part on the worker node has written some records.
         parts = [part_folder(out, index, 2) for index in (1, 2)]
-        deadline = time.monotonic() + RUN_TIMEOUT_S
-        lost: dict = {}
-        while not lost:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise AssertionError(f"no part ran on the worker node:\n{log.read_text()}")
-            for part in parts:
-                if not (part / ATTEMPTS_FILE).is_file() or not (part / "samples.jsonl").is_file():
-                    continue
-                [attempt] = [json.loads(x) for x in (part / ATTEMPTS_FILE).read_text().splitlines()]
-                if attempt["node"] == worker_node and len(keys_written(part)) >= 3:
-                    lost = {**attempt, "part": part}
-            time.sleep(0.05)
-        killed_at, killed_wall = time.monotonic(), time.time()
-        os.kill(raylet_pid, signal.SIGKILL)
-        # Without its raylet, the task's worker process exits too (so its lock goes).
-        while alive(lost["pid"]):
-            assert time.monotonic() - killed_at < 60, "the lost worker process lives on"
-            time.sleep(0.05)
-        worker_gone_s = time.monotonic() - killed_at
-        err = finish(process, log, "the Ray run")
+        try:
+            lost = running_on(worker_node, parts, 3, process, log)
+            killed_at, killed_wall = time.monotonic(), time.time()
+            os.kill(raylet_pid, signal.SIGKILL)
+            # Without its raylet, the task's worker process exits too (so its lock goes).
+            while alive(lost["pid"]):
+                assert time.monotonic() - killed_at < 60, "the lost worker process lives on"
+                time.sleep(0.05)
+            worker_gone_s = time.monotonic() - killed_at
+            err = finish(process, log, "the Ray run")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         run_s = time.monotonic() - started
         attempts = [json.loads(x) for x in (lost["part"] / ATTEMPTS_FILE).read_text().splitlines()]
         written = [keys_written(part) for part in parts]
