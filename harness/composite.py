@@ -42,7 +42,9 @@ def _definition(path: Path) -> CompositeDefinition:
     from harness.validate import read_yaml
 
     data = read_yaml(path, f"composite definition {path}")
-    benchmarks = data.get("benchmarks") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a composite definition is a mapping")
+    benchmarks = data.get("benchmarks")
     if not isinstance(benchmarks, list) or not benchmarks:
         raise ConfigError(f"{path}: a composite needs a non-empty 'benchmarks' list")
     return CompositeDefinition(
