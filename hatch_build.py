@@ -10,7 +10,7 @@ truth); a regular wheel gets a copy of each inside the package:
 
 An editable install gets none of the copies: the source checkout's package
 already reaches the top-level folders (harness/adapters/__init__.py,
-harness/suites.py, harness/reference.py), and a copy of ``adapters`` in
+harness/config/suites.py, harness/results/reference.py), and a copy of ``adapters`` in
 site-packages would shadow the editable ``harness`` package with a half-empty one.
 """
 

@@ -47,9 +47,9 @@ from harness import RunConfig, run_suite  # noqa: E402
 from harness.adapters.bfcl import data as bfcl_data  # noqa: E402
 from harness.adapters.bfcl import tools as bfcl_tools  # noqa: E402
 from harness.cli import main as harness_main  # noqa: E402
-from harness.scoring import aggregate_records, regrade  # noqa: E402
-from harness.store import RunStore  # noqa: E402
-from harness.task import Services  # noqa: E402
+from harness.run.scoring import aggregate_records, regrade  # noqa: E402
+from harness.store.run_store import RunStore  # noqa: E402
+from harness.task.contract import Services  # noqa: E402
 
 HEADLINES = ("overall", "non_live", "live", "hallucination", "multi_turn", "agentic")
 

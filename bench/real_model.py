@@ -36,10 +36,10 @@ sys.path.insert(0, str(REPO))
 from harness.cli import main as harness_main  # noqa: E402
 from harness.models.openai_wire import chat_request  # noqa: E402
 from harness.models.tool_placement import with_system_message  # noqa: E402
-from harness.registry import get_adapter  # noqa: E402
 from harness.serving.process import HOST, ManagedServer, free_port  # noqa: E402
 from harness.serving.specs import LlamaCppSpec  # noqa: E402
-from harness.store import read_records  # noqa: E402
+from harness.store.run_store import read_records  # noqa: E402
+from harness.task.registry import get_adapter  # noqa: E402
 from harness.testing.fake_server import FakeServer  # noqa: E402
 from harness.types import SamplingParams  # noqa: E402
 

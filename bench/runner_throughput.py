@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_server_throughput import measure, senders, start_server  # noqa: E402
 
 from harness import RunConfig, run_suite  # noqa: E402
-from harness.store import read_records  # noqa: E402
+from harness.store.run_store import read_records  # noqa: E402
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"]
 TARGET = 0.9  # of the ideal rate, for the run's episodes, scoring and records

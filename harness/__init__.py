@@ -1,6 +1,6 @@
 """harness: one evaluation harness for tool-using LLM agents.
 
-The Python entry point (see harness/evaluation.py)::
+The Python entry point (see harness/evaluate.py)::
 
     from harness import RunConfig, run_suite
 
@@ -18,11 +18,11 @@ __all__ = ["RunConfig", "RunSummary", "ServeConfig", "run_suite", "run_suite_asy
 # Where each public name lives; imported on first use, so that `import harness`
 # (and `harness --help`) stays cheap.
 _PUBLIC = {
-    "RunConfig": "harness.config",
-    "ServeConfig": "harness.config",
-    "RunSummary": "harness.evaluation",
-    "run_suite": "harness.evaluation",
-    "run_suite_async": "harness.evaluation",
+    "RunConfig": "harness.config.run_config",
+    "ServeConfig": "harness.config.run_config",
+    "RunSummary": "harness.evaluate",
+    "run_suite": "harness.evaluate",
+    "run_suite_async": "harness.evaluate",
 }
 
 

@@ -26,11 +26,11 @@ class _CommandParser(_Parser):
     """The parser of one command. Every value is checked as it is parsed, for
     every command (adapters' too): a ``type=float`` flag takes only finite
     numbers >= 0, a ``type=Path`` flag or one without a type no empty value
-    (harness.validate's ``*_argument``). Not the top-level parser: it hands
+    (harness.config.validate's ``*_argument``). Not the top-level parser: it hands
     the command's own arguments on as they are."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from harness import validate
+        from harness.config import validate
 
         super().__init__(*args, **kwargs)
         # argparse looks a flag's ``type`` up in this registry before calling it.
@@ -74,7 +74,7 @@ COMMANDS = [
 def adapter_commands() -> dict[str, str]:
     """Commands the registered adapters contribute (``Adapter.commands()``), by name.
     A core command keeps its name; a broken adapter contributes nothing."""
-    from harness.registry import benchmark_names, get_adapter
+    from harness.task.registry import benchmark_names, get_adapter
 
     core = {name for name, _ in COMMANDS}
     found: dict[str, str] = {}
@@ -143,15 +143,15 @@ def _closed_pipe() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness import interrupts
+    from harness.boundary import interrupts
+    from harness.boundary.terminal import terminal_safe_streams
     from harness.errors import one_line
     from harness.models.redact import scrub_secrets, secret_scope
-    from harness.terminal import terminal_safe_streams
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     interrupts.forget()
     # Whatever a command prints (a server's model ids or error body, a log's
-    # tail) cannot act on the terminal (harness/terminal.py).
+    # tail) cannot act on the terminal (harness/boundary/terminal.py).
     with terminal_safe_streams(), secret_scope(), interrupts.sigterm_as_interrupt():
         try:
             args = build_parser().parse_args(argv)

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.boundary import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
+from harness.boundary.sanitise import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
 
 # Raw argument text kept in a record when the arguments could not be used.
 MAX_RAW_ARGUMENT_CHARS = 100_000
@@ -97,7 +97,7 @@ class ToolCall:
         """Build from an OpenAI ``tool_calls`` entry, parsing its arguments safely.
 
         Text is made valid UTF-8 and arguments are held to the parse bounds of
-        harness.boundary; arguments over a bound become a parse error.
+        harness.boundary.sanitise; arguments over a bound become a parse error.
         """
         function = data.get("function")
         if not isinstance(function, dict):

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.report import ReportOptions, build_report
+from harness.report.html import ReportOptions, build_report
 
 # The replication helper is the scale test's own (tests/fake_runs.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

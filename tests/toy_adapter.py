@@ -14,9 +14,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from harness.estimators import Estimator, mean_of, subset_means
 from harness.models.base import ModelClient, ModelError, ScriptedClient
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     Environment,
@@ -25,6 +24,7 @@ from harness.task import (
     Sample,
     SubsetResult,
 )
+from harness.task.estimators import Estimator, mean_of, subset_means
 from harness.types import AssistantTurn, Score, ToolCall, ToolResult, Trajectory
 
 ADD_TOOL = {

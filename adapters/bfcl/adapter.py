@@ -29,12 +29,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.coverage import OfficialSet
+from harness.boundary.tool_budget import run_tool_call
 from harness.errors import ConfigError
-from harness.estimators import Estimator
 from harness.models.base import ModelClient
 from harness.models.prompt_format import PromptFormat
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     Environment,
@@ -44,13 +43,14 @@ from harness.task import (
     Services,
     UserSource,
 )
-from harness.tool_budget import run_tool_call
+from harness.task.estimators import Estimator
+from harness.task.official_set import OfficialSet
 from harness.types import Score, Trajectory
 
 from .categories import ALL_CATEGORIES, CATEGORY_SIZES, Kind, kind_of
 
 if TYPE_CHECKING:
-    from harness.strategies.feedback import FeedbackRules
+    from harness.task.contract import FeedbackRules
 
 MODES = ("fc", "prompt")
 # Time budget for replaying one multi-turn entry's calls when scoring.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from harness.task import Environment, UserSource, UserTurn
+from harness.task.contract import Environment, UserSource, UserTurn
 from harness.types import Message, Score, Trajectory
 
 from . import official

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.estimators import Estimator, subset_means
-from harness.task import BenchmarkResult, RecordView, SubsetResult
+from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
+from harness.task.estimators import Estimator, subset_means
 
 from .categories import ALL_CATEGORIES, CATEGORY_SIZES, MULTI_TURN
 

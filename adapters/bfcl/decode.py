@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from harness.boundary import MAX_WRITE_DEPTH, BoundsError, check_depth, loads_within_depth
+from harness.boundary.sanitise import MAX_WRITE_DEPTH, BoundsError, check_depth, loads_within_depth
 from harness.types import AssistantTurn, Message, ToolCall, Trajectory
 
 from . import official

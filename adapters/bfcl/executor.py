@@ -19,7 +19,7 @@ import ast
 import re
 from typing import Any
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 
 from .python_decoder import PythonDecodeError, literal_value
 from .simulators import REFUSED_NAMES, SimulatorSet, format_result

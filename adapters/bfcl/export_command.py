@@ -25,9 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.config.validate import writable_folder
     from harness.errors import ConfigError
-    from harness.store import RunStore
-    from harness.validate import writable_folder
+    from harness.store.run_store import RunStore
 
     from .export import export_bfcl
 

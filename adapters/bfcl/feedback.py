@@ -18,11 +18,10 @@ augmented feedback. Three multi-turn simulator classes get specific advice:
 
 from __future__ import annotations
 
+import json
 from functools import cache
 
-from harness.strategies.feedback import Advice, FeedbackRules, refusal
-from harness.strategies.rehearser import parse_json_value
-from harness.task import Environment
+from harness.task.contract import Advice, Environment, FeedbackRules, refusal
 from harness.types import ToolCall, ToolResult
 
 # The currencies of BFCL's TravelAPI.compute_exchange_rate (every rate is quoted
@@ -172,8 +171,11 @@ async def _listing(probe: Environment | None) -> list[str] | None:
         )
     except Exception:  # a failed probe only means less specific advice
         return None
-    ok, value = parse_json_value(result.content)
-    if ok and isinstance(value, dict) and isinstance(value.get("current_directory_content"), list):
+    try:
+        value = json.loads(result.content)  # the simulator's ls answers a JSON object
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, dict) and isinstance(value.get("current_directory_content"), list):
         return [str(item) for item in value["current_directory_content"]]
     return None
 

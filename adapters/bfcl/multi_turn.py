@@ -30,9 +30,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import threadsafe_ast
-from harness.task import Environment, ScriptedTurns, UserTurn
-from harness.tool_budget import ToolBudgetExceeded, run_tool_call
+from harness.boundary import threadsafe_ast
+from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
+from harness.task.contract import Environment, ScriptedTurns, UserTurn
 from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
 
 from . import official
@@ -70,7 +70,7 @@ class BFCLEnvironment(Environment):
         return self._simulators
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        # Off the event loop, within a time budget (harness.tool_budget); the
+        # Off the event loop, within a time budget (harness.boundary.tool_budget); the
         # simulators are built there too, on first use.
         try:
             text, failed = await run_tool_call(self._execute, execution_string(call))

@@ -22,7 +22,7 @@ import copy
 import json
 from typing import Any
 
-from harness.calls import format_python_call
+from harness.models.calls import format_python_call
 from harness.models.prompt_format import PromptFormat
 from harness.types import Message, ToolCall, ToolSchema
 

@@ -31,7 +31,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 
 # Call text longer than this is refused before parsing (memory grows with it).
 MAX_TEXT_CHARS = 2_000_000

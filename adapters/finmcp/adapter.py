@@ -44,11 +44,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.coverage import OfficialSet
 from harness.errors import ConfigError
-from harness.estimators import Estimator
 from harness.models.base import ModelClient
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     Environment,
@@ -58,6 +56,8 @@ from harness.task import (
     Services,
     SubsetResult,
 )
+from harness.task.estimators import Estimator
+from harness.task.official_set import OfficialSet
 from harness.types import Score, ToolSchema, Trajectory
 
 from .data import (

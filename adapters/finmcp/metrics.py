@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.estimators import Estimator, pooled, ratio
+from harness.task.estimators import Estimator, pooled, ratio
 from harness.types import Message
 
 # numerator / denominator, 0 when the denominator is not positive; elementwise on
@@ -102,7 +102,7 @@ def _micro(which: int) -> Any:
 
 
 # Recomputed from per-task tool counts (items flagged error=true carry none; see
-# harness.stats.trial_values), exactly as ``summarize`` pools them.
+# harness.results.stats.trial_values), exactly as ``summarize`` pools them.
 ESTIMATORS = {
     "micro_precision": Estimator(
         "micro P", TOOL_COUNTS, _micro(0), "micro precision of tool names"

@@ -11,7 +11,7 @@ official inference script, which calls the model after every user message.
 
 from __future__ import annotations
 
-from harness.task import UserSource, UserTurn
+from harness.task.contract import UserSource, UserTurn
 from harness.types import Message
 
 from .gold import GoldTurn

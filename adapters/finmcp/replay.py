@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.task import Environment
+from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 from .gold import RecordedCall, canonical_arguments, normalize_value

@@ -37,11 +37,9 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.coverage import OfficialSet
 from harness.errors import ConfigError
-from harness.estimators import Estimator
 from harness.models.base import ModelClient
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     EpisodeLimits,
@@ -50,6 +48,8 @@ from harness.task import (
     Services,
     UserSource,
 )
+from harness.task.estimators import Estimator
+from harness.task.official_set import OfficialSet
 from harness.types import Score, Trajectory
 
 from . import banking, domains, nl_judge, prompts

@@ -28,7 +28,7 @@ import threading
 import types
 from pathlib import Path
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 
 ORIGINAL = "tau2"
 _lock = threading.Lock()

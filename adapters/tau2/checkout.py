@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import pinned as pinned_files
+from harness.boundary import pinned as pinned_files
 from harness.errors import ConfigError
 
 from .aliased_import import AliasConflict, install

@@ -13,7 +13,7 @@ whose integer values could grow past MAX_INTEGER_BITS (a product of many powers,
 a long chain of multiplications). Such a call never reaches tau2, and scoring
 leaves it out of the replay the same way.
 
-Calls run in harness.tool_budget's worker thread, off the event loop, within a
+Calls run in harness.boundary.tool_budget's worker thread, off the event loop, within a
 time budget.
 
 At the end of the episode ``final_state`` hashes the databases and runs the
@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from harness import threadsafe_ast
-from harness.task import Environment
-from harness.tool_budget import ToolBudgetExceeded, run_tool_call
+from harness.boundary import threadsafe_ast
+from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
+from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
 
 from .domains import Domain, initialized_environment, replayed_tools

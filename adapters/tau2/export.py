@@ -51,10 +51,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.appendix import STAND_IN_JUDGES, STAND_IN_USERS
 from harness.errors import ConfigError
-from harness.records import OK
-from harness.task import RecordView
+from harness.report.appendix import STAND_IN_JUDGES, STAND_IN_USERS
+from harness.store.records import OK
+from harness.task.contract import RecordView
 from harness.types import Score, Trajectory
 
 from .banking import RETRIEVAL_OPTION
@@ -127,7 +127,7 @@ class DomainPlan:
 def read_run(run_dir: Path) -> RunData:
     """The run's manifest and tau3 records; refuses a run without tau3 records."""
     from harness.models.redact import mask
-    from harness.store import RunStore
+    from harness.store.run_store import RunStore
 
     store = RunStore(run_dir)
     manifest = store.read_manifest()
@@ -148,7 +148,7 @@ def read_run(run_dir: Path) -> RunData:
 
 def check_out_dir(out_dir: Path) -> None:
     """The output folder must not exist, or be an empty folder."""
-    from harness.validate import writable_folder
+    from harness.config.validate import writable_folder
 
     out_dir = Path(out_dir)
     writable_folder(out_dir, "OUT")
@@ -627,7 +627,7 @@ def export_tau2(
 
 
 def _package(run: RunData, data_dir: Path | None) -> Tau2Package:
-    from harness.data_dirs import DataDirs
+    from harness.config.data_dirs import DataDirs
 
     from .adapter import Tau3Adapter
 

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.estimators import Estimator, mean_of, ratio
-from harness.stats import pass_hat_k
-from harness.task import BenchmarkResult, RecordView, SubsetResult
+from harness.results.stats import pass_hat_k
+from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
+from harness.task.estimators import Estimator, mean_of, ratio
 from harness.types import Score
 
 from .domains import parse_subset

@@ -25,9 +25,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 from harness.models.base import ModelClient
-from harness.task import Services
+from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, Score
 
 from .transcript import Turn, to_tau2_messages

@@ -16,8 +16,8 @@ import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from harness.calls import format_python_call
 from harness.models.base import ModelClient
+from harness.models.calls import format_python_call
 from harness.types import AssistantTurn, ToolCall
 
 if TYPE_CHECKING:

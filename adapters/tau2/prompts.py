@@ -16,7 +16,7 @@ import ast
 import functools
 from pathlib import Path
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 
 from .package import Tau2Package
 

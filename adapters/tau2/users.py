@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from harness.models.base import ModelClient
-from harness.task import UserSource, UserTurn
+from harness.task.contract import UserSource, UserTurn
 from harness.types import Message, SamplingParams, ToolCall, ToolResult, ToolSchema, Usage
 
 from .domains import Domain

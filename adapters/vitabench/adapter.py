@@ -38,10 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.coverage import OfficialSet
-from harness.estimators import MEAN_REWARD, Estimator
 from harness.models.base import ModelClient
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     Environment,
@@ -50,6 +48,8 @@ from harness.task import (
     Services,
     UserSource,
 )
+from harness.task.estimators import MEAN_REWARD, Estimator
+from harness.task.official_set import OfficialSet
 from harness.types import Score, ToolSchema, Trajectory
 
 from . import official

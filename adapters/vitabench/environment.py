@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness.task import Environment
+from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 from .database import SCENARIOS, VitaDatabase, record_to_dict

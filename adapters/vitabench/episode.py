@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 
-from harness.task import EpisodeLimits, UserSource, UserTurn
+from harness.task.contract import EpisodeLimits, UserSource, UserTurn
 from harness.types import Message, Usage
 
 AGENT_STOP = "###STOP###"

@@ -23,9 +23,9 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from harness.estimators import Estimator, mean_of, subset_means
-from harness.stats import pass_at_k, pass_hat_k
-from harness.task import BenchmarkResult, RecordView, SubsetResult
+from harness.results.stats import pass_at_k, pass_hat_k
+from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
+from harness.task.estimators import Estimator, mean_of, subset_means
 
 from .data import VitaTask
 
@@ -266,7 +266,7 @@ def prompt_source_note(records: list[RecordView]) -> str:
 
 
 def nonstandard_settings(records: list[RecordView]) -> list[str]:
-    """What of these records is not how VitaBench runs (harness.nonstandard)."""
+    """What of these records is not how VitaBench runs (harness.results.nonstandard)."""
     ours = [r for r in records if record_prompt_source(r) == "harness"]
     if not ours:
         return []

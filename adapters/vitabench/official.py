@@ -25,8 +25,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.boundary.pinned import first_difference
 from harness.errors import ConfigError
-from harness.pinned import first_difference
 
 # Which official YAML file holds each of our three system prompts.
 TEMPLATE_FILES = {
@@ -119,7 +119,7 @@ def official_templates(language: str, data_dir: Path | None = None) -> dict[str,
 
 @functools.cache
 def templates_in(folder: Path, language: str) -> dict[str, str] | None:
-    from harness.validate import read_yaml
+    from harness.config.validate import read_yaml
 
     templates = {}
     for role, name in TEMPLATE_FILES.items():

@@ -10,7 +10,7 @@ judge's instructions) come from one of two sources, recorded as
   (official.py); the texts equal what its code sends;
 - ``harness``: this project's wording of the same behaviour, used when neither
   is there (or when asked for with the ``prompts`` option). Not the benchmark's
-  prompts: every table marks such a number (harness.nonstandard).
+  prompts: every table marks such a number (harness.results.nonstandard).
 
 Both sources use the benchmark's placeholder names, so one formatting step
 serves both.

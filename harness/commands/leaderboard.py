@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness import validate
+from harness.config import validate
 
 HELP = "tables over one or more runs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.reference import available as reference_names
+    from harness.results.reference import available as reference_names
 
     parser.add_argument("run_dirs", type=Path, nargs="+")
     parser.add_argument("--format", choices=["md", "csv", "json", "latex"], default="md")
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.leaderboard import render
+    from harness.report.leaderboard import render
 
     validate.n_boot(args.n_boot)
     print(

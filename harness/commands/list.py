@@ -12,9 +12,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.config.suites import available_suites
     from harness.models.settings import BUILTIN_MODELS
-    from harness.registry import benchmark_names, get_adapter
-    from harness.suites import available_suites
+    from harness.task.registry import benchmark_names, get_adapter
 
     print("benchmarks:")
     for name in benchmark_names():

@@ -49,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _references(specs: list[str]) -> list:
     """Published rows named by ``TABLE[:MODEL]``."""
     from harness.errors import ConfigError
-    from harness.leaderboard import reference_rows
-    from harness.reference import load_reference
+    from harness.report.leaderboard import reference_rows
+    from harness.results.reference import load_reference
 
     rows = []
     for spec in specs:
@@ -69,17 +69,17 @@ def _same_folder(a: Path, b: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.appendix import build_appendix
-    from harness.appendix import render_latex as appendix_latex
-    from harness.appendix import render_markdown as appendix_markdown
+    from harness.config.validate import n_boot, writable_folder
     from harness.errors import ConfigError
-    from harness.labels import load_labels
-    from harness.leaderboard import load_run
-    from harness.paper_table import build_table, parse_columns
-    from harness.paper_table import render_latex as table_latex
-    from harness.paper_table import render_markdown as table_markdown
-    from harness.plots import FORMATS, build_plots, figure_context, save_plots
-    from harness.validate import n_boot, writable_folder
+    from harness.report.appendix import build_appendix
+    from harness.report.appendix import render_latex as appendix_latex
+    from harness.report.appendix import render_markdown as appendix_markdown
+    from harness.report.labels import load_labels
+    from harness.report.leaderboard import load_run
+    from harness.report.paper_table import build_table, parse_columns
+    from harness.report.paper_table import render_latex as table_latex
+    from harness.report.paper_table import render_markdown as table_markdown
+    from harness.report.plots import FORMATS, build_plots, figure_context, save_plots
 
     n_boot(args.n_boot)
     writable_folder(args.out, "--out")

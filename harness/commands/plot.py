@@ -51,11 +51,11 @@ def _kinds(args: argparse.Namespace) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.config.validate import n_boot, writable_folder
     from harness.errors import ConfigError
-    from harness.labels import load_labels
-    from harness.leaderboard import load_run
-    from harness.plots import FORMATS, build_plots, figure_context, save_plots
-    from harness.validate import n_boot, writable_folder
+    from harness.report.labels import load_labels
+    from harness.report.leaderboard import load_run
+    from harness.report.plots import FORMATS, build_plots, figure_context, save_plots
 
     n_boot(args.n_boot)
     writable_folder(args.out, "--out")

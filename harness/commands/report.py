@@ -37,9 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.config.validate import n_boot, writable_file
     from harness.errors import ConfigError
-    from harness.report import ReportOptions, build_report
-    from harness.validate import n_boot, writable_file
+    from harness.report.html import ReportOptions, build_report
 
     if args.max_chars < 0:
         raise ConfigError("--max-chars must be >= 0")

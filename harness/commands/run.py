@@ -13,8 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import validate
-from harness.config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, RunConfig, ServeConfig
+from harness.config import validate
+from harness.config.run_config import (
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_USER_MODEL,
+    RunConfig,
+    ServeConfig,
+)
 from harness.errors import ConfigError
 
 HELP = "run a suite against a model (resumes an existing run)"
@@ -241,8 +246,8 @@ def serve_config(args: argparse.Namespace) -> ServeConfig:
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The one place ``harness run`` flags become a RunConfig (checked: ConfigError)."""
-    from harness.data_dirs import DataDirs
-    from harness.registry import benchmark_names
+    from harness.config.data_dirs import DataDirs
+    from harness.task.registry import benchmark_names
 
     config = RunConfig(
         suite=args.suite,
@@ -290,11 +295,11 @@ def run_config(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.leaderboard import render
+    from harness.report.leaderboard import render
 
     config = run_config(args)
     if args.executor == "local" and args.parts == 1:
-        from harness.evaluation import run_suite
+        from harness.evaluate import run_suite
 
         summary = run_suite(config)
         for line in summary.report_lines():

@@ -30,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
     """``BENCH.KEY=VALUE`` items as benchmark -> {key: value} (VALUE read as YAML)."""
+    from harness.config.validate import parse_yaml
     from harness.errors import ConfigError
-    from harness.validate import parse_yaml
 
     overrides: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -47,8 +47,8 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.leaderboard import render
-    from harness.scoring import score_run
+    from harness.report.leaderboard import render
+    from harness.run.scoring import score_run
 
     overrides = parse_overrides(args.option)
     scores = score_run(args.run_dir, rescore=not args.no_rescore, overrides=overrides)

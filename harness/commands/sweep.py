@@ -103,7 +103,7 @@ def job_config(config: Any, checkpoint: str, run_dir: Path, shard: str | None) -
 
 
 def default_sweep_dir(args: argparse.Namespace, checkpoints: list[str]) -> Path:
-    from harness.config import RESULTS_DIR
+    from harness.config.run_config import RESULTS_DIR
 
     first = Path(checkpoints[0]).expanduser()
     training_run = first.resolve().parent.name if first.exists() else first.parent.name
@@ -153,9 +153,9 @@ def plan_jobs(args: argparse.Namespace, config: Any, folders: dict[str, Path]) -
 
 def check_command(args: argparse.Namespace, config: Any, jobs: list[Any]) -> None:
     """Fail once, before any job, on what would fail for every checkpoint."""
+    from harness.config.suites import load_suite
     from harness.errors import ConfigError
     from harness.serving.plan import plan_endpoint
-    from harness.suites import load_suite
 
     if config.serve.checkpoint or config.model:
         raise ConfigError(
@@ -172,7 +172,7 @@ def check_command(args: argparse.Namespace, config: Any, jobs: list[Any]) -> Non
 
 def merge_parts(jobs: list[Any], results: list[Any], folders: dict[str, Path]) -> list[str]:
     """Merge each checkpoint's parts into its run folder; returns what failed."""
-    from harness.commands.merge import merge_runs
+    from harness.run.merge import merge_runs
 
     failed = []
     for checkpoint, folder in folders.items():
@@ -192,8 +192,8 @@ def merge_parts(jobs: list[Any], results: list[Any], folders: dict[str, Path]) -
 
 def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
     """The leaderboard over the checkpoints and the score-against-step plot."""
-    from harness.leaderboard import load_run, render
-    from harness.plots import save_plots, step_plot
+    from harness.report.leaderboard import load_run, render
+    from harness.report.plots import save_plots, step_plot
 
     if not quiet:
         print(render(run_dirs, "md"))
@@ -209,9 +209,9 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from harness.commands.run import run_config
+    from harness.config.validate import writable_folder
     from harness.errors import ConfigError
     from harness.executors.choice import make_executor
-    from harness.validate import writable_folder
 
     config = run_config(args)
     config = replace(config, serve=replace(config.serve, serve=config.serve.serve or "vllm"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from harness.config import RunConfig
+from harness.config.run_config import RunConfig
 
 # Where the parts of a run folder are kept until they are merged into it:
 # <parent>/.parts/<run folder name>/<I>-of-<K>, beside the run folder rather than
@@ -78,7 +78,7 @@ def run_job(job: Job) -> JobResult:
     """Run one job in this process. A server failure is this job's result (the
     sweep goes on with the next checkpoint); any other ConfigError means the
     command itself is wrong and stops the sweep."""
-    from harness.evaluation import run_suite
+    from harness.evaluate import run_suite
     from harness.serving.process import ServerError
 
     try:

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.config import RunConfig
+from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.executors.base import Job, JobResult, part_folder, portable
 from harness.executors.choice import make_executor
@@ -78,9 +78,9 @@ def run_in_parts(
     config: RunConfig, executor_name: str, parts: int, ray_address: str | None = None
 ) -> PartsOutcome:
     """Run ``config`` as ``parts`` jobs on the executor, then merge them."""
-    from harness.commands.merge import check_merge_target, merge_runs, merged_lines
-    from harness.suites import load_suite
-    from harness.validate import writable_folder
+    from harness.config.suites import load_suite
+    from harness.config.validate import writable_folder
+    from harness.run.merge import check_merge_target, merge_runs, merged_lines
 
     check_parts(config, parts)
     flag = "--out" if config.out else "the run folder (in results/)"

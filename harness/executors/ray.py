@@ -62,7 +62,7 @@ def _ray() -> Any:
     # Ray reads the switch when it is first imported.
     os.environ.setdefault(UV_RUN_SWITCH, "0")
     # The workers' lines Ray prints on the driver: without colour codes, which the
-    # harness's output would show as escapes (harness/terminal.py).
+    # harness's output would show as escapes (harness/boundary/terminal.py).
     os.environ.setdefault("RAY_COLOR_PREFIX", "0")
     try:
         import ray
@@ -103,7 +103,7 @@ def wait_for_run_folder(run_dir: Path, wait_s: float = LOCK_WAIT_S) -> None:
     releases its lock when it exits. The run takes the lock itself afterwards,
     so this only peeks.
     """
-    from harness.store import LOCK
+    from harness.store.run_store import LOCK
 
     lock = run_dir / LOCK
     deadline = time.monotonic() + wait_s
@@ -123,8 +123,8 @@ def wait_for_run_folder(run_dir: Path, wait_s: float = LOCK_WAIT_S) -> None:
 
 def _note_attempt(job: Job, run: str) -> None:
     """Append this attempt's line to the job's ``ray-attempts.jsonl``."""
-    from harness.runner import now_iso
-    from harness.store import SAMPLES, read_records
+    from harness.run.runner import now_iso
+    from harness.store.run_store import SAMPLES, read_records
 
     ray = _ray()
     job.run_dir.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.boundary import dumps_safe
+from harness.boundary.sanitise import dumps_safe
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import mask
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
-from harness.boundary import MAX_INT_DIGITS, decode_bytes, loads_gives_sanitised
+from harness.boundary.sanitise import MAX_INT_DIGITS, decode_bytes, loads_gives_sanitised
 from harness.models.base import ModelClient, ModelError
 from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,

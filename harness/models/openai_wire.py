@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.boundary import Cleaned, clean_str, dumps_safe, json_ready, sanitise
+from harness.boundary.sanitise import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import SPLIT, join_reasoning, read_inline_reasoning
 from harness.models.redact import mask, may_need_masking, redact_url, scrub_secrets
@@ -316,7 +316,7 @@ def turn_from_response(
     Inline ``<think>`` reasoning in the text is set apart (``split``) or left in
     the text (``keep``; harness/models/reasoning.py).
 
-    The reply is made safe first (harness.boundary.sanitise: valid text in every
+    The reply is made safe first (harness.boundary.sanitise.sanitise: valid text in every
     string and key, bounded nesting, no non-finite numbers); the characters that
     had to be replaced, plus ``text_repairs`` already replaced while decoding the
     body, are counted in the turn. ``sanitised``: the caller found that sanitise

@@ -10,7 +10,7 @@ apart before parsing and kept in the turn.
 blocks, tool results as ``<tool_response>`` text in a user message (the layout
 Qwen and Hermes models are trained on). Its parser also accepts a Python-style
 call list such as ``[get_weather(city='Paris')]``, read by the safe parser in
-harness.calls (literal arguments only, never evaluated).
+harness.models.calls (literal arguments only, never evaluated).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import json
 import re
 from typing import Any
 
-from harness.boundary import loads_bounded
-from harness.calls import try_parse_python_calls
+from harness.boundary.sanitise import loads_bounded
 from harness.models.base import ModelClient, WrappedClient
+from harness.models.calls import try_parse_python_calls
 from harness.models.prompt_format import PromptFormat
 from harness.models.reasoning import (
     SPLIT,

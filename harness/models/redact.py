@@ -313,7 +313,7 @@ class _Masker:
                 return value
             return self.value(value)
         except RecursionError:  # nested too deep (or circular): bounded first, then masked
-            from harness.boundary import json_ready
+            from harness.boundary.sanitise import json_ready
 
             return self.value(json_ready(value))
 

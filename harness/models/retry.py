@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from harness.deadline import Deadline
+from harness.boundary.deadline import Deadline
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
 from harness.models.local_server import FitReport, LocalPatience
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -113,7 +113,7 @@ class RetryingClient(WrappedClient):
             if self.timeout is None:
                 return await self.inner.complete(messages, tools, params)
             # The call runs in this task under a deadline, not in a task of its
-            # own under asyncio.wait_for (harness/deadline.py says why).
+            # own under asyncio.wait_for (harness/boundary/deadline.py says why).
             when = asyncio.get_running_loop().time() + self.timeout
             with Deadline(when, f"no reply within {self.timeout:g} s"):
                 return await self.inner.complete(messages, tools, params)

@@ -2,7 +2,7 @@
 
 ``oracle`` and ``null`` are built in and need no network; any other name is a
 remote model (litellm, or an OpenAI-compatible server through ``api_base``).
-Building the clients from these settings is ``harness.clients`` (one level up:
+Building the clients from these settings is ``harness.run.clients`` (a layer up:
 it needs the adapters, replicas and served endpoints).
 """
 
@@ -70,7 +70,7 @@ class ModelSettings:
     # maxLength written into the offered tools' string parameters
     # (models/argument_bounds.py); None: the tools as the benchmark gives them.
     argument_max_length: int | None = None
-    # --- local servers (harness/replicas.py, harness/serving/) ---
+    # --- local servers (harness/serving/replicas.py, harness/serving/) ---
     # Calls in flight per replica (url -> limit) when api_base lists several
     # replicas ("URL1,URL2"); a replica not listed takes up to ``concurrency``.
     replica_concurrency: dict[str, int] = field(default_factory=dict)

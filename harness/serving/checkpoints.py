@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.steps import names_step, step_in
+from harness.serving.steps import names_step, step_in
 
 
 def is_local_checkpoint(checkpoint: str) -> bool:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import validate
-from harness.config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
+from harness.config import validate
+from harness.config.run_config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
 from harness.errors import ConfigError
 from harness.models.settings import ServedEndpoint
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step, resolve_checkpoint
@@ -251,7 +251,7 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
     )
     serve = config.serve
     if config.model_config is not None:
-        from harness.replicas import load_model_config
+        from harness.serving.replicas import load_model_config
 
         if config.api_base or serve.serve:
             raise ConfigError("--model-config replaces --api-base and --serve; give only one")

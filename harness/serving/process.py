@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.config import DEFAULT_START_TIMEOUT_S
+from harness.boundary.interrupts import sigterm_as_interrupt
+from harness.config.run_config import DEFAULT_START_TIMEOUT_S
 from harness.errors import ConfigError
-from harness.interrupts import sigterm_as_interrupt
 from harness.models.redact import scrub_secrets
 from harness.models.urls import join_url
 from harness.serving.specs import mask_secret_args, secret_values

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from harness.models.base import ModelClient
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 

@@ -19,11 +19,12 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from harness.attempts import run_attempts
-from harness.episode import EpisodeInput, run_episode
+from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.models.base import ModelClient
+from harness.strategies.attempts import run_attempts
 from harness.strategies.base import Strategy
 from harness.strategies.costs import CostLedger, MeteredClient
+from harness.strategies.episode import EpisodeInput, run_episode
 from harness.strategies.feedback import wrap_environment
 from harness.strategies.memory import MemoryInjectingClient
 from harness.strategies.prompts import PROMPT_VERSION, memory_block
@@ -37,8 +38,7 @@ from harness.strategies.sandbox import (
 )
 from harness.strategies.settings import StrategySettings
 from harness.strategies.world_model import PredictingEnvironment
-from harness.task import NoEnvironment, Sample, Services
-from harness.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
+from harness.task.contract import NoEnvironment, Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 ActorWrapper = Callable[[ModelClient], ModelClient]
@@ -91,7 +91,7 @@ async def run_committed(
 ) -> tuple[Trajectory, dict[str, Any]]:
     """The real episode; returns its trajectory and the strategy's notes about it.
     A benchmark that runs an aborted simulation again gets more attempts of it
-    (harness/attempts.py); the notes are the last attempt's."""
+    (harness/strategies/attempts.py); the notes are the last attempt's."""
     notes: dict[str, Any] = {}
 
     async def attempt(params: SamplingParams, services: Services) -> Trajectory:

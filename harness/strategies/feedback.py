@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from harness.strategies.rehearser import (
@@ -30,7 +29,7 @@ from harness.strategies.rehearser import (
     schema_problem,
     tool_parameters,
 )
-from harness.task import Environment, Sample, WrappedEnvironment
+from harness.task.contract import Advice, Environment, FeedbackRules, Sample, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 LOOKUP_VERBS = ("get", "find", "search", "list", "lookup", "fetch", "query", "check")
@@ -55,17 +54,6 @@ def with_advice(content: str, message: str, replace: bool = False) -> str:
     if replace:
         return f"Error: {message}"
     return f"{content.rstrip()} {message}"
-
-
-def refusal(message: str) -> ToolResult:
-    return ToolResult(json.dumps({"error": message}, ensure_ascii=False), True)
-
-
-@dataclass
-class Advice:
-    rule: str
-    message: str
-    replace: bool = False
 
 
 # ---------------------------------------------------------------- generic rules
@@ -114,25 +102,9 @@ def generic_advice(call: ToolCall, message: str, tools: list[ToolSchema]) -> Adv
 # ---------------------------------------------------------------- the wrapper
 
 
-class FeedbackRules:
-    """A benchmark's own feedback rules (``Adapter.feedback_rules()``), applied
-    before the generic ones. Both hooks default to "no opinion"."""
-
-    def precheck(self, call: ToolCall) -> tuple[str, ToolResult] | None:
-        """(rule, result) to refuse ``call`` before it runs, or None to run it."""
-        return None
-
-    async def advice(
-        self, call: ToolCall, message: str, probe: Environment | None
-    ) -> Advice | None:
-        """Advice for the error ``message`` of ``call``; ``probe`` may be asked
-        about the current state (it is None where asking would cost a model call)."""
-        return None
-
-
 def rules_for(benchmark: str) -> FeedbackRules | None:
     """The feedback rules the benchmark's adapter contributes, if any."""
-    from harness.registry import find_adapter
+    from harness.task.registry import find_adapter
 
     adapter = find_adapter(benchmark)
     return adapter.feedback_rules() if adapter is not None else None

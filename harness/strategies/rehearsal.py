@@ -24,14 +24,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.episode import EpisodeInput, run_episode
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
-from harness.registry import get_adapter
 from harness.strategies import prompts
 from harness.strategies.base import Strategy
 from harness.strategies.committed import SampleRun, finish, gather_all, run_committed
 from harness.strategies.costs import CostLedger, MeteredClient, call_usage
+from harness.strategies.episode import EpisodeInput, run_episode
 from harness.strategies.feedback import wrap_environment
 from harness.strategies.memory import (
     MemoryInjectingClient,
@@ -42,7 +41,8 @@ from harness.strategies.memory import (
 from harness.strategies.rehearser import ConversationTap, strip_thinking
 from harness.strategies.sandbox import REHEARSAL, SimulatedEnvironment, phase
 from harness.strategies.settings import StrategySettings, derive_seed
-from harness.task import Environment, Sample, Services, UserSource, UserTurn
+from harness.task.contract import Environment, Sample, Services, UserSource, UserTurn
+from harness.task.registry import get_adapter
 from harness.types import Message, SamplingParams, Trajectory
 
 MODES = ("parallel", "sequential")

@@ -31,7 +31,7 @@ from harness.strategies.rehearser import (
     call_dict,
     reply_text,
 )
-from harness.task import Environment, WrappedEnvironment
+from harness.task.contract import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult
 
 REHEARSAL = "rehearsal"

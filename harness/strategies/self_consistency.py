@@ -20,7 +20,7 @@ from harness.strategies.base import Strategy
 from harness.strategies.committed import SampleRun, finish, gather_all, run_committed
 from harness.strategies.prompts import PROMPT_VERSION
 from harness.strategies.settings import StrategySettings, derive_seed
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory, Usage
 
 TEXT_BUCKET = "text"

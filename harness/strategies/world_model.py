@@ -34,7 +34,7 @@ from harness.strategies.rehearser import (
     reply_text,
     result_status,
 )
-from harness.task import Environment, WrappedEnvironment
+from harness.task.contract import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
 

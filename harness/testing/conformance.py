@@ -34,7 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.task import Adapter, BenchmarkResult, Environment, RecordView, Sample, Services
+from harness.task.contract import (
+    Adapter,
+    BenchmarkResult,
+    Environment,
+    RecordView,
+    Sample,
+    Services,
+)
 from harness.types import ToolCall, ToolResult
 
 # The user simulator and judge the check plays with: the offline stand-ins
@@ -114,7 +121,7 @@ def check_adapter(
     cls = adapter_or_class if isinstance(adapter_or_class, type) else type(adapter_or_class)
     name = getattr(cls, "name", "") or cls.__name__
     if not issubclass(cls, Adapter):
-        raise ConformanceError("adapter", name, "it is not a harness.task.Adapter")
+        raise ConformanceError("adapter", name, "it is not a harness.task.contract.Adapter")
     if not getattr(cls, "name", ""):
         raise ConformanceError("adapter", name, "its class attribute 'name' is empty")
     if limit < 1:
@@ -125,7 +132,7 @@ def check_adapter(
                 "adapter",
                 name,
                 f"a run loads and scores with the instance registered as '{name}', not this "
-                f"one: pass the class or harness.registry.get_adapter('{name}')",
+                f"one: pass the class or harness.task.registry.get_adapter('{name}')",
             )
         return _check(
             _Checker(adapter), subset, limit, data_dir, options or {}, user_model, judge_model
@@ -171,7 +178,7 @@ def _registered_instance(cls: type[Adapter]) -> Iterator[Adapter]:
     (``get_adapter``; the runner scores with it, and an adapter such as one that
     keeps its data folder from ``load`` needs one instance throughout). A class not
     registered under its name is registered (``module:Class``) while the check runs."""
-    from harness import registry
+    from harness.task import registry
 
     name = cls.name
     try:
@@ -217,7 +224,7 @@ def _check_subsets(checker: _Checker) -> list[str]:
 
 
 def _check_official_set(checker: _Checker, known: list[str]) -> None:
-    from harness.coverage import OfficialSet
+    from harness.task.official_set import OfficialSet
 
     official = checker.call("official_set", "official_set")
     if official is None:
@@ -226,7 +233,7 @@ def _check_official_set(checker: _Checker, known: list[str]) -> None:
     checker.require(
         "official_set",
         isinstance(official, OfficialSet),
-        f"official_set() gave {type(official).__name__}, not a harness.coverage.OfficialSet",
+        f"official_set() gave {type(official).__name__}, not a harness.task.official_set.OfficialSet",
     )
     checker.require("official_set", bool(official.sizes), "official_set() has no subsets")
     unknown = [s for s in official.sizes if s not in known]
@@ -437,8 +444,8 @@ def _oracle_records(
 ) -> list[dict[str, Any]]:
     """One trial of every sample with the adapter's oracle, through the Runner into a
     temporary run folder (what ``harness run --model oracle`` does), read back."""
-    from harness.runner import OK, Runner
-    from harness.store import RunStore
+    from harness.run.runner import OK, Runner
+    from harness.store.run_store import RunStore
     from harness.strategies.committed import PlainStrategy
     from harness.types import SamplingParams
 
@@ -520,8 +527,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _check_aggregate(checker: _Checker, records: list[dict[str, Any]]) -> None:
-    from harness.scoring import _record_view
-    from harness.stats import bootstrap_replicates, by_subset, task_outcomes
+    from harness.results.stats import bootstrap_replicates, by_subset, task_outcomes
+    from harness.run.scoring import _record_view
 
     adapter = checker.adapter
     result = _aggregate(checker, [_record_view(r) for r in records])

@@ -10,9 +10,9 @@ import pytest
 from fake_runs import make_run, record
 
 from harness.cli import main
-from harness.headlines import benchmark_label, estimator_for, primary_metric
-from harness.leaderboard import load_run, render
-from harness.scoring import aggregate_records
+from harness.report.leaderboard import load_run, render
+from harness.results.headlines import benchmark_label, estimator_for, primary_metric
+from harness.run.scoring import aggregate_records
 
 
 @pytest.fixture

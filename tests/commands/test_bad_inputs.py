@@ -690,7 +690,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(world, where, tmp_path, capsys):
 
 
 def test_yaml_anchors_for_shared_defaults_still_load():
-    from harness.validate import parse_yaml
+    from harness.config.validate import parse_yaml
 
     text = "base: &base {temperature: 0.5, max_examples: 4}\nrun: {<<: *base, max_examples: 8}\n"
     assert parse_yaml(text, "t") == {
@@ -703,7 +703,7 @@ def test_yaml_anchors_for_shared_defaults_still_load():
 
 def test_every_yaml_read_goes_through_the_bounded_loader():
     """yaml.safe_load and its relatives expand aliases without a bound: only
-    harness.validate.parse_yaml may parse YAML in the harness and its adapters."""
+    harness.config.validate.parse_yaml may parse YAML in the harness and its adapters."""
     import re
 
     pattern = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|load_all|safe_load_all)\(")
@@ -831,7 +831,7 @@ def test_harness_adapters_takes_spaces_and_a_trailing_comma(monkeypatch, capsys)
 
 
 def test_an_adapter_class_that_is_not_there_is_one_line(world, tmp_path, monkeypatch, capsys):
-    from harness.registry import get_adapter
+    from harness.task.registry import get_adapter
 
     monkeypatch.setenv("HARNESS_ADAPTERS", "toy=toy_adapter:NoSuchAdapter")
     get_adapter.cache_clear()  # one adapter per process: the real toy is already made

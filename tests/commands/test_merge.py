@@ -11,7 +11,7 @@ from fake_llm_server import toy_agent
 from support import without_timing
 
 from harness.cli import main
-from harness.store import read_records
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
 
 

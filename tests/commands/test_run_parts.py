@@ -31,7 +31,7 @@ from harness.executors.ray import (
     retried_line,
     wait_for_run_folder,
 )
-from harness.store import LOCK, read_records
+from harness.store.run_store import LOCK, read_records
 from harness.testing.fake_server import FakeServer
 
 
@@ -154,7 +154,7 @@ def test_without_parts_the_local_run_is_the_plain_run(toy_suite, server, tmp_pat
 
 
 def _job(tmp_path: Path, name: str = "part 2/2") -> Job:
-    from harness.config import RunConfig
+    from harness.config.run_config import RunConfig
 
     folder = tmp_path / "2-of-2"
     folder.mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from harness.cli import main
-from harness.registry import get_adapter
+from harness.task.registry import get_adapter
 
 # (benchmark, subset, misspelt option, the option meant)
 TYPOS = [

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import report_data
-from harness.boundary import (
+from harness.boundary.sanitise import (
     MAX_DEPTH,
     BoundsError,
     check_depth,
@@ -20,17 +19,18 @@ from harness.boundary import (
     loads_within_depth,
     sanitise,
 )
-from harness.calls import try_parse_python_calls
 from harness.errors import ModelOutputError
 from harness.models.base import ModelClient, ModelError
+from harness.models.calls import try_parse_python_calls
 from harness.models.openai_http import parse_reply_body
 from harness.models.prompt_mode import HermesPromptFormat
-from harness.registry import get_adapter, register_adapter
-from harness.report import ReportOptions, build_report
-from harness.runner import INFRA_ERROR, Runner, WorkItem
-from harness.store import OK, RunStore, read_records
+from harness.report import samples as report_data
+from harness.report.html import ReportOptions, build_report
+from harness.run.runner import INFRA_ERROR, Runner, WorkItem
+from harness.store.run_store import OK, RunStore, read_records
 from harness.strategies.committed import PlainStrategy
-from harness.task import Services
+from harness.task.contract import Services
+from harness.task.registry import get_adapter, register_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 
 
@@ -241,7 +241,7 @@ def test_model_output_errors_are_scored_failures_and_unwritable_values_are_conta
 
 
 def test_an_exception_while_building_the_record_is_that_records_error(tmp_path, monkeypatch):
-    import harness.runner as runner_module
+    import harness.run.runner as runner_module
 
     calls = {"n": 0}
     original = runner_module.build_record
@@ -419,7 +419,7 @@ async def _timed(awaitable) -> float:
 
 
 def test_a_reply_text_is_trusted_unwalked_only_when_sanitise_would_not_change_it():
-    from harness.boundary import loads_gives_sanitised, sanitise
+    from harness.boundary.sanitise import loads_gives_sanitised, sanitise
 
     texts = [
         '{"choices": [{"message": {"content": "café \\u00e9 ok", "role": "assistant"}}]}',
@@ -468,7 +468,7 @@ _JSON_LIKE = st.recursive(
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(_JSON_LIKE)
 def test_a_trusted_reply_text_is_one_sanitise_leaves_as_it_is(value):
-    from harness.boundary import loads_gives_sanitised
+    from harness.boundary.sanitise import loads_gives_sanitised
 
     text = json.dumps(value)  # what a server may send: NaN, Infinity, \\ud800 included
     if loads_gives_sanitised(text):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.calls import UnsafeCallError, format_python_call, parse_python_calls
+from harness.models.calls import UnsafeCallError, format_python_call, parse_python_calls
 
 HOSTILE = [
     "__import__('os').system('touch /tmp/harness-pwned')",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.coverage import OfficialSet, coverage_of, run_limit
-from harness.manifest import Manifest
-from harness.registry import get_adapter
+from harness.results.coverage import coverage_of, run_limit
+from harness.store.manifest import Manifest
+from harness.task.official_set import OfficialSet
+from harness.task.registry import get_adapter
 
 OFFICIAL = OfficialSet({"a": 3, "b": 2}, "toy data v1")
 
@@ -119,7 +120,7 @@ def test_tau2_official_sizes_match_the_installed_task_set():
 def _bfcl_run(root, categories: dict[str, list[bool]]):
     from fake_runs import make_run, pass_fail_records
 
-    from harness.scoring import score_run
+    from harness.run.scoring import score_run
 
     records = []
     for category, outcomes in categories.items():
@@ -132,7 +133,7 @@ def _bfcl_run(root, categories: dict[str, list[bool]]):
 def test_a_group_score_covers_its_own_categories_and_is_dash_when_none_ran(tmp_path):
     from harness.adapters.bfcl.aggregate import GROUPS, categories_of
     from harness.adapters.bfcl.categories import CATEGORY_SIZES
-    from harness.leaderboard import load_run, render
+    from harness.report.leaderboard import load_run, render
 
     # Every entry of the Hallucination categories, one of the simple ones, nothing agentic.
     hallucination = categories_of(GROUPS["hallucination"])
@@ -167,8 +168,8 @@ def test_scoring_records_the_official_set_and_coverage_reads_it_back(tmp_path):
 
     from fake_runs import make_run, pass_fail_records
 
-    from harness.leaderboard import load_run
-    from harness.scoring import score_run
+    from harness.report.leaderboard import load_run
+    from harness.run.scoring import score_run
 
     run_dir = make_run(tmp_path, "r", pass_fail_records("tau2", "airline", [True] * 3), {})
     scores = score_run(run_dir, rescore=False)

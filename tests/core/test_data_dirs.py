@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import build_parser
-from harness.data_dirs import DataDirs
+from harness.config.data_dirs import DataDirs
+from harness.config.suites import load_suite
 from harness.errors import ConfigError
-from harness.runner import plan_suite
-from harness.suites import load_suite
+from harness.run.runner import plan_suite
 
 KNOWN = ["bfcl", "finmcp", "tau2", "vitabench"]
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.episode import MAX_TOOL_OUTPUT_CHARS, EpisodeInput, run_episode, sanitize_tool_output
 from harness.models.base import ScriptedClient
-from harness.task import Environment, EpisodeLimits, ScriptedTurns, UserTurn
+from harness.strategies.episode import (
+    MAX_TOOL_OUTPUT_CHARS,
+    EpisodeInput,
+    run_episode,
+    sanitize_tool_output,
+)
+from harness.task.contract import Environment, EpisodeLimits, ScriptedTurns, UserTurn
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
 
 from toy_adapter import ADD_TOOL, CounterEnvironment

@@ -19,10 +19,10 @@ import pytest
 from headless_browser import keep_artifact, open_every_sample
 from support import TESTS
 
+from harness.boundary.terminal import terminal_text
 from harness.cli import main
-from harness.report import ReportOptions, build_report
-from harness.store import read_records
-from harness.terminal import terminal_text
+from harness.report.html import ReportOptions, build_report
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 from harness.testing.hostile import KINDS, HostileHandler
 
@@ -284,7 +284,7 @@ def deep_replies(depth: int):
 @pytest.mark.parametrize("mode", ["fc", "prompt"])
 @pytest.mark.parametrize("depth", [150, 500, 960])
 def test_arguments_nested_past_the_bound_are_scored_and_regraded(depth, mode, tmp_path):
-    from harness.boundary import MAX_DEPTH
+    from harness.boundary.sanitise import MAX_DEPTH
 
     suite = tmp_path / "deep.yaml"
     suite.write_text(

@@ -10,10 +10,10 @@ import math
 import pytest
 from fake_runs import make_run, record
 
-from harness import stats
-from harness.leaderboard import load_run, render
-from harness.scoring import score_run
-from harness.stats import TaskOutcome
+from harness.report.leaderboard import load_run, render
+from harness.results import stats
+from harness.results.stats import TaskOutcome
+from harness.run.scoring import score_run
 
 N_BOOT = 200
 

@@ -1,10 +1,10 @@
-"""Files of an official checkout verified by git blob id (harness.pinned)."""
+"""Files of an official checkout verified by git blob id (harness.boundary.pinned)."""
 
 from __future__ import annotations
 
 import subprocess
 
-from harness.pinned import blob_id, first_difference
+from harness.boundary.pinned import blob_id, first_difference
 
 
 def test_the_blob_ids_are_gits(tmp_path):

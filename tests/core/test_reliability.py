@@ -10,7 +10,7 @@ import pytest
 from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
-from harness.store import read_records
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
 
 

@@ -14,7 +14,7 @@ from harness import RunConfig, run_suite, run_suite_async
 from harness.cli import build_parser, main
 from harness.commands.run import run_config
 from harness.errors import ConfigError
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 
 def scored(run_dir):
@@ -89,8 +89,8 @@ def test_the_default_run_folder_names_suite_model_strategy_and_shard():
 
 
 def test_record_and_manifest_round_trip_keep_what_this_version_does_not_know():
-    from harness.manifest import Manifest, ManifestError
-    from harness.records import Record, RecordError
+    from harness.store.manifest import Manifest, ManifestError
+    from harness.store.records import Record, RecordError
 
     line = {"key": "b/s/1#0", "benchmark": "b", "subset": "s", "sample_id": "1", "trial": 0}
     line.update(status="ok", score={"passed": True}, added_later={"x": 1})

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from harness.records import Record
-from harness.registry import get_adapter, register_adapter
-from harness.runner import Runner, plan_suite
-from harness.scoring import score_run
-from harness.store import RunStore, read_records
+from harness.config.suites import Suite, SuiteEntry
+from harness.run.runner import Runner, plan_suite
+from harness.run.scoring import score_run
+from harness.store.records import Record
+from harness.store.run_store import RunStore, read_records
 from harness.strategies.committed import PlainStrategy
-from harness.suites import Suite, SuiteEntry
-from harness.task import Services
+from harness.task.contract import Services
+from harness.task.registry import get_adapter, register_adapter
 from harness.types import SamplingParams
 
 from toy_adapter import FlakyOracle
@@ -248,7 +248,7 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
 def test_the_garbage_collector_is_set_for_the_run_and_given_back(tmp_path):
     import gc
 
-    from harness.runner import RUN_GC_THRESHOLD
+    from harness.run.runner import RUN_GC_THRESHOLD
 
     seen_during_run = []
 

@@ -13,7 +13,7 @@ import pytest
 from support import harness_process, toy_reply, wait_for_lines
 
 from harness.cli import main
-from harness.store import RunStore, read_records
+from harness.store.run_store import RunStore, read_records
 from harness.testing.fake_server import FakeServer
 
 

@@ -33,9 +33,9 @@ from harness.models.redact import (
     scrub_secrets,
     secret_scope,
 )
-from harness.report_data import read_samples
+from harness.report.samples import read_samples
 from harness.serving.specs import mask_secret_args
-from harness.store import read_records
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 
 FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
@@ -252,7 +252,7 @@ def test_key_named_settings_are_held(toy_suite, tmp_path):
     import argparse
 
     from harness.cli import register_secrets
-    from harness.suites import load_suite
+    from harness.config.suites import load_suite
 
     suite = tmp_path / "s.yaml"
     suite.write_text(  # the toy adapter takes a judge_api_key option

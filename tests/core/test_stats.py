@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from harness import stats
-from harness.estimators import MEAN_PASS
-from harness.headlines import estimator_for
-from harness.stats import TaskOutcome
+from harness.results import stats
+from harness.results.headlines import estimator_for
+from harness.results.stats import TaskOutcome
+from harness.task.estimators import MEAN_PASS
 
 
 def task(subset: str, sample_id: str, trials: list[bool], benchmark: str = "tau2") -> TaskOutcome:

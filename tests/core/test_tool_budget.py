@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.tool_budget import ToolBudgetExceeded, run_tool_call
+from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 
 
 def spin(seconds: float) -> str:
@@ -89,7 +89,7 @@ def test_a_call_that_never_returns_does_not_keep_the_process_from_exiting():
     # done (a ThreadPoolExecutor's worker would be joined at exit, for ever).
     code = (
         "import asyncio, threading\n"
-        "from harness.tool_budget import ToolBudgetExceeded, run_tool_call\n"
+        "from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call\n"
         "async def go():\n"
         "    try:\n"
         "        await run_tool_call(threading.Event().wait, timeout_s=0.2)\n"

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from harness.deadline import Deadline
-from harness.worker_pool import WorkerPool
+from harness.boundary.deadline import Deadline
+from harness.run.worker_pool import WorkerPool
 
 
 def run(coroutine):

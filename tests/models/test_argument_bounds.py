@@ -11,7 +11,7 @@ import json
 import pytest
 
 from harness.cli import main
-from harness.config import RunConfig
+from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.models.argument_bounds import BoundedStringArguments, bound_string_arguments
 from harness.models.base import ScriptedClient

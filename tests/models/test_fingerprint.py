@@ -18,7 +18,7 @@ from harness.models.fingerprint import (
     served_fingerprint,
 )
 from harness.models.server_info import ServerInfo, probe_server, self_description
-from harness.store import read_records
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 
 
@@ -254,16 +254,16 @@ def test_probe_reads_models_and_survives_no_server():
 def test_elapsed_is_the_whole_run_and_wall_time_sums_active_spans(
     toy_suite, tmp_path, capsys, monkeypatch
 ):
-    import harness.runner
-    from harness.leaderboard import load_run
+    import harness.run.runner
+    from harness.report.leaderboard import load_run
 
-    slow_plan = harness.runner.plan_suite
+    slow_plan = harness.run.runner.plan_suite
 
     def plan_slowly(*args, **kwargs):
         time.sleep(0.6)  # loading data takes time too; the summary must count it
         return slow_plan(*args, **kwargs)
 
-    monkeypatch.setattr(harness.runner, "plan_suite", plan_slowly)
+    monkeypatch.setattr(harness.run.runner, "plan_suite", plan_slowly)
     with FakeServer(model_name="step-model", handler=agent("A")) as server:
         assert run(toy_suite, server.url, tmp_path / "r") == 0
         capsys.readouterr()

@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from harness.clients import build_remote_client
-from harness.config import RunConfig
+from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.models.openai_http import OpenAIHTTPClient
 from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
 from harness.models.reasoning import read_inline_reasoning
 from harness.models.settings import ModelSettings
-from harness.replicas import build_replica_client
+from harness.run.clients import build_remote_client
+from harness.serving.replicas import build_replica_client
 from harness.testing.fake_server import Reply
 from harness.types import SamplingParams
 

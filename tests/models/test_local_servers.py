@@ -178,9 +178,9 @@ def test_the_context_window_is_read_from_the_server_or_its_start_command():
 
 
 def test_a_first_request_is_estimated_short_rather_than_long():
-    from harness.context_fit import CHARS_PER_TOKEN, first_request_tokens, too_long
     from harness.models.server_info import ContextWindow
-    from harness.task import Sample
+    from harness.run.context_fit import CHARS_PER_TOKEN, first_request_tokens, too_long
+    from harness.task.contract import Sample
 
     text = "word " * 1000  # 5,000 characters: ~1,000 tokens in any tokenizer
     sample = Sample(

@@ -91,7 +91,7 @@ def test_served_name_and_describe():
 
 
 def test_a_reply_that_holds_a_key_is_masked_also_when_its_text_is_trusted_unwalked():
-    from harness.boundary import loads_gives_sanitised
+    from harness.boundary.sanitise import loads_gives_sanitised
     from harness.models.openai_http import parse_reply_body
 
     escaped = "\\u0073" + SECRET[1:]  # the key with its first letter written as an escape

@@ -7,9 +7,9 @@ import asyncio
 from harness.models.base import ModelClient, ScriptedClient, WrappedClient
 from harness.models.openai_http import OpenAIHTTPClient
 from harness.models.retry import ConcurrencyLimitedClient
-from harness.replicas import Replica, ReplicaPool
+from harness.serving.replicas import Replica, ReplicaPool
 from harness.strategies.memory import MemoryInjectingClient
-from harness.task import Environment, WrappedEnvironment
+from harness.task.contract import Environment, WrappedEnvironment
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
 
 

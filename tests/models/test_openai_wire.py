@@ -15,13 +15,13 @@ import json
 import pytest
 
 from harness.cli import build_parser
-from harness.clients import build_remote_client
 from harness.models.litellm_client import LiteLLMClient
 from harness.models.openai_http import OpenAIHTTPClient, parse_reply_body
 from harness.models.openai_wire import chat_request, wire_messages, wire_tools
 from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
 from harness.models.settings import ModelSettings
-from harness.replicas import LiteLLMRouterClient, Replica, ReplicaPool
+from harness.run.clients import build_remote_client
+from harness.serving.replicas import LiteLLMRouterClient, Replica, ReplicaPool
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 

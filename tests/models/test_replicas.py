@@ -13,8 +13,8 @@ from support import toy_reply
 
 from harness.cli import main
 from harness.models.base import ModelClient, ModelError
-from harness.replicas import Replica, ReplicaPool, load_model_config
-from harness.store import read_records
+from harness.serving.replicas import Replica, ReplicaPool, load_model_config
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
 from harness.types import AssistantTurn, SamplingParams
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from support import shared_path
 
-from harness import registry
 from harness.models.base import ScriptedClient
+from harness.task import registry
 from harness.testing import ConformanceError, check_adapter
 from harness.types import AssistantTurn, ToolCall
 

@@ -1,5 +1,5 @@
 """Every parse of Python text in the harness and its adapters goes through
-``harness.threadsafe_ast`` (CPython 3.11's AST conversion is not thread-safe:
+``harness.boundary.threadsafe_ast`` (CPython 3.11's AST conversion is not thread-safe:
 python/cpython#106905), and that parse lets one thread in at a time.
 (``ast.literal_eval`` is only ever given parsed nodes, which it walks.)"""
 
@@ -11,14 +11,14 @@ import time
 
 from support import REPO
 
-from harness import threadsafe_ast
+from harness.boundary import threadsafe_ast
 
 
 def test_no_module_parses_python_text_around_the_lock():
     found = []
     for folder in ("harness", "adapters"):
         for path in sorted((REPO / folder).rglob("*.py")):
-            if path == REPO / "harness" / "threadsafe_ast.py":
+            if path == REPO / "harness" / "boundary" / "threadsafe_ast.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (

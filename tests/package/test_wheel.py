@@ -83,8 +83,8 @@ def test_wheel_carries_suites_and_reference_tables(installed):
         relative = table.relative_to(REPO / "results" / "reference").as_posix()
         assert f"harness/reference_data/{relative}" in names
     # The report's stylesheet and script are package data files.
-    for asset in (REPO / "harness" / "report_assets").iterdir():
-        assert f"harness/report_assets/{asset.name}" in names
+    for asset in (REPO / "harness" / "report" / "assets").iterdir():
+        assert f"harness/report/assets/{asset.name}" in names
 
 
 def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
@@ -103,7 +103,7 @@ def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
     # The report inlines its script and stylesheet from the installed package's data.
     _harness(installed, work, "report", str(runs[0]), "--out", "r.html", "--no-plots")
     page = (work / "r.html").read_text(encoding="utf-8")
-    script = (REPO / "harness" / "report_assets" / "viewer.js").read_text(encoding="utf-8")
+    script = (REPO / "harness" / "report" / "assets" / "viewer.js").read_text(encoding="utf-8")
     assert script in page and "<style>/* The report's stylesheet" in page
     # The run itself was scored by the installed package, not by a checkout.
     assert str(REPO) not in (runs[0] / "manifest.json").read_text(encoding="utf-8")

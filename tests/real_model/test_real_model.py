@@ -24,7 +24,7 @@ from support import harness_process, shared_path
 
 from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.specs import LlamaCppSpec
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 from real_model_tier import (
     ARGUMENT_MAX_LENGTH,
@@ -323,7 +323,7 @@ def test_the_tools_reached_the_model(tier, tmp_path):
         if r["subset"] == "simple_python" and r["trajectory"]["turns"]
     )
     with_tools = record["trajectory"]["turns"][0]["usage"]["prompt_tokens"]
-    from harness.registry import get_adapter
+    from harness.task.registry import get_adapter
 
     (sample,) = get_adapter("bfcl").load("simple_python", ids=[record["sample_id"]])
     spec = LlamaCppSpec(str(tier.gguf), "probe", tool_parser="chatml-function-calling")

@@ -21,10 +21,10 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from harness import stats
-from harness.estimators import MEAN_PASS
-from harness.headlines import estimator_for
-from harness.stats import PassFailTable, TaskOutcome
+from harness.results import stats
+from harness.results.headlines import estimator_for
+from harness.results.stats import PassFailTable, TaskOutcome
+from harness.task.estimators import MEAN_PASS
 
 
 def task(subset: str, sample_id: str, outcomes: list[bool], bench: str = "tau2") -> TaskOutcome:
@@ -332,7 +332,7 @@ def test_compare_command_on_six_tasks_warns_and_shows_newcombe(tmp_path, capsys)
 
 def test_compare_json_is_typed_and_documented(tmp_path, capsys):
     from harness.cli import main
-    from harness.commands.compare import CompareJSON, RowJSON
+    from harness.report.compare import CompareJSON, RowJSON
 
     a, b = _six_task_runs(tmp_path)
     assert main(["compare", str(a), str(b), "--format", "json", "--n-boot", "300"]) == 0
@@ -351,7 +351,7 @@ def test_compare_json_is_typed_and_documented(tmp_path, capsys):
 def test_newcombe_cell_names_its_own_difference_when_it_is_not_the_metrics():
     # Three trials per task: the metric (pass rate over trials) moves by 1/3, the
     # per-task majority pass/fail that Newcombe and McNemar use moves by 1.
-    from harness.commands.compare import newcombe_cell
+    from harness.report.compare import newcombe_cell
 
     pairs = [
         (

@@ -12,14 +12,9 @@ import pytest
 from fake_runs import make_run, pass_fail_records, record
 
 from harness.cli import main
-from harness.labels import PALETTE, assign_styles, parse_labels
-from harness.leaderboard import load_board, load_run
-from harness.plots import (
-    PARTIAL_HATCH,
-    budget_lines,
-    build_plots,
-    figure_context,
-)
+from harness.report.labels import PALETTE, assign_styles, parse_labels
+from harness.report.leaderboard import load_board, load_run
+from harness.report.plots import PARTIAL_HATCH, budget_lines, build_plots, figure_context
 
 MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF-", "svg": b"<?xml"}
 

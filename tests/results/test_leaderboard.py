@@ -11,8 +11,8 @@ import pytest
 from fake_runs import make_run, pass_fail_records, record
 
 from harness.errors import ConfigError
-from harness.leaderboard import load_run, render, training_step
-from harness.manifest import Manifest
+from harness.report.leaderboard import load_run, render, training_step
+from harness.store.manifest import Manifest
 
 # BFCL-v4 categories run, with pass/fail per task (the rest count as 0 in Overall).
 BFCL_TASKS = {

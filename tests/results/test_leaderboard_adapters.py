@@ -2,7 +2,7 @@
 aggregates, so intervals are shown for the official numbers (not for a look-alike).
 
 Records are random but seeded, with errors, several trials and unequal subsets; the
-official headline comes from ``harness.scoring.aggregate_records`` (the adapters).
+official headline comes from ``harness.run.scoring.aggregate_records`` (the adapters).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import random
 import pytest
 from fake_runs import make_run, record
 
-from harness.leaderboard import load_run
-from harness.registry import get_adapter
-from harness.scoring import aggregate_records
+from harness.report.leaderboard import load_run
+from harness.run.scoring import aggregate_records
+from harness.task.registry import get_adapter
 
 SUBSETS = {
     "bfcl": ["simple_python", "multiple", "live_simple", "live_multiple", "irrelevance"]
@@ -90,7 +90,7 @@ def test_composite_interval_on_adapter_aggregates(tmp_path):
 def test_tau2_table_shows_pass_k_for_every_k_up_to_the_trials(tmp_path):
     from fake_runs import pass_fail_records
 
-    from harness.leaderboard import render
+    from harness.report.leaderboard import render
 
     outcomes = [[True, False, True], [True, True, True], [False, False, True]]
     records = pass_fail_records("tau2", "airline", outcomes)

@@ -9,10 +9,10 @@ import pytest
 from fake_runs import make_run, pass_fail_records
 from test_figures import MAGIC, TAU2_SIZES
 
-from harness.appendix import build_appendix
 from harness.cli import main
-from harness.leaderboard import load_run
-from harness.paper_table import (
+from harness.report.appendix import build_appendix
+from harness.report.leaderboard import load_run
+from harness.report.paper_table import (
     ColumnSpec,
     build_table,
     parse_columns,

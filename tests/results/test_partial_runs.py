@@ -20,14 +20,14 @@ import pytest
 from fake_runs import make_run, record
 
 from harness.cli import main
-from harness.commands.compare import render_json as compare_json
-from harness.commands.compare import render_markdown as compare_markdown
-from harness.coverage import LEGEND, PARTIAL_MARK
-from harness.leaderboard import load_run, render
-from harness.report import ReportOptions, build_report
-from harness.results import partial_lines
-from harness.scoring import score_run
-from harness.stats import compare_runs
+from harness.report.compare import render_json as compare_json
+from harness.report.compare import render_markdown as compare_markdown
+from harness.report.html import ReportOptions, build_report
+from harness.report.leaderboard import load_run, render
+from harness.results.coverage import LEGEND, PARTIAL_MARK
+from harness.results.frames import partial_lines
+from harness.results.stats import compare_runs
+from harness.run.scoring import score_run
 
 N_BOOT = 100
 MARKED = re.compile(r"\d+\.\d{2}(?: \([\d.]+–[\d.]+\))?\*")  # a number with the mark
@@ -253,7 +253,7 @@ def test_no_partial_line_for_a_complete_run(tmp_path):
 
 
 def test_the_aggregates_frame_says_what_each_value_covers(tau_run):
-    from harness import results
+    from harness.results import frames as results
 
     table = results.aggregates(tau_run)
     headline = table[(table["subset"] == results.HEADLINE) & (table["metric"] == "tau2_mean")]
@@ -266,7 +266,7 @@ def test_the_aggregates_frame_says_what_each_value_covers(tau_run):
 def test_figures_mark_every_partial_number(fin_run, tau_run, vita_run):
     from matplotlib.container import BarContainer
 
-    from harness.plots import PARTIAL_HATCH, build_plots
+    from harness.report.plots import PARTIAL_HATCH, build_plots
 
     results = [load_run(r, n_boot=N_BOOT) for r in (fin_run, tau_run, vita_run)]
     bars, passk = build_plots(results, ["bars", "passk"])

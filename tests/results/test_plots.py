@@ -6,8 +6,8 @@ import pytest
 from fake_runs import make_run, pass_fail_records, record
 
 from harness.cli import main
-from harness.leaderboard import load_run
-from harness.plots import bars_plot, build_plots, rehearsal_budget
+from harness.report.leaderboard import load_run
+from harness.report.plots import bars_plot, build_plots, rehearsal_budget
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PDF_MAGIC = b"%PDF-"

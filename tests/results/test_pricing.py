@@ -11,9 +11,9 @@ from importlib.metadata import version
 import pytest
 from fake_runs import make_run, record
 
-from harness import pricing
-from harness.leaderboard import load_run, render
-from harness.manifest import Manifest
+from harness.report.leaderboard import load_run, render
+from harness.results import pricing
+from harness.store.manifest import Manifest
 
 API_MODEL = "openai/gpt-4.1"
 
@@ -224,7 +224,7 @@ def test_pricing_a_run_does_not_import_litellm():
     import sys
 
     probe = (
-        "import sys; from harness import pricing; "
+        "import sys; from harness.results import pricing; "
         "assert pricing.token_prices('gpt-4.1-2025-04-14'); "
         "print('litellm' in sys.modules)"
     )

@@ -11,8 +11,8 @@ import pytest
 from fake_runs import make_run, pass_fail_records
 
 from harness.errors import ConfigError
-from harness.leaderboard import render
-from harness.reference import available, load_reference, load_references
+from harness.report.leaderboard import render
+from harness.results.reference import available, load_reference, load_references
 
 EXPECTED = {"envace", "envace-rehearsal", "envace-finmcp", "finmcp", "tau2"}
 

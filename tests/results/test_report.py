@@ -14,8 +14,8 @@ from headless_browser import dump_dom, keep_artifact, run_chromium, run_probe
 
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.report import ReportOptions, build_report
-from harness.report_data import read_index, read_samples
+from harness.report.html import ReportOptions, build_report
+from harness.report.samples import read_index, read_samples
 
 # Each would change the page if the browser ever treated it as markup.
 SCRIPT_ATTACK = "<script>document.title='pwned'</script>"

@@ -7,8 +7,8 @@ import base64
 import json
 import zlib
 
-from harness import report_data
-from harness.report_data import REF, pack_samples, resolve
+from harness.report import samples as report_data
+from harness.report.samples import REF, pack_samples, resolve
 
 SYSTEM = "You are a customer service agent. " * 40  # a long prompt every sample shares
 TOOLS = [

@@ -18,8 +18,8 @@ from fake_runs import replicate_run
 from headless_browser import dump_dom
 
 from harness.cli import main
-from harness.report import PAGE_SIZE, ReportOptions, build_report
-from harness.report_data import read_index, read_samples
+from harness.report.html import PAGE_SIZE, ReportOptions, build_report
+from harness.report.samples import read_index, read_samples
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""harness.results: run folders as tidy DataFrames (one row per record; one per
+"""harness.results.frames: run folders as tidy DataFrames (one row per record; one per
 benchmark/subset aggregate), the notebook API."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from fake_runs import make_run, pass_fail_records, record
 
-from harness import results
 from harness.errors import ConfigError
+from harness.results import frames as results
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The leaderboard is built on harness.results: its numbers are those a notebook
+"""The leaderboard is built on harness.results.frames: its numbers are those a notebook
 computes from the same DataFrames (``results.records`` and ``results.aggregates``)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from fake_runs import make_run, record
 
-from harness import results
-from harness.leaderboard import load_run, render
-from harness.scoring import score_run
+from harness.report.leaderboard import load_run, render
+from harness.results import frames as results
+from harness.run.scoring import score_run
 
 N_BOOT = 200
 
@@ -110,7 +110,7 @@ def test_task_outcomes_take_one_run(tau_run, tmp_path):
 
 
 def test_the_cost_plot_reads_tokens_of_every_role_from_the_record_table(tmp_path):
-    from harness.plots import tokens_per_episode
+    from harness.report.plots import tokens_per_episode
 
     usage = {
         "actor": {"calls": 2, "prompt_tokens": 100, "completion_tokens": 10},

@@ -12,11 +12,11 @@ import pytest
 from fake_runs import make_run, pass_fail_records
 from test_leaderboard import all_benchmark_records, all_headlines
 
-from harness.commands.compare import render_json as compare_json
-from harness.commands.compare import render_markdown as compare_markdown
-from harness.leaderboard import PERCENT_HEADER, load_run, render
-from harness.registry import benchmark_names, get_adapter
-from harness.stats import compare_runs
+from harness.report.compare import render_json as compare_json
+from harness.report.compare import render_markdown as compare_markdown
+from harness.report.leaderboard import PERCENT_HEADER, load_run, render
+from harness.results.stats import compare_runs
+from harness.task.registry import benchmark_names, get_adapter
 
 # A note that names a unit can contradict the cells above it.
 UNIT_WORDS = re.compile(r"fraction|\[0, ?1\]|percent|\bin %|\b0\s?[-–]\s?1\b", re.IGNORECASE)

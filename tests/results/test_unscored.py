@@ -10,10 +10,10 @@ import re
 import pytest
 from fake_runs import make_run, pass_fail_records, record
 
-from harness.commands.compare import render_json as compare_json
-from harness.commands.compare import render_markdown as compare_markdown
-from harness.leaderboard import load_run, render
-from harness.stats import compare_runs
+from harness.report.compare import render_json as compare_json
+from harness.report.compare import render_markdown as compare_markdown
+from harness.report.leaderboard import load_run, render
+from harness.results.stats import compare_runs
 
 WHY = "no scored record: 6 infrastructure errors"
 FIN_ZERO = {

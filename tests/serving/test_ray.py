@@ -15,7 +15,7 @@ from support import without_timing
 from test_sweep import add_checkpoint, sweep
 
 from harness.executors.ray import UV_RUN_SWITCH
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 # Under `uv run` (as `make test` runs pytest) Ray would start its workers with
 # `uv run` in a copy of the working directory; the executor turns that off before

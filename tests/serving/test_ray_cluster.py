@@ -41,7 +41,7 @@ from test_sweep import TEMPLATE, add_checkpoint
 from harness.cli import main
 from harness.executors.base import part_folder
 from harness.executors.ray import ATTEMPTS_FILE, UV_RUN_SWITCH
-from harness.store import read_records
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
 
 os.environ.setdefault(UV_RUN_SWITCH, "0")

@@ -23,7 +23,7 @@ from harness.errors import ConfigError
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step
 from harness.serving.process import ManagedServer, ServerError, free_port, group_alive
 from harness.serving.specs import LlamaCppSpec, SGLangSpec, VLLMSpec, mask_secret_args
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 FAKE = [sys.executable, str(TESTS / "fake_llm_server.py")]
 
@@ -393,7 +393,7 @@ def test_run_serve_vllm_starts_vllm_with_the_hermes_parser(toy_env, tmp_path, mo
     # GPU-seconds: the server's wall time times the 2 GPUs tensor parallelism holds.
     (span,) = json.loads((out / "manifest.json").read_text())["server_spans"]
     assert span["kind"] == "vllm" and span["gpus"] == 2
-    from harness.leaderboard import load_run
+    from harness.report.leaderboard import load_run
 
     money = load_run(out, n_boot=10).cost.money
     assert money.gpu_seconds == pytest.approx(2 * span["seconds"]) and not money.cpu_only

@@ -14,7 +14,7 @@ import pytest
 from support import TESTS, without_timing
 
 from harness.cli import main
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 FAKE = f"{sys.executable} {TESTS / 'fake_llm_server.py'}"
 TEMPLATE = f"{FAKE} --port {{port}} --model-name {{model}} --checkpoint {{checkpoint}}"

@@ -14,10 +14,10 @@ import pytest
 from support import shared_path
 from test_strategies_fakes import RoleModel, result
 
-from harness.registry import get_adapter
 from harness.strategies.registry import build_strategy
 from harness.strategies.sandbox import EnvironmentGuard
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
+from harness.task.registry import get_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 SAMPLE_VALUES = {

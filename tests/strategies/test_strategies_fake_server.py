@@ -19,8 +19,8 @@ from test_strategies_fakes import RoleModel, result, server_handler, tool_result
 from harness.adapters.bfcl.oracle import multi_turn_gold_calls
 from harness.adapters.tau2.oracle import oracle_script
 from harness.cli import main
-from harness.registry import get_adapter
-from harness.store import RunStore
+from harness.store.run_store import RunStore
+from harness.task.registry import get_adapter
 from harness.testing.fake_server import FakeServer
 from harness.types import AssistantTurn, ToolCall
 

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.models.base import ModelClient
-from harness.registry import register_adapter
 from harness.strategies import prompts
-from harness.task import (
+from harness.task.contract import (
     Adapter,
     BenchmarkResult,
     Environment,
@@ -26,6 +25,7 @@ from harness.task import (
     UserSource,
     UserTurn,
 )
+from harness.task.registry import register_adapter
 from harness.testing.fake_server import Reply
 from harness.types import AssistantTurn, Message, Score, ToolCall, ToolResult, Usage
 

@@ -10,10 +10,10 @@ import pytest
 from test_strategies_fakes import RoleModel, call, tool_results
 
 from harness.adapters.bfcl.feedback import CURRENCIES
-from harness.registry import get_adapter
 from harness.strategies.feedback import wrap_environment
 from harness.strategies.registry import build_strategy
-from harness.task import Environment, Services
+from harness.task.contract import Environment, Services
+from harness.task.registry import get_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolResult
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from harness.config.suites import load_suite
 from harness.errors import ConfigError
 from harness.strategies.committed import PlainStrategy
 from harness.strategies.registry import build_strategy
 from harness.strategies.rehearsal import RehearsalStrategy
 from harness.strategies.self_consistency import SelfConsistencyStrategy
 from harness.strategies.settings import StrategySettings, parse_settings
-from harness.suites import load_suite
 
 
 def test_plain_is_one_class_whatever_builds_it():

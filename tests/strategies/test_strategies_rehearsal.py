@@ -33,7 +33,7 @@ from harness.strategies.sandbox import (
     phase,
 )
 from harness.strategies.settings import StrategySettings
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 ROLES = ("actor", "rehearser", "critic", "user", "judge")

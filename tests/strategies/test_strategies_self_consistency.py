@@ -9,7 +9,7 @@ from test_strategies_fakes import ORDER, RoleModel, call, orders_sample, tool_re
 
 from harness.strategies.registry import build_strategy
 from harness.strategies.self_consistency import canonical_key, majority
-from harness.task import Services
+from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 
 

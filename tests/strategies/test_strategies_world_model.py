@@ -10,7 +10,7 @@ from test_strategies_fakes import RoleModel, call, result, tool_results
 
 from harness.strategies.registry import build_strategy
 from harness.strategies.world_model import aggregate_world_model, call_fidelity, summarize
-from harness.task import Environment, EpisodeLimits, Sample, Services
+from harness.task.contract import Environment, EpisodeLimits, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolResult
 
 GET_TOOL = {

@@ -15,7 +15,7 @@ from harness.adapters.bfcl.categories import ALL_CATEGORIES
 from harness.errors import ConfigError
 from harness.models.base import NullClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import RecordView, Services
+from harness.task.contract import RecordView, Services
 from harness.types import SamplingParams, Score
 
 sys.path.insert(0, str(REPO / "scripts"))

@@ -18,12 +18,12 @@ from harness.adapters.bfcl.categories import ALL_CATEGORIES, CATEGORY_SIZES, MUL
 from harness.adapters.bfcl.data import load_entries
 from harness.adapters.bfcl.multi_turn import check_multi_turn
 from harness.adapters.bfcl.tools import official_tools, openai_tools
-from harness.runner import Runner, plan_suite
-from harness.scoring import aggregate_records, regrade
-from harness.store import RunStore
+from harness.config.suites import load_suite
+from harness.run.runner import Runner, plan_suite
+from harness.run.scoring import aggregate_records, regrade
+from harness.store.run_store import RunStore
 from harness.strategies.committed import PlainStrategy
-from harness.suites import load_suite
-from harness.task import Services
+from harness.task.contract import Services
 from harness.types import SamplingParams
 
 sys.path.insert(0, str(REPO / "scripts"))

@@ -10,9 +10,9 @@ import pytest
 
 from harness.adapters.bfcl.data import load_entries
 from harness.adapters.bfcl.oracle import ast_gold_calls
-from harness.calls import format_python_call
 from harness.cli import main
-from harness.store import read_records
+from harness.models.calls import format_python_call
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 
 ENTRY = "simple_python_0"

@@ -21,7 +21,7 @@ from harness.adapters.bfcl.simulators import Call
 from harness.errors import ConfigError
 from harness.models.base import ScriptedClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 ADAPTER = BFCLAdapter()

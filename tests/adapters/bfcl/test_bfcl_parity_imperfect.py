@@ -11,9 +11,9 @@ import pytest
 from support import REPO
 
 from harness.adapters.bfcl import BFCLAdapter
-from harness.calls import format_python_call
 from harness.cli import main
-from harness.store import read_records
+from harness.models.calls import format_python_call
+from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import SamplingParams
 

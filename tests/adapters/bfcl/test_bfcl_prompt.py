@@ -8,11 +8,11 @@ import copy
 from harness.adapters.bfcl import BFCLAdapter, official
 from harness.adapters.bfcl.oracle import bind_gold_positional
 from harness.adapters.bfcl.prompt_format import BFCLPromptFormat
-from harness.calls import format_python_call
 from harness.models.base import ScriptedClient
+from harness.models.calls import format_python_call
 from harness.models.prompt_mode import PromptModeClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, Trajectory
 
 ADAPTER = BFCLAdapter()

@@ -15,7 +15,7 @@ from support import REPO
 
 from harness.adapters.bfcl.categories import CATEGORY_SIZES, LIVE_AST, NON_LIVE_AST
 from harness.cli import main
-from harness.store import read_records
+from harness.store.run_store import read_records
 
 sys.path.insert(0, str(REPO / "scripts"))
 from bfcl_official_parity import run_official  # noqa: E402

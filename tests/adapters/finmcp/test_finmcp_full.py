@@ -17,7 +17,7 @@ import pytest
 from harness.adapters.finmcp import FinMCPAdapter
 from harness.models.base import NullClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import RecordView, Services
+from harness.task.contract import RecordView, Services
 from harness.types import SamplingParams
 
 pytestmark = pytest.mark.full

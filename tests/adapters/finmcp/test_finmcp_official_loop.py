@@ -26,7 +26,7 @@ from harness.adapters.finmcp.data import load_source
 from harness.adapters.finmcp.gold import gold_turns
 from harness.models.base import ModelClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import RecordView, Sample, Services
+from harness.task.contract import RecordView, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 # Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.

@@ -9,7 +9,7 @@ import pytest
 from harness.adapters.tau2 import Tau2Adapter, domains, prompts
 from harness.models.base import ModelClient, NullClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 ADAPTER = Tau2Adapter()
@@ -169,7 +169,7 @@ def test_progress_counts_checks_and_gold_actions():
     ],
 )
 def test_suites_name_existing_subsets(suite, subsets):
-    from harness.suites import load_suite
+    from harness.config.suites import load_suite
 
     (entry,) = load_suite(suite).entries
     assert entry.benchmark == "tau2" and entry.subsets == subsets

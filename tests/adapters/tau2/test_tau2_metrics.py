@@ -6,7 +6,7 @@ import pytest
 
 from harness.adapters.tau2.metrics import aggregate, pass_hat_k
 from harness.adapters.tau2.task_sets import ORIGINAL, V1_0_1
-from harness.task import RecordView
+from harness.task.contract import RecordView
 from harness.types import Score
 
 

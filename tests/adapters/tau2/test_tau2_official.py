@@ -17,7 +17,7 @@ from harness.adapters.tau2.oracle import Tau2Oracle
 from harness.adapters.tau2.transcript import parse_transcript, tau2_ending, to_tau2_messages
 from harness.models.base import ModelClient, NullClient, ScriptedClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
 # Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.

@@ -18,7 +18,7 @@ from harness.adapters.tau2.environment import unsafe_call_reason
 from harness.adapters.tau2.official import official_reward, simulation_run
 from harness.models.base import ModelClient, ScriptedClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 
 ADAPTER = Tau2Adapter()

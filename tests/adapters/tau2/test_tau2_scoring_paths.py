@@ -13,7 +13,7 @@ import pytest
 
 from harness.adapters.tau2 import Tau2Adapter, domains, evaluation, gold_cache, live_state
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 
 ADAPTER = Tau2Adapter()

@@ -12,7 +12,7 @@ from harness.adapters.tau2.oracle import Tau2Oracle
 from harness.adapters.tau2.users import SCRIPTED_PATIENCE
 from harness.models.base import ModelClient, NullClient, ScriptedClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Sample, Services
+from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Usage
 
 ADAPTER = Tau2Adapter()

@@ -34,9 +34,9 @@ from tau3_support import BANKING_OFFLINE, checkout_or_skip
 from harness.adapters.tau2 import Tau3Adapter
 from harness.adapters.tau2.oracle import CLOSING, oracle_script
 from harness.cli import main
-from harness.records import OK
-from harness.runner import WorkItem, build_record
-from harness.store import RunStore, record_line
+from harness.run.runner import WorkItem, build_record
+from harness.store.records import OK
+from harness.store.run_store import RunStore, record_line
 from harness.types import Score, Trajectory
 
 pytestmark = pytest.mark.slow

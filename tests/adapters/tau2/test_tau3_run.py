@@ -170,7 +170,7 @@ def test_a_regrade_replays_tasks_whose_setup_changes_the_environment():
 
     from harness.adapters.tau2 import Tau3Adapter
     from harness.strategies.committed import PlainStrategy
-    from harness.task import Services
+    from harness.task.contract import Services
     from harness.types import SamplingParams, Trajectory
 
     checkout = checkout_or_skip()

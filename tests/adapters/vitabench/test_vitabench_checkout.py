@@ -12,7 +12,7 @@ import yaml
 
 from harness.adapters.vitabench import VitaBenchAdapter, official
 from harness.errors import ConfigError
-from harness.task import Services
+from harness.task.contract import Services
 from harness.types import Trajectory
 
 TEMPLATES = official.PINNED_TEMPLATES

@@ -15,7 +15,7 @@ from harness.adapters.vitabench import VitaBenchAdapter, official
 from harness.adapters.vitabench.metrics import aggregate_records
 from harness.adapters.vitabench.prompts import harness_prompts, prompt_set
 from harness.errors import ConfigError
-from harness.task import RecordView, Services
+from harness.task.contract import RecordView, Services
 from harness.types import Trajectory
 
 

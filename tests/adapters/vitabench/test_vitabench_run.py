@@ -19,7 +19,7 @@ from harness.adapters.vitabench.judge import OrdersStubJudge
 from harness.adapters.vitabench.prompts import GREETING, prompt_set
 from harness.models.base import ModelClient, ScriptedClient
 from harness.strategies.committed import PlainStrategy
-from harness.task import Environment, Services
+from harness.task.contract import Environment, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult, Trajectory, Usage
 
 TASK = {

@@ -14,7 +14,7 @@ from harness.adapters.vitabench import VitaBenchAdapter
 from harness.adapters.vitabench.data import HF_DATASET, DataNotFoundError
 from harness.adapters.vitabench.judge import OrdersStubJudge
 from harness.strategies.committed import PlainStrategy
-from harness.task import Services
+from harness.task.contract import Services
 from harness.types import SamplingParams
 
 # (scenario, language) of the task files in the shared data.
@@ -165,7 +165,7 @@ def test_oracle_sweep_every_reachable_task_matches(data_dir, scenario, language)
 
 
 def test_judge_defaults_and_the_envace_preset():
-    from harness.suites import load_suite
+    from harness.config.suites import load_suite
 
     assert VitaBenchAdapter.default_judge_model == "anthropic/claude-3-7-sonnet-20250219"
     preset = load_suite("vitabench-envace")

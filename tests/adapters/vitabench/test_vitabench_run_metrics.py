@@ -13,7 +13,7 @@ from harness.adapters.vitabench.metrics import (
     pass_hat_k,
     task_set_metrics,
 )
-from harness.task import RecordView
+from harness.task.contract import RecordView
 from harness.types import Score
 
 

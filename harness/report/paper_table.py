@@ -1,0 +1,339 @@
+"""The results table of a paper: chosen columns, mean ± CI, the best in bold, and
+significance against a baseline run after Holm's correction. LaTeX (booktabs) and
+Markdown.
+
+A column is ``BENCH`` (its primary metric), ``BENCH:METRIC`` (any headline metric of
+the benchmark, e.g. a subset's ``pass^1/<subset>``) or ``overall`` (the composite).
+A cell is ``value ± h``: the value in percent and h half the width of its 95%
+bootstrap interval over tasks (shown only where the interval was recomputed to the
+official value). In each column the best run value, as printed, is bold (ties all
+bold; published rows are never bold: their settings differ). A run's cell carries
+a dagger when it differs from the baseline run's in a paired test on the tasks both
+hold (McNemar's exact test of ``harness.results.stats``) with Holm-adjusted p < 0.05, the
+family being the tested columns of that run. A number over less than the
+benchmark's official set carries the coverage mark (``harness.results.coverage``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import ConfigError
+from harness.report.leaderboard import CI_TOLERANCE, RunResult, latex_escape
+from harness.results import stats
+from harness.results.coverage import PARTIAL_MARK
+from harness.results.headlines import benchmark_info, benchmark_label, estimator_for, primary_metric
+from harness.results.nonstandard import NONSTANDARD_MARK
+from harness.results.stats import Interval
+
+ALPHA = 0.05
+OVERALL = "overall"
+SIGNIFICANT_LATEX = r"\textsuperscript{\dag}"
+SIGNIFICANT_MD = "†"
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    benchmark: str  # or "overall"
+    metric: str | None  # None: the benchmark's primary metric
+
+    @property
+    def header(self) -> str:
+        if self.benchmark == OVERALL:
+            return "Overall"
+        label = benchmark_label(self.benchmark)
+        return label if self.metric is None else f"{label} {self.metric}"
+
+
+@dataclass
+class Cell:
+    value: float | None  # a fraction
+    interval: Interval | None = None
+    partial: bool = False
+    p_value: float | None = None  # raw, against the baseline
+    p_adjusted: float | None = None  # Holm, within the run's tested columns
+    bold: bool = False
+    nonstandard: bool = False  # not the benchmark's own configuration (harness.results.nonstandard)
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted is not None and self.p_adjusted < ALPHA
+
+
+@dataclass
+class PaperRow:
+    label: str
+    result: RunResult
+    cells: list[Cell]
+    is_baseline: bool = False
+
+
+@dataclass
+class PaperTable:
+    columns: list[ColumnSpec]
+    rows: list[PaperRow]
+    references: list[PaperRow] = field(default_factory=list)
+    baseline: str = ""
+
+
+def parse_columns(text: str | None, results: list[RunResult]) -> list[ColumnSpec]:
+    """Columns from ``--columns`` (comma-separated), default every benchmark's primary
+    metric, then the composite when some run has it."""
+    runs = [r for r in results if not r.is_reference]
+    if not text:
+        from harness.results.headlines import sort_benchmarks
+
+        specs = [
+            ColumnSpec(b, None) for b in sort_benchmarks({b for r in runs for b in r.benchmarks})
+        ]
+        if any(r.composite.value is not None for r in runs):
+            specs.append(ColumnSpec(OVERALL, None))
+        return specs
+    known = {b for r in results for b in r.benchmarks}
+    specs = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        bench, _, metric = item.partition(":")
+        if bench == OVERALL and not metric:
+            specs.append(ColumnSpec(OVERALL, None))
+            continue
+        if bench not in known:
+            raise ConfigError(
+                f"--columns: no run has benchmark '{bench}' (have: {', '.join(sorted(known))}"
+                f"{', overall' if known else ''})"
+            )
+        if metric and not any(
+            metric in r.benchmarks[bench].headline for r in results if bench in r.benchmarks
+        ):
+            raise ConfigError(f"--columns: no run of '{bench}' has the metric '{metric}'")
+        specs.append(ColumnSpec(bench, metric or None))
+    if not specs:
+        raise ConfigError("--columns names no column")
+    return specs
+
+
+def _metric_interval(
+    result: RunResult, spec: ColumnSpec, value: float, n_boot: int, seed: int
+) -> Interval | None:
+    """The 95% interval of a non-primary headline metric, when its adapter declares an
+    estimator that reproduces the official value."""
+    if spec.metric not in benchmark_info(spec.benchmark).estimators:
+        return None
+    tasks = [t for t in result.tasks.values() if t.benchmark == spec.benchmark]
+    if not tasks:
+        return None
+    found = stats.estimate(
+        stats.by_subset(tasks),
+        estimator_for(spec.benchmark, spec.metric),
+        n_boot,
+        stats.derive_seed(seed, spec.benchmark, spec.metric),
+    )
+    return found.interval if abs(found.value - value) <= CI_TOLERANCE else None
+
+
+def _cell(result: RunResult, spec: ColumnSpec, n_boot: int, seed: int) -> Cell:
+    if spec.benchmark == OVERALL:
+        composite = result.composite
+        return Cell(composite.value, composite.interval, bool(composite.caveats))
+    entry = result.benchmarks.get(spec.benchmark)
+    if entry is None:
+        return Cell(None)
+    metric = spec.metric or primary_metric(spec.benchmark, entry.headline)
+    value = entry.headline.get(metric) if metric else None
+    if metric is None or value is None:
+        return Cell(None)
+    if metric == entry.primary:
+        interval = entry.interval
+    elif result.is_reference:
+        interval = None
+    else:
+        interval = _metric_interval(result, spec, float(value), n_boot, seed)
+    cell = Cell(float(value), interval, entry.metric_partial(metric))
+    cell.nonstandard = bool(entry.nonstandard)
+    return cell
+
+
+def _p_values(
+    result: RunResult, baseline: RunResult, columns: list[ColumnSpec], n_boot: int, seed: int
+) -> dict[int, float]:
+    """Column index -> McNemar p of the run against the baseline, for the columns that
+    are a benchmark's primary metric (the paired comparison ``harness.results.stats`` makes)."""
+    compared = {
+        c.benchmark: c.headline
+        for c in stats.compare_runs(baseline.tasks, result.tasks, n_boot, seed)
+    }
+    out = {}
+    for i, spec in enumerate(columns):
+        if spec.benchmark == OVERALL or spec.metric not in (
+            None,
+            benchmark_info(spec.benchmark).primary,
+        ):
+            continue
+        found = compared.get(spec.benchmark)
+        if found is not None and found.p_value is not None:
+            out[i] = found.p_value
+    return out
+
+
+def _shown(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def build_table(
+    runs: list[RunResult],
+    baseline: RunResult,
+    columns: list[ColumnSpec],
+    labels: dict[str, str],
+    references: Sequence[RunResult] = (),
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+) -> PaperTable:
+    """``labels``: run name -> the label to print (labels file); references: published rows."""
+    rows = []
+    for result in runs:
+        cells = [_cell(result, spec, n_boot, seed) for spec in columns]
+        is_baseline = result.name == baseline.name
+        if not is_baseline:
+            raw = _p_values(result, baseline, columns, n_boot, seed)
+            for index, adjusted in zip(raw, stats.holm_adjust(list(raw.values())), strict=True):
+                cells[index].p_value = raw[index]
+                cells[index].p_adjusted = adjusted
+        rows.append(PaperRow(labels.get(result.name, result.name), result, cells, is_baseline))
+    for i in range(len(columns)):
+        shown = [_shown(value) for row in rows if (value := row.cells[i].value) is not None]
+        best = max(shown, key=float) if shown else None
+        for row in rows:
+            cell = row.cells[i]
+            cell.bold = cell.value is not None and _shown(cell.value) == best
+    published = [
+        PaperRow(
+            labels.get(f"ref:{r.reference}/{r.model}", f"{r.model} ({r.reference})"),
+            r,
+            [_cell(r, s, n_boot, seed) for s in columns],
+        )
+        for r in references
+    ]
+    published = [row for row in published if any(c.value is not None for c in row.cells)]
+    return PaperTable(columns, rows, published, labels.get(baseline.name, baseline.name))
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+
+def _half_width(cell: Cell) -> str:
+    if cell.interval is None:
+        return ""
+    return f"{100 * (cell.interval.high - cell.interval.low) / 2:.1f}"
+
+
+def latex_cell(cell: Cell) -> str:
+    if cell.value is None:
+        return "--"
+    text = rf"\textbf{{{_shown(cell.value)}}}" if cell.bold else _shown(cell.value)
+    half = _half_width(cell)
+    if half:
+        text += rf" {{\scriptsize $\pm$ {half}}}"
+    if cell.partial:
+        text += PARTIAL_MARK
+    if cell.nonstandard:
+        text += r"\S"
+    if cell.significant:
+        text += SIGNIFICANT_LATEX
+    return text
+
+
+def caption(table: PaperTable) -> str:
+    return (
+        "Values in \\%: mean $\\pm$ half the width of the 95\\% "
+        "bootstrap interval over tasks. Bold: the best run per column. "
+        f"\\dag: differs from {latex_escape(table.baseline)} (McNemar's exact test on "
+        "paired tasks, Holm-adjusted $p<0.05$ over the run's columns). "
+        f"{PARTIAL_MARK}: over less than the benchmark's official set."
+        + (
+            " \\S: not the benchmark's standard configuration (see the appendix)."
+            if _any_nonstandard(table)
+            else ""
+        )
+    )
+
+
+def render_latex(table: PaperTable) -> str:
+    """A booktabs table (needs ``\\usepackage{booktabs}``)."""
+    spec = "l" + "r" * len(table.columns)
+    lines = [
+        "% Generated by harness paper; needs \\usepackage{booktabs}.",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(["Model"] + [latex_escape(c.header) for c in table.columns]) + " \\\\",
+        "\\midrule",
+    ]
+    for row in table.rows:
+        name = latex_escape(row.label) + (" (baseline)" if row.is_baseline else "")
+        lines.append(" & ".join([name] + [latex_cell(c) for c in row.cells]) + " \\\\")
+    if table.references:
+        lines.append("\\midrule")
+        lines.append(f"\\multicolumn{{{len(table.columns) + 1}}}{{l}}{{\\emph{{Published}}}} \\\\")
+        for row in table.references:
+            lines.append(
+                " & ".join([latex_escape(row.label)] + [latex_cell(c) for c in row.cells]) + " \\\\"
+            )
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        f"\\caption{{{caption(table)}}}",
+        "\\label{tab:results}",
+        "\\end{table}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def markdown_cell(cell: Cell) -> str:
+    if cell.value is None:
+        return "-"
+    value = f"**{_shown(cell.value)}**" if cell.bold else _shown(cell.value)
+    half = _half_width(cell)
+    text = f"{value} ± {half}" if half else value
+    if cell.partial:
+        text += PARTIAL_MARK
+    if cell.nonstandard:
+        text += NONSTANDARD_MARK
+    if cell.significant:
+        text += SIGNIFICANT_MD
+    return text
+
+
+def render_markdown(table: PaperTable) -> str:
+    headers = ["model"] + [f"{c.header} (%)" for c in table.columns]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for row in table.rows:
+        name = row.label + (" (baseline)" if row.is_baseline else "")
+        lines.append("| " + " | ".join([name] + [markdown_cell(c) for c in row.cells]) + " |")
+    if table.references:
+        lines.append("| *published* |" + " |" * len(table.columns))
+    for row in table.references:
+        cells = [markdown_cell(c) for c in row.cells]
+        lines.append("| " + " | ".join([row.label] + cells) + " |")
+    lines += [
+        "",
+        "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; bold: the best run "
+        f"per column; {SIGNIFICANT_MD}: differs from {table.baseline} (McNemar's exact test on "
+        "paired tasks, Holm-adjusted p < 0.05 over the run's columns); "
+        f"{PARTIAL_MARK}: over less than the benchmark's official set"
+        + (
+            f"; {NONSTANDARD_MARK}: not the benchmark's standard configuration (see the appendix)."
+            if _any_nonstandard(table)
+            else "."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _any_nonstandard(table: PaperTable) -> bool:
+    return any(cell.nonstandard for row in table.rows for cell in row.cells)

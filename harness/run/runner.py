@@ -1,0 +1,444 @@
+"""The runner: every (sample, trial) of a suite, concurrently, into the results store.
+
+Finished (sample, trial) pairs are skipped on a rerun of the same command, so a
+killed run resumes where it stopped. A sample whose model calls keep failing, or
+whose episode raises, is recorded as an infrastructure error: counted apart in
+every table, never scored as a model failure, and run again on the next resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import gc
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.boundary.deadline import Deadline
+from harness.config.data_dirs import DataDirs
+from harness.config.shard import Shard
+from harness.config.suites import Suite
+from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
+from harness.models.base import ModelClient
+from harness.models.redact import scrub_secrets
+from harness.run.run_counts import RunCounts
+from harness.run.worker_pool import WorkerPool
+from harness.store.records import OK, Record, record_key
+from harness.store.run_store import RunStore
+from harness.strategies.base import Strategy
+from harness.task.contract import Sample, Services
+from harness.task.registry import get_adapter
+from harness.types import SamplingParams, Score, Trajectory
+
+INFRA_ERROR = "infra_error"
+SCORE_ERROR = "score_error"
+
+ModelProvider = Callable[[Sample], ModelClient]
+
+
+@dataclass
+class NotRun:
+    benchmark: str
+    subset: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    samples: list[Sample]
+    not_run: list[NotRun] = field(default_factory=list)
+    # sample.key -> the suite entry's load options, so scoring can reload samples
+    load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def planned_counts(
+        self, owned: Callable[[str], bool] | None = None
+    ) -> dict[str, dict[str, int]]:
+        """Samples per benchmark and subset (only those ``owned`` selects, if given)."""
+        counts: dict[str, dict[str, int]] = {}
+        for sample in self.samples:
+            if owned is not None and not owned(sample.key):
+                continue
+            per_subset = counts.setdefault(sample.benchmark, {})
+            per_subset[sample.subset] = per_subset.get(sample.subset, 0) + 1
+        return counts
+
+
+@dataclass
+class WorkItem:
+    sample: Sample
+    trial: int
+
+    @property
+    def key(self) -> str:
+        return record_key(self.sample.benchmark, self.sample.subset, self.sample.id, self.trial)
+
+
+@dataclass
+class EpisodeOutcome:
+    """One (sample, trial) between its episode and its record: the trajectory to
+    score, or (when the episode failed) the record already."""
+
+    item: WorkItem
+    seed: int
+    started_at: str
+    start: float  # time.monotonic() when the episode started
+    options: dict[str, Any] = field(default_factory=dict)  # the suite entry's load options
+    services: Services | None = None
+    trajectory: Trajectory | None = None
+    record: Record | None = None
+    elapsed_s: float = 0.0  # the episode's time, and then its scoring's
+
+    def finish(self, status: str, score: Score | None, error: dict[str, Any] | None) -> None:
+        self.record = build_record(
+            self.item,
+            self.options,
+            self.seed,
+            status,
+            self.trajectory,
+            score,
+            error,
+            self.started_at,
+            self.elapsed_s or time.monotonic() - self.start,
+        )
+
+    def failed_to_record(self, exc: BaseException) -> None:
+        """The record when building the record itself failed."""
+        self.record = build_record(
+            self.item,
+            {},
+            self.seed,
+            INFRA_ERROR,
+            None,
+            None,
+            _error_info(exc),
+            self.started_at,
+            time.monotonic() - self.start,
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def plan_suite(
+    suite: Suite,
+    limit: int | None = None,
+    data_dir: Path | DataDirs | None = None,
+    ids: list[str] | None = None,
+) -> Plan:
+    """Load every sample a suite names; subsets that cannot run here are listed, not dropped.
+    ``data_dir``: a root with one folder per benchmark, or a DataDirs."""
+    plan = Plan(samples=[])
+    data_dirs = DataDirs.of(data_dir)
+    for entry in suite.entries:
+        adapter = get_adapter(entry.benchmark)
+        known = adapter.subsets()
+        subsets = known if entry.subsets == "all" else list(entry.subsets)
+        unknown = [s for s in subsets if s not in known]
+        if unknown:
+            raise ConfigError(
+                f"suite '{suite.name}': benchmark '{entry.benchmark}' has no subset(s) "
+                f"{', '.join(unknown)} (known: {', '.join(known)})"
+            )
+        for subset in subsets:
+            reason = adapter.unavailable_reason(subset)
+            if reason:
+                plan.not_run.append(NotRun(entry.benchmark, subset, reason))
+                continue
+            wanted_ids = ids or entry.ids
+            caps = [c for c in (entry.limit, limit) if c is not None]
+            try:
+                samples = adapter.load_first(
+                    subset,
+                    min(caps) if caps else None,
+                    ids=wanted_ids,
+                    data_dir=data_dirs.for_benchmark(entry.benchmark),
+                    options=entry.options,
+                )
+            except DataNotFoundError as exc:
+                plan.not_run.append(NotRun(entry.benchmark, subset, str(exc)))
+                continue
+            plan.samples.extend(samples)
+            for sample in samples:
+                plan.load_options[sample.key] = dict(entry.options)
+    return plan
+
+
+def build_record(
+    item: WorkItem,
+    load_options: dict[str, Any],
+    seed: int,
+    status: str,
+    trajectory: Trajectory | None,
+    score: Score | None,
+    error: dict[str, Any] | None,
+    started_at: str,
+    latency_s: float,
+) -> Record:
+    sample = item.sample
+    return Record(
+        key=item.key,
+        benchmark=sample.benchmark,
+        subset=sample.subset,
+        sample_id=sample.id,
+        trial=item.trial,
+        seed=seed,
+        status=status,
+        error=error,
+        score=score.to_dict() if score else None,
+        metadata=sample.metadata,
+        load_options=load_options,
+        started_at=started_at,
+        latency_s=round(latency_s, 4),
+        trajectory=trajectory.to_dict() if trajectory else None,
+    )
+
+
+# After its deadline an episode is cancelled and given this long to unwind. One
+# that swallows the cancellation (asyncio.wait_for can lose one on Python 3.11
+# when its inner call finishes at the same moment) is left behind by the worker
+# pool, so that a record is never later than deadline + grace.
+CANCEL_GRACE_S = 1.0
+
+
+def episode_timeout_message(timeout_s: float) -> str:
+    return f"the episode ran past its {timeout_s:g} s timeout"
+
+
+# Net new container objects between two young-generation collections during a
+# run (Python's default is 700): a run allocates and frees many small objects,
+# and at 700 the collector ran ~100 times a run for ~7% of its CPU.
+RUN_GC_THRESHOLD = 10_000
+
+
+@contextlib.contextmanager
+def garbage_collection_for_a_run() -> Iterator[None]:
+    """The garbage collector set for a run while it runs, and given back after:
+    the objects alive when it starts (modules, loaded samples, the plan) are left
+    out of its passes (gc.freeze; a full pass over them took ~50 ms, during which
+    no reply was read and no request sent), and young objects are collected less
+    often (RUN_GC_THRESHOLD)."""
+    if gc.get_freeze_count() != 0:  # an enclosing run has set it already
+        yield
+        return
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(thresholds[0], RUN_GC_THRESHOLD), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def model_failure_score(exc: BaseException) -> Score:
+    """The score of an episode the model's output made impossible to finish or score."""
+    return Score(passed=False, reward=0.0, details={"model_output_error": str(exc)[:2000]})
+
+
+def _error_info(exc: BaseException) -> dict[str, Any]:
+    """A record's ``error``: an exception's text, not the trajectory, so
+    credential-looking text in it is scrubbed (a server's error body echoing a
+    header) besides the held secrets."""
+    return {
+        "type": type(exc).__name__,
+        "message": scrub_secrets(str(exc))[:2000],
+        # Of ``exc`` itself: it is not always the exception being handled.
+        "traceback": scrub_secrets("".join(traceback.format_exception(exc, limit=8)))[-4000:],
+    }
+
+
+class Runner:
+    """Runs work items with bounded concurrency and appends one record each."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        strategy: Strategy,
+        model_provider: ModelProvider,
+        services: Services,
+        params: SamplingParams,
+        concurrency: int = 8,
+        base_seed: int = 0,
+        episode_timeout_s: float | None = None,
+        progress: Callable[[str, bool], None] | None = None,
+        load_options: dict[str, dict[str, Any]] | None = None,
+        shard: Shard | None = None,
+    ):
+        self.store = store
+        self.strategy = strategy
+        self.model_provider = model_provider
+        self.services = services
+        self.params = params
+        self.concurrency = max(1, concurrency)
+        self.base_seed = base_seed
+        self.episode_timeout_s = episode_timeout_s
+        self.progress = progress
+        self.load_options = load_options or {}
+        self.shard = shard or Shard()
+
+    def trial_seed(self, trial: int) -> int:
+        # One seed per trial, shared by all samples: trials differ, reruns repeat.
+        return self.base_seed + trial
+
+    def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
+        done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
+        items = [WorkItem(s, t) for t in range(trials) for s in samples]
+        items = [item for item in items if self.shard.owns(item.key)]
+        todo = [item for item in items if item.key not in done]
+        return todo, len(items) - len(todo)
+
+    async def run_item(self, item: WorkItem) -> Record:
+        """The record of one (sample, trial); never raises for one sample's failure.
+
+        An exception while running, scoring or building the record becomes the
+        record's error: a scored failure when the model's output caused it
+        (ModelOutputError), an infrastructure error (run again on resume) or a
+        scoring error otherwise.
+        """
+        return await self.score_episode(await self.run_episode(item))
+
+    async def run_episode(self, item: WorkItem) -> EpisodeOutcome:
+        """The episode of one (sample, trial), not yet scored; never raises for
+        one sample's failure (the outcome then holds its record already)."""
+        outcome = EpisodeOutcome(item, self.trial_seed(item.trial), now_iso(), time.monotonic())
+        try:
+            outcome.options = self.load_options.get(item.sample.key, {})
+            seed = outcome.seed
+            # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
+            params = dataclasses.replace(self.params, seed=seed, extra=dict(self.params.extra))
+            outcome.services = dataclasses.replace(self.services, seed=seed)
+            try:
+                model = self.model_provider(item.sample)
+                episode = self.strategy.run(item.sample, model, outcome.services, params)
+                # In this task (no task of its own): harness/boundary/deadline.py says why.
+                with self._episode_deadline():
+                    outcome.trajectory = await episode
+            except ModelOutputError as exc:  # the model's failure: scored, not retried
+                outcome.finish(OK, model_failure_score(exc), _error_info(exc))
+            except Exception as exc:  # ModelError, timeouts, adapter bugs: all recorded
+                outcome.finish(INFRA_ERROR, None, _error_info(exc))
+        except Exception as exc:  # building the record itself failed
+            outcome.failed_to_record(exc)
+        outcome.elapsed_s = time.monotonic() - outcome.start
+        return outcome
+
+    def _episode_deadline(self) -> Deadline:
+        timeout = self.episode_timeout_s
+        if not timeout:
+            return Deadline(None)
+        when = asyncio.get_running_loop().time() + timeout
+        return Deadline(when, episode_timeout_message(timeout))
+
+    async def score_episode(self, outcome: EpisodeOutcome) -> Record:
+        """The record of an episode: scored by its adapter (when it ran to the
+        end); never raises for one sample's failure."""
+        if outcome.record is not None:
+            return outcome.record
+        started = time.monotonic()
+        try:
+            item, trajectory, services = outcome.item, outcome.trajectory, outcome.services
+            # run_episode gives a record, or a trajectory and its services
+            assert trajectory is not None and services is not None
+            adapter = get_adapter(item.sample.benchmark)
+            score: Score | None = None
+            error: dict[str, Any] | None = None
+            status = OK
+            try:
+                score = await adapter.score(item.sample, trajectory, services)
+            except ModelOutputError as exc:
+                score, error = model_failure_score(exc), _error_info(exc)
+            except Exception as exc:  # a scoring failure is shown, never a silent zero
+                status, error = SCORE_ERROR, _error_info(exc)
+            # The sample's own time: its episode and its scoring (not the wait between).
+            outcome.elapsed_s += time.monotonic() - started
+            outcome.finish(status, score, error)
+        except Exception as exc:  # building the record itself failed
+            outcome.failed_to_record(exc)
+        assert outcome.record is not None
+        return outcome.record
+
+    def _append(self, record: Record) -> Record:
+        """Write one record; a record that cannot be written (anything but an OS
+        failure such as a full disk) is replaced by a short error record."""
+        try:
+            self.store.append(record)
+            return record
+        except OSError:
+            raise
+        except Exception as exc:
+            short = Record(
+                key=record.key,
+                benchmark=record.benchmark,
+                subset=record.subset,
+                sample_id=record.sample_id,
+                trial=record.trial,
+                seed=record.seed,
+                status=INFRA_ERROR,
+                error=_error_info(exc),
+                started_at=record.started_at,
+                latency_s=record.latency_s,
+            )
+            self.store.append(short)
+            return short
+
+    async def run(self, samples: list[Sample], trials: int) -> RunCounts:
+        todo, skipped = self.pending(samples, trials)
+        return await self.run_items(todo, skipped)
+
+    async def run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
+        """Run the given pending items (``skipped``: how many were already done).
+
+        ``concurrency`` episodes at a time, and as many being scored and written
+        (harness/run/worker_pool.py): an episode's scoring (a judge, a replay in the
+        tool worker) and its record come after the next episode's first request.
+        """
+        start = time.monotonic()
+        counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
+
+        async def record(item: WorkItem, outcome: EpisodeOutcome) -> None:
+            written = self._append(await self.score_episode(outcome))
+            counts[written.status] += 1
+            if self.progress:
+                self.progress(written.key, written.ok)
+
+        timeout = self.episode_timeout_s
+        pool: WorkerPool[WorkItem, EpisodeOutcome] = WorkerPool(
+            self.concurrency,
+            self.run_episode,
+            record,
+            give_up_after=timeout + CANCEL_GRACE_S if timeout else None,
+            abandoned=self._left_behind if timeout else None,
+        )
+        with garbage_collection_for_a_run():
+            await pool.run(todo)
+        return RunCounts(
+            total=len(todo) + skipped,
+            skipped=skipped,
+            ran=len(todo),
+            ok=counts[OK],
+            infra_errors=counts[INFRA_ERROR],
+            score_errors=counts[SCORE_ERROR],
+            elapsed_s=round(time.monotonic() - start, 3),
+        )
+
+    def _left_behind(self, item: WorkItem, started: float) -> EpisodeOutcome:
+        """The outcome of an episode that did not stop when its deadline cancelled it."""
+        assert self.episode_timeout_s is not None
+        elapsed = time.monotonic() - started
+        began = datetime.now(timezone.utc) - timedelta(seconds=elapsed)
+        outcome = EpisodeOutcome(
+            item, self.trial_seed(item.trial), began.isoformat(timespec="seconds"), started
+        )
+        outcome.options = self.load_options.get(item.sample.key, {})
+        error = asyncio.TimeoutError(
+            episode_timeout_message(self.episode_timeout_s) + ", and did not stop when cancelled"
+        )
+        outcome.finish(INFRA_ERROR, None, _error_info(error))
+        return outcome

@@ -1,0 +1,263 @@
+"""Scoring a run folder: regrade stored trajectories and aggregate per benchmark.
+
+Nothing here calls the model under test: samples are reloaded from the
+benchmark data and each stored trajectory is scored again by its adapter. The
+result goes to ``scores.json`` beside the records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.config.data_dirs import DataDirs
+from harness.errors import ConfigError
+from harness.models.redact import add_config_secrets, scrub_secrets
+from harness.run.runner import now_iso
+from harness.store.run_store import OK, RunStore, write_json_atomic
+from harness.strategies.costs import aggregate_costs
+from harness.strategies.world_model import aggregate_world_model
+from harness.task.contract import BenchmarkResult, RecordView, Sample, Services
+from harness.task.registry import get_adapter
+from harness.types import Score, Trajectory
+
+
+@dataclass
+class RegradeStats:
+    regraded: int = 0
+    changed: int = 0
+    failed: int = 0
+
+
+def _record_view(record: dict[str, Any]) -> RecordView:
+    score = record.get("score")
+    return RecordView(
+        sample_id=record["sample_id"],
+        subset=record["subset"],
+        trial=int(record["trial"]),
+        status=record.get("status", OK),
+        score=Score.from_dict(score) if score else None,
+        metadata=record.get("metadata") or {},
+    )
+
+
+def regrade_options(
+    benchmark: str, record: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The load options a record is regraded with: those it was loaded with, what the
+    run resolved when it ran (``Adapter.recorded_options``), then ``overrides`` (asked
+    for on the command line: ``harness score --option BENCH.KEY=VALUE``)."""
+    adapter = get_adapter(benchmark)
+    return {
+        **(record.get("load_options") or {}),
+        **adapter.recorded_options(record.get("metadata") or {}),
+        **((overrides or {}).get(benchmark) or {}),
+    }
+
+
+def _reload_samples(
+    benchmark: str,
+    records: list[dict[str, Any]],
+    data_dir: Path | None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> dict[tuple[str, str], Sample]:
+    """The samples behind the given records, loaded once per (subset, options)."""
+    adapter = get_adapter(benchmark)
+    groups: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
+    for record in records:
+        options = regrade_options(benchmark, record, overrides)
+        group_key = (record["subset"], repr(sorted(options.items())))
+        groups.setdefault(group_key, (options, set()))[1].add(record["sample_id"])
+    samples: dict[tuple[str, str], Sample] = {}
+    for (subset, _), (options, ids) in groups.items():
+        for sample in adapter.load(subset, ids=sorted(ids), data_dir=data_dir, options=options):
+            samples[(subset, sample.id)] = sample
+    return samples
+
+
+async def regrade(
+    records: list[dict[str, Any]],
+    services: Services,
+    data_dir: Path | DataDirs | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> RegradeStats:
+    """Score every stored trajectory again, updating the records in place."""
+    stats = RegradeStats()
+    by_benchmark: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        if record.get("status") == OK and record.get("trajectory") is not None:
+            by_benchmark[record["benchmark"]].append(record)
+    for benchmark, group in by_benchmark.items():
+        adapter = get_adapter(benchmark)
+        folder = DataDirs.of(data_dir).for_benchmark(benchmark)
+        samples = _reload_samples(benchmark, group, folder, overrides)
+        for record in group:
+            sample = samples.get((record["subset"], record["sample_id"]))
+            if sample is None:
+                stats.failed += 1
+                record["score_error"] = "sample no longer in the benchmark data"
+                continue
+            trajectory = Trajectory.from_dict(record["trajectory"])
+            try:
+                score = await adapter.score(sample, trajectory, services)
+            except Exception as exc:  # shown in scores.json, never a silent zero
+                stats.failed += 1
+                record["score_error"] = scrub_secrets(f"{type(exc).__name__}: {exc}")
+                continue
+            new = score.to_dict()
+            stats.regraded += 1
+            if record.get("score") != new:
+                stats.changed += 1
+            record["score"] = new
+    return stats
+
+
+def aggregate_records(
+    records: list[dict[str, Any]], not_run: list[dict[str, str]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per-benchmark aggregates (official formulas) with counts that are always shown."""
+    by_benchmark: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_benchmark[record["benchmark"]].append(record)
+    for item in not_run or []:
+        by_benchmark.setdefault(item["benchmark"], [])
+    results: dict[str, dict[str, Any]] = {}
+    for benchmark, group in sorted(by_benchmark.items()):
+        adapter = get_adapter(benchmark)
+        result: BenchmarkResult = adapter.aggregate([_record_view(r) for r in group])
+        skipped = [n for n in (not_run or []) if n["benchmark"] == benchmark]
+        for item in skipped:
+            if item["subset"] not in result.not_run:
+                result.not_run.append(item["subset"])
+        data = result.to_dict()
+        data["counts"] = {
+            "records": len(group),
+            "ok": sum(1 for r in group if r.get("status") == OK),
+            "infra_errors": sum(1 for r in group if r.get("status") == "infra_error"),
+            "score_errors": sum(1 for r in group if r.get("status") == "score_error")
+            + sum(1 for r in group if r.get("score_error")),
+        }
+        excluded = sum(1 for r in group if (r.get("score") or {}).get("excluded"))
+        if excluded:
+            # Scored, but left out of the metrics by the benchmark's own rule.
+            data["counts"]["excluded"] = excluded
+        data["not_run_reasons"] = {n["subset"]: n["reason"] for n in skipped}
+        # The official set as the adapter declared it when the run was scored, so
+        # coverage stays against the data version the run was made with.
+        official = adapter.official_set()
+        data["official_set"] = None if official is None else official.to_dict()
+        results[benchmark] = data
+    return results
+
+
+def usage_totals(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Token and call counts per role over a run."""
+    totals: dict[str, dict[str, int]] = {}
+    for record in records:
+        usage = (record.get("trajectory") or {}).get("usage") or {}
+        for role, counts in usage.items():
+            bucket = totals.setdefault(role, {})
+            for name, value in counts.items():
+                bucket[name] = bucket.get(name, 0) + int(value)
+    return totals
+
+
+def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]) -> Services:
+    """The judge (and user model name) the run was made with; the user simulator
+    itself is not needed to score a stored trajectory."""
+    from harness.models.settings import ModelSettings
+    from harness.run.clients import aux_client
+
+    benchmarks = sorted({r["benchmark"] for r in records})
+    judge_model = manifest.get("judge_model")
+    cache = manifest.get("cache")
+    base = ModelSettings(name=judge_model or "", cache_dir=Path(cache) if cache else None)
+    return Services(
+        user_model=manifest.get("user_model"),
+        judge_client=aux_client(judge_model, "judge", benchmarks, base),
+        judge_model=judge_model,
+        options={"prompt_mode": bool((manifest.get("model") or {}).get("prompt_mode"))},
+    )
+
+
+def check_overrides(overrides: dict[str, dict[str, Any]]) -> None:
+    """Options asked for on the command line are ones their benchmarks take, and
+    a credential among them is held (masked in scores.json like a suite's)."""
+    for benchmark, options in overrides.items():
+        get_adapter(benchmark).check_options(options, "--option")
+    add_config_secrets(overrides)
+
+
+def score_run(
+    run_dir: Path,
+    services: Services | None = None,
+    rescore: bool = True,
+    overrides: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json.
+    ``overrides`` (benchmark -> load options) regrade with other settings than the run
+    was made with; they are recorded in scores.json."""
+    check_overrides(overrides or {})
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    records = list(store.records().values())
+    data_dir = DataDirs.of(manifest.get("data_dir"))
+    stats = RegradeStats()
+    if rescore:
+        services = services or services_for_regrade(manifest, records)
+        try:
+            stats = asyncio.run(regrade(records, services, data_dir, overrides))
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{exc} (the regrade uses what the run used; another setting: "
+                "harness score RUN --option BENCH.KEY=VALUE)"
+            ) from None
+    planned = manifest.get("planned") or {}
+    recorded: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for record in records:
+        recorded[record["benchmark"]][record["subset"]].add(record["sample_id"])
+    missing = {
+        bench: {
+            subset: count - len(recorded[bench][subset])
+            for subset, count in subsets.items()
+            if count - len(recorded[bench][subset]) > 0
+        }
+        for bench, subsets in planned.items()
+    }
+    scores = {
+        "run_id": manifest.get("run_id"),
+        "scored_at": now_iso(),
+        "regrade": stats.__dict__,
+        **({"regrade_overrides": overrides} if overrides and rescore else {}),
+        "settings": {
+            key: manifest.get(key)
+            for key in (
+                "model",
+                "strategy",
+                "user_model",
+                "judge_model",
+                "trials",
+                "suite",
+                "env_feedback",
+            )
+        },
+        "versions": manifest.get("versions", {}),
+        "benchmarks": aggregate_records(records, manifest.get("not_run")),
+        "missing_samples": {b: m for b, m in missing.items() if m},
+        "usage": usage_totals(records),
+        "costs": aggregate_costs(records),
+        "world_model": aggregate_world_model(records),
+        "records": {
+            r["key"]: {
+                "status": r.get("status"),
+                "score": r.get("score"),
+                "score_error": r.get("score_error"),
+            }
+            for r in records
+        },
+    }
+    write_json_atomic(store.scores_path, scores)
+    return scores

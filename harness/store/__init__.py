@@ -1,0 +1,4 @@
+"""What a run writes: one ``Record`` per (sample, trial) (``records``), the manifest
+of everything that affects a number (``manifest``) and the run folder that holds
+both (``run_store``).
+"""

@@ -1,0 +1,269 @@
+"""The results store: one folder per run.
+
+``manifest.json`` says what produced the numbers (model, settings, versions);
+``samples.jsonl`` holds one record per (sample, trial), appended as each finishes.
+The file is append-only: a record that is retried later is appended again and the
+last record of a key wins. A kill can leave at most a torn last line, which
+reading skips and the next append closes off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness.boundary.sanitise import dumps_safe
+from harness.errors import ConfigError
+from harness.models.redact import mask, may_need_masking
+from harness.store.manifest import Manifest, manifest_problem, shape_problem
+from harness.store.records import OK, Record, record_key, record_problem
+
+__all__ = [
+    "OK",
+    "Manifest",
+    "Record",
+    "RunStore",
+    "manifest_problem",
+    "read_records",
+    "record_key",
+    "write_json_atomic",
+]
+
+MANIFEST = "manifest.json"
+SAMPLES = "samples.jsonl"
+SCORES = "scores.json"
+LOCK = ".lock"
+
+
+RUN_FILES = (MANIFEST, SAMPLES, SCORES, LOCK)
+
+
+def check_not_a_folder(path: Path) -> None:
+    """ConfigError, one line, when a run file's name is taken by something that is
+    not a file (a folder): opening it would fail as an OS error, the same on
+    every rerun, so it is the command to fix, not a failure to resume."""
+    if path.exists() and not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file"
+        raise ConfigError(
+            f"{path} is {kind}; a run folder's {path.name} must be a file "
+            "(move it away, or use another --out folder)"
+        )
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that readers see the old file or the new one, never half;
+    the held secrets masked first."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(dumps_safe(mask(data), indent=2, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# scores.json entries readers use (it is derived: `harness score` rebuilds it).
+_SCORES_FIELDS: dict[str, tuple[type, ...]] = {
+    "benchmarks": (dict,),
+    "records": (dict,),
+    "settings": (dict,),
+    "usage": (dict,),
+    "missing_samples": (dict,),
+    "regrade": (dict,),
+    "versions": (dict,),
+}
+
+
+@dataclass
+class LoadedRecords:
+    latest: dict[str, dict[str, Any]]  # key -> last record, in its JSON form (Record.to_dict)
+    torn_lines: int
+
+    def typed(self) -> dict[str, Record]:
+        return {key: Record.from_dict(data) for key, data in self.latest.items()}
+
+
+def read_records(path: Path) -> LoadedRecords:
+    """Every record of a samples.jsonl, the last one per key, skipping torn lines.
+
+    A line that is not JSON is torn (a kill mid-write) and skipped. A line that
+    is JSON but not a record means the file was damaged or written by something
+    else: ConfigError, naming the line, rather than a crash in whatever reads it.
+    """
+    latest: dict[str, dict[str, Any]] = {}
+    torn = 0
+    check_not_a_folder(path)
+    if not path.exists():
+        return LoadedRecords(latest, 0)
+    with path.open("r", encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                torn += 1
+                continue
+            problem = record_problem(record)
+            if problem is not None:
+                raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
+            latest[record["key"]] = record
+    return LoadedRecords(latest, torn)
+
+
+def record_line(record: Record) -> str:
+    """A record as one line of samples.jsonl (no newline): standard JSON in valid
+    UTF-8 (harness.boundary.sanitise.dumps_safe), the run's held secrets masked (by value
+    only: the trajectory keeps what the model sent and the benchmark gave it)."""
+    data = record.to_dict()
+    line = dumps_safe(data, default=str)
+    if may_need_masking(line):  # one search over the line for the held secrets; rarely true
+        line = dumps_safe(mask(data), default=str)
+    return line
+
+
+class RunStore:
+    """A run folder, opened by one writer at a time."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self._lock_handle: TextIO | None = None
+        self._samples_handle: TextIO | None = None
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def samples_path(self) -> Path:
+        return self.root / SAMPLES
+
+    @property
+    def scores_path(self) -> Path:
+        return self.root / SCORES
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def check_files(self) -> None:
+        """Each of the run's files that is there is a file (check_not_a_folder)."""
+        for name in RUN_FILES:
+            check_not_a_folder(self.root / name)
+
+    def read_manifest(self) -> dict[str, Any]:
+        check_not_a_folder(self.manifest_path)
+        if not self.exists():
+            raise ConfigError(f"{self.root} is not a run folder (no {MANIFEST})")
+        try:
+            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:  # not JSON, or not UTF-8
+            reason = str(exc).splitlines()[0][:200]
+            raise ConfigError(f"{self.manifest_path}: unreadable manifest ({reason})") from None
+        problem = manifest_problem(manifest)
+        if problem is not None:
+            raise ConfigError(f"{self.manifest_path}: not a run manifest ({problem})")
+        return manifest
+
+    def read_scores(self) -> dict[str, Any]:
+        """scores.json; ConfigError (rebuild it with `harness score`) if damaged."""
+        rebuild = f"rebuild it with: harness score {self.root}"
+        try:
+            scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError):
+            raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
+        problem = shape_problem(scores, _SCORES_FIELDS)
+        if problem is None:
+            benchmarks = scores["benchmarks"] or {}
+            if not all(isinstance(entry, dict) for entry in benchmarks.values()):
+                problem = "a benchmark entry is not an object"
+        if problem is not None:
+            raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
+        return scores
+
+    def load_manifest(self) -> Manifest:
+        """manifest.json as a Manifest (ConfigError as read_manifest)."""
+        return Manifest.from_dict(self.read_manifest())
+
+    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+        if not isinstance(manifest, Manifest):
+            manifest = Manifest.from_dict(manifest)
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.manifest_path, manifest.to_dict())
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """The last record of each key, in its JSON form."""
+        return read_records(self.samples_path).latest
+
+    def load_records(self) -> dict[str, Record]:
+        """The last record of each key, as a Record."""
+        return read_records(self.samples_path).typed()
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        yield from self.records().values()
+
+    def open_for_append(self) -> None:
+        """Take the run's lock and open samples.jsonl for appending."""
+        self.check_files()
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = self._lock_handle = open(self.root / LOCK, "w")  # noqa: SIM115 - held for the run
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            self._lock_handle = None
+            raise ConfigError(f"{self.root} is in use by another harness process") from None
+        self._close_torn_tail()
+        self._samples_handle = self.samples_path.open("a", encoding="utf-8")
+
+    def _close_torn_tail(self) -> None:
+        # A kill mid-write can leave a last line without its newline; end it so
+        # the next record starts on a line of its own (the torn line is skipped).
+        if not self.samples_path.exists() or self.samples_path.stat().st_size == 0:
+            return
+        with self.samples_path.open("rb+") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+
+    def append(self, record: Record) -> None:
+        """Append one record as one line and push it to the OS at once.
+
+        The line is always standard JSON in valid UTF-8 (harness.boundary.sanitise.dumps_safe:
+        invalid text replaced, non-finite numbers and over-deep values as text),
+        with the held secrets masked (harness.models.redact.mask).
+        """
+        if self._samples_handle is None:
+            raise RuntimeError("RunStore.open_for_append() first")
+        line = record_line(record)
+        self._samples_handle.write(line + "\n")
+        self._samples_handle.flush()
+        if os.fstat(self._samples_handle.fileno()).st_nlink == 0:
+            # The file (or its folder) was removed under the run: writing on would
+            # lose every record without a word.
+            raise FileNotFoundError(
+                errno.ENOENT, "the run's records were removed", str(self.samples_path)
+            )
+
+    def close(self) -> None:
+        """Flush, sync and release the lock; the lock is released even when the
+        disk refuses the flush (the error still propagates)."""
+        try:
+            if self._samples_handle is not None:
+                handle, self._samples_handle = self._samples_handle, None
+                try:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                finally:
+                    with contextlib.suppress(OSError):  # the flush error is the one to report
+                        handle.close()
+        finally:
+            self._release_lock()
+
+    def _release_lock(self) -> None:
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None

@@ -1,0 +1,269 @@
+"""The layout of harness/: one folder per concept, in layers, and a short top level.
+
+The import graph is read with ``ast`` from the source. Every import counts: at
+module level, inside a function, and under ``if TYPE_CHECKING:`` (a type-only
+import still ties two modules together, for a reader and for the type checker).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from support import REPO
+
+PACKAGE = REPO / "harness"
+
+# The concepts of harness/ from the bottom up: a module may import its own concept
+# and those listed before it, never one listed after it.
+LAYERS = [
+    "__init__",  # harness itself: its public names, imported on first use
+    "adapters",  # the face of the top-level adapters/ folder
+    "errors",
+    "boundary",  # untrusted input made safe; time and effect bounds
+    "types",  # the value types every layer shares
+    "models",  # model clients
+    "task",  # the adapter contract
+    "config",  # what a run is asked to do
+    "store",  # what a run writes
+    "strategies",  # one sample played: the episode loop and the strategies
+    "serving",  # model servers the harness starts
+    "run",  # one suite run
+    "results",  # numbers from run folders
+    "report",  # results rendered for people
+    "evaluate",  # run_suite
+    "executors",  # where sweep runs go
+    "commands",  # the command line's commands
+    "cli",
+    "testing",  # fake servers for tests and benchmarks
+]
+TOP_LEVEL_LIMIT = 8
+# What the contract may never depend on: how runs are executed, scored, reported.
+NOT_IN_THE_CONTRACT = {"run", "results", "report", "commands", "strategies", "serving", "executors"}
+# Who may import the rendering of results.
+REPORT_USERS = {"report", "commands"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def concept(module: str) -> str:
+    """harness.run.runner -> run; harness.cli -> cli; harness -> __init__."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _known(name: str) -> str | None:
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imports_of(module: str) -> set[str]:
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names] or [base]
+        else:
+            continue
+        for name in names:
+            target = _known(name)
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def importers_of(prefix: str) -> dict[str, set[str]]:
+    """Modules outside ``prefix`` -> what they import inside it."""
+    found: dict[str, set[str]] = {}
+    for module, targets in GRAPH.items():
+        if module == prefix or module.startswith(prefix + "."):
+            continue
+        inside = {t for t in targets if t == prefix or t.startswith(prefix + ".")}
+        if inside:
+            found[module] = inside
+    return found
+
+
+def cycles() -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(GRAPH[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(GRAPH):
+        if module not in index:
+            connect(module)
+    return groups
+
+
+def test_the_graph_is_read_with_type_only_imports():
+    assert "harness.task.contract" in GRAPH["harness.task.registry"]
+    # The contract names the model client only under TYPE_CHECKING.
+    assert "harness.models.base" in GRAPH["harness.task.contract"]
+
+
+def test_no_import_cycle_even_through_type_only_imports():
+    assert cycles() == []
+
+
+def test_every_concept_has_a_layer():
+    assert {concept(m) for m in MODULES} <= set(LAYERS)
+
+
+def test_each_concept_imports_only_those_below_it():
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        for target in targets
+        if rank[concept(target)] > rank[concept(module)]
+    )
+    assert not upward, upward
+
+
+def test_the_contract_imports_nothing_of_runs_results_or_reports():
+    found = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if concept(module) == "task"
+        for target in targets
+        if concept(target) in NOT_IN_THE_CONTRACT
+    )
+    assert not found, found
+
+
+def test_the_commands_are_imported_by_the_cli_alone():
+    assert importers_of("harness.commands") == {}
+    # The command line loads its commands by module name.
+    from harness.cli import COMMANDS
+
+    assert {module for _, module in COMMANDS} <= {m for m in MODULES if concept(m) == "commands"}
+
+
+def test_the_report_is_used_by_the_commands_alone():
+    users = {concept(module) for module in importers_of("harness.report")}
+    assert users <= REPORT_USERS, importers_of("harness.report")
+
+
+def test_the_top_level_is_short():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= TOP_LEVEL_LIMIT, top
+
+
+def test_the_contract_face_hands_on_every_public_name_of_the_contract():
+    import harness.task
+    from harness.task import contract
+
+    tree = ast.parse(MODULES["harness.task.contract"].read_text(encoding="utf-8"))
+    defined = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef | ast.FunctionDef) and not node.name.startswith("_")
+    }
+    assert defined <= set(harness.task.__all__)
+    for name in defined:
+        assert getattr(harness.task, name) is getattr(contract, name)
+
+
+def test_the_results_face_gives_the_tables_of_frames():
+    from harness import results
+    from harness.results import frames
+
+    for name in ("records", "aggregates", "runs", "task_outcomes"):
+        assert getattr(results, name) is getattr(frames, name)
+    assert not hasattr(results, "no_such_table")
+
+
+def test_the_results_face_loads_no_tables_for_its_light_modules():
+    # Tables, marks and statistics import harness.results.coverage and nonstandard
+    # (adapters too); asking the face for them must not import pandas.
+    code = (
+        "import sys; from harness.results import coverage, nonstandard, unscored; "
+        "print(sorted(m for m in ('pandas', 'harness.results.frames') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def documented_names() -> list[str]:
+    """The harness names README.md and docs/ show: `harness.x.y` in backticks and
+    the names of their ``from harness... import`` lines."""
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        found += re.findall(r"`(harness(?:\.[A-Za-z_]\w*)+)", text)
+        for module, names in re.findall(r"^from (harness[\w.]*) import ([\w, ]+)$", text, re.M):
+            found += [f"{module}.{name.strip()}" for name in names.split(",")]
+    return sorted(set(found))
+
+
+def test_every_name_the_docs_show_resolves():
+    names = documented_names()
+    assert "harness.task.Adapter" in names and "harness.results" in names
+    missing = []
+    for name in names:
+        parts = name.split(".")
+        for size in range(len(parts), 0, -1):
+            try:
+                value = importlib.import_module(".".join(parts[:size]))
+            except ImportError:
+                continue
+            try:
+                for attribute in parts[size:]:
+                    value = getattr(value, attribute)
+            except AttributeError:
+                missing.append(name)
+            break
+        else:
+            missing.append(name)
+    assert not missing, missing
