@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from support import REPO
+from support import REPO, import_cycles
 
 PACKAGE = REPO / "harness"
 # What the model layer may use besides itself: the value types and small helpers
@@ -79,38 +79,7 @@ GRAPH = {module: imports_of(module) for module in MODULES}
 
 
 def cycles() -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def connect(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(GRAPH[v]):
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for module in sorted(GRAPH):
-        if module not in index:
-            connect(module)
-    return groups
+    return import_cycles(GRAPH)
 
 
 def test_the_graph_is_read():

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import REPO
+from support import REPO, import_cycles
 
 PACKAGE = REPO / "harness"
 
@@ -109,38 +109,7 @@ def importers_of(prefix: str) -> dict[str, set[str]]:
 
 
 def cycles() -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def connect(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(GRAPH[v]):
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                groups.append(sorted(group))
-
-    for module in sorted(GRAPH):
-        if module not in index:
-            connect(module)
-    return groups
+    return import_cycles(GRAPH)
 
 
 def test_the_graph_is_read_with_type_only_imports():
@@ -267,3 +236,9 @@ def test_every_name_the_docs_show_resolves():
         else:
             missing.append(name)
     assert not missing, missing
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
