@@ -160,6 +160,7 @@ def test_mcnemar_exact_matches_scipy_and_statsmodels():
             assert ours == pytest.approx(mcnemar(table, exact=True).pvalue, abs=1e-12)
 
 
+@pytest.mark.slow  # statsmodels over many random families: about 100 s on 2 cores
 def test_holm_matches_statsmodels():
     rng = random.Random(3)
     for size in (1, 2, 5, 20):
