@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from harness.config import validate
 from harness.config.data_dirs import DataDirs
@@ -25,8 +25,14 @@ DEFAULT_JUDGE_MODEL = "gpt-4.1-2025-04-14"
 RESULTS_DIR = Path("results")
 DEFAULT_START_TIMEOUT_S = 900.0  # a large checkpoint can take minutes to load and compile
 
-TOOL_CHOICES = ("auto", "required", "none", "omit")
-ENV_FEEDBACK = ("standard", "augmented")
+# The fields that take one of a few words, typed so (a Python caller's checker sees
+# them) and checked at run time too (a YAML or a command line gives plain text).
+ToolChoice = Literal["auto", "required", "none", "omit"]
+EnvFeedback = Literal["standard", "augmented"]
+ClientKind = Literal["auto", "litellm", "direct"]
+InlineReasoning = Literal["split", "keep"]
+TOOL_CHOICES: tuple[str, ...] = get_args(ToolChoice)
+ENV_FEEDBACK: tuple[str, ...] = get_args(EnvFeedback)
 
 # (sample, trial) pairs one run may hold: more is a typo (and its work list would
 # not fit in memory).
@@ -69,11 +75,11 @@ class RunConfig:
     api_base: str | None = None  # OpenAI-compatible server URL(s), comma-separated
     model_config: Path | None = None  # YAML naming the model and its replicas
     serve: ServeConfig = field(default_factory=ServeConfig)
-    client: str = "auto"  # auto, litellm or direct
+    client: ClientKind = "auto"
     prompt_mode: bool = False
-    tool_choice: str = "auto"
+    tool_choice: ToolChoice = "auto"
     argument_max_length: int | None = None  # maxLength for the tools' string parameters
-    inline_reasoning: str = "split"  # <think> tags in replies: set apart, or decoded as text
+    inline_reasoning: InlineReasoning = "split"  # <think> tags: set apart, or decoded as text
     local_server: bool | None = None  # None: with a server or a loopback api_base
     preflight: bool = True
     model_revision: str | None = None
@@ -86,7 +92,7 @@ class RunConfig:
     # How
     strategy: str = "plain"
     strategy_options: dict[str, Any] = field(default_factory=dict)
-    env_feedback: str = "standard"
+    env_feedback: EnvFeedback = "standard"
     measure_world_model: bool = False
     temperature: float = 0.0
     top_p: float | None = None

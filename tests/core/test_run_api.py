@@ -105,3 +105,17 @@ def test_record_and_manifest_round_trip_keep_what_this_version_does_not_know():
     assert "server" not in manifest.to_dict() and manifest.to_dict()["limit"] is None
     with pytest.raises(ManifestError, match="'trials' is not int"):
         Manifest.from_dict({**old, "trials": "2"})
+
+
+def test_the_typed_choices_of_run_config_are_the_ones_checked_at_run_time():
+    from typing import get_args
+
+    from harness.config import run_config
+    from harness.models.openai_wire import TOOL_CHOICES as WIRE_TOOL_CHOICES
+    from harness.models.reasoning import INLINE_REASONING
+    from harness.models.settings import CLIENT_KINDS
+
+    assert get_args(run_config.ClientKind) == CLIENT_KINDS
+    assert get_args(run_config.InlineReasoning) == INLINE_REASONING
+    assert run_config.TOOL_CHOICES == WIRE_TOOL_CHOICES
+    assert run_config.ENV_FEEDBACK == ("standard", "augmented")
