@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.commands.run import run_config
     from harness.config.validate import writable_folder
     from harness.errors import ConfigError
-    from harness.executors.choice import make_executor
+    from harness.executors.choice import make_executor, run_reporting_failures
 
     config = run_config(args)
     config = replace(config, serve=replace(config.serve, serve=config.serve.serve or "vllm"))
@@ -227,13 +227,7 @@ def run(args: argparse.Namespace) -> int:
         f"executor, into {sweep_dir}",
         file=sys.stderr,
     )
-    results = executor.run(jobs)
-    for result in results:
-        if not result.ok:
-            print(
-                f"sweep: {result.name}: {result.error or f'exit code {result.exit_code}'}",
-                file=sys.stderr,
-            )
+    results = run_reporting_failures(executor, jobs, "sweep")
     unmerged = merge_parts(jobs, results, folders) if args.parts > 1 else []
     run_dirs = [
         folder

@@ -3,7 +3,9 @@ imports base.py, so base.py cannot import it)."""
 
 from __future__ import annotations
 
-from harness.executors.base import Executor, LocalExecutor
+import sys
+
+from harness.executors.base import Executor, Job, JobResult, LocalExecutor
 
 
 def make_executor(name: str, ray_address: str | None = None) -> Executor:
@@ -13,3 +15,16 @@ def make_executor(name: str, ray_address: str | None = None) -> Executor:
 
         return RayExecutor(address=ray_address)
     return LocalExecutor()
+
+
+def run_reporting_failures(executor: Executor, jobs: list[Job], command: str) -> list[JobResult]:
+    """Run the jobs and write one line on stderr for each that failed, prefixed
+    with the command's name (``run``, ``sweep``)."""
+    results = executor.run(jobs)
+    for result in results:
+        if not result.ok:
+            print(
+                f"{command}: {result.name}: {result.error or f'exit code {result.exit_code}'}",
+                file=sys.stderr,
+            )
+    return results

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.executors.base import Job, JobResult, part_folder, portable
-from harness.executors.choice import make_executor
+from harness.executors.choice import make_executor, run_reporting_failures
 
 RERUN = "rerun the same command to retry them (each part resumes, then they are merged again)"
 
@@ -94,13 +94,7 @@ def run_in_parts(
         f"run: {len(jobs)} part(s) on the {executor.name} executor, into {run_dir}",
         file=sys.stderr,
     )
-    results = executor.run(jobs)
-    for result in results:
-        if not result.ok:
-            print(
-                f"run: {result.name}: {result.error or f'exit code {result.exit_code}'}",
-                file=sys.stderr,
-            )
+    results = run_reporting_failures(executor, jobs, "run")
     code = 0 if all(result.ok for result in results) else 1
     if parts == 1:
         return PartsOutcome(run_dir, code)
