@@ -31,10 +31,11 @@ Tests and bench/tau2_scoring.py check that the rewards equal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from harness.boundary.sanitise import loads_within_depth
 
 from .domains import Domain, initialized_environment, new_environment, replayed_tools
 from .gold_cache import Hashes, cached_hashes
@@ -132,8 +133,8 @@ def _same_output(replayed: str | None, recorded: str | None) -> bool:
 
     def value(text: str | None) -> Any:
         try:
-            return json.loads(text) if text is not None else None
-        except (json.JSONDecodeError, TypeError):
+            return loads_within_depth(text) if text is not None else None
+        except (ValueError, TypeError):  # JSONDecodeError and BoundsError are ValueErrors
             return text
 
     return value(replayed) == value(recorded)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.boundary import threadsafe_ast
+from harness.boundary.sanitise import loads_within_depth
 from harness.models.base import ModelClient
 from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, Score
@@ -110,7 +111,9 @@ def judge_messages(
 def read_reply(text: str | None) -> list[bool]:
     """Each result's ``metExpectation``, read as tau2 reads the reply."""
     try:
-        data = json.loads(text or "")
+        # tau2 reads it with json.loads; the depth bound only keeps a runaway reply
+        # (thousands of nested brackets) a JudgeError instead of a RecursionError.
+        data = loads_within_depth(text or "")
         return [bool(result["metExpectation"]) for result in data.get("results", [])]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise JudgeError(f"the NL judge's reply is not tau2's JSON: {exc}") from None

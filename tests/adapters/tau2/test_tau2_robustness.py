@@ -184,3 +184,20 @@ def test_the_step_limit_stops_an_agent_that_never_stops_calling_tools():
     # the user's first message is one more: the loop stops inside the tool loop.
     assert len(endless.calls) <= 7
     assert ADAPTER.score_now(sample, trajectory, Services()).reward == 0.0
+
+
+def test_a_runaway_nl_judge_reply_is_a_judge_error_not_a_recursion_error():
+    from harness.adapters.tau2.nl_judge import JudgeError, read_reply
+
+    assert read_reply('{"results": [{"metExpectation": true}]}') == [True]
+    with pytest.raises(JudgeError, match="nested more than"):
+        read_reply("[" * 200_000 + "]" * 200_000)
+
+
+def test_a_replayed_tool_output_nested_past_the_bound_compares_as_text():
+    from harness.adapters.tau2.evaluation import _same_output
+
+    deep = "[" * 200_000 + "]" * 200_000
+    assert _same_output(deep, deep)
+    assert not _same_output(deep, "[]")
+    assert _same_output('{"a": 1}', '{ "a" : 1 }')
