@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.config.data_dirs import DataDirs
 from harness.errors import ConfigError
-from harness.models.redact import add_config_secrets, scrub_secrets
+from harness.models.redact import MASK, add_config_secrets, is_credential_name, scrub_secrets
 from harness.run.runner import now_iso
 from harness.store.run_store import OK, RunStore, write_json_atomic
 from harness.strategies.costs import aggregate_costs
@@ -51,11 +51,25 @@ def regrade_options(
     run resolved when it ran (``Adapter.recorded_options``), then ``overrides`` (asked
     for on the command line: ``harness score --option BENCH.KEY=VALUE``)."""
     adapter = get_adapter(benchmark)
-    return {
+    options = {
         **(record.get("load_options") or {}),
         **adapter.recorded_options(record.get("metadata") or {}),
         **((overrides or {}).get(benchmark) or {}),
     }
+    _refuse_masked_credentials(benchmark, options)
+    return options
+
+
+def _refuse_masked_credentials(benchmark: str, options: dict[str, Any]) -> None:
+    """ConfigError for a credential option that reached the records masked: the run
+    kept the secret out of them, so a regrade cannot have it back, and loading
+    with the mask as the credential would judge something the run did not."""
+    for key, value in options.items():
+        if value == MASK and is_credential_name(str(key)):
+            raise ConfigError(
+                f"{benchmark} option '{key}' is masked in the records (a credential is "
+                f"never stored): give it again with --option, naming {benchmark}.{key}"
+            )
 
 
 def _reload_samples(

@@ -103,7 +103,8 @@ def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_p
     )
     out = tmp_path / "run"
     assert main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out)]) == 0
-    assert main(["score", str(out), "--option", f"toy.judge_api_key={SCORE_KEY}"]) == 0
+    score = ["score", str(out), "--option", f"toy.judge_api_key={SCORE_KEY}"]
+    assert main([*score, "--option", f"toy.api_key={SUITE_KEY}"]) == 0
     streams = "".join(capsys.readouterr())
     files = [path for path in out.rglob("*") if path.is_file()]
     names = {path.name for path in files}
@@ -117,6 +118,25 @@ def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_p
     # The options are still recorded, masked: a reader sees that one was given.
     assert '"api_key": "***"' in (out / "samples.jsonl").read_text(encoding="utf-8")
     assert '"judge_api_key": "***"' in (out / "scores.json").read_text(encoding="utf-8")
+
+
+def test_a_regrade_asks_again_for_a_credential_the_records_hold_masked(tmp_path, capsys):
+    # The mask is not the key: a regrade loading with "***" would judge something
+    # the run did not, so it stops in one line naming the option to give again.
+    suite = tmp_path / "keyed.yaml"
+    suite.write_text(
+        "name: keyed\nentries:\n  - benchmark: toy\n    subsets: [easy]\n"
+        f"    options: {{api_key: {SUITE_KEY}}}\n"
+    )
+    out = tmp_path / "run"
+    assert main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out)]) == 0
+    capsys.readouterr()
+    before = (out / "samples.jsonl").read_bytes()
+    assert main(["score", str(out)]) == 2
+    line = one_error_line(capsys)
+    assert "toy option 'api_key' is masked in the records" in line
+    assert "give it again with --option, naming toy.api_key" in line
+    assert (out / "samples.jsonl").read_bytes() == before  # nothing rewritten
 
 
 @pytest.mark.parametrize("value", ["12345678", "[a, b]", "{k: v}"])
