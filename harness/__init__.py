@@ -1,6 +1,6 @@
 """harness: one evaluation harness for tool-using LLM agents.
 
-The Python entry point (see harness/evaluate.py)::
+The Python entry point (see harness/evaluate/)::
 
     from harness import RunConfig, run_suite
 

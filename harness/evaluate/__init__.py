@@ -1,0 +1,130 @@
+"""``run_suite(config) -> RunSummary``: one evaluation run, from Python.
+
+This is what ``harness run`` does once its flags are a ``RunConfig``: plan the
+run (endpoint, clients, strategy, samples, manifest), run what is left of it
+into its run folder, and score it. A training loop evaluates a checkpoint the
+same way, in its own process::
+
+    from harness import RunConfig, run_suite
+
+    summary = run_suite(RunConfig(suite="smoke", model="oracle", out=Path("runs/step_100")))
+    print(summary.scores["benchmarks"])
+
+``run_suite_async`` is the same for a caller that already runs an event loop.
+A rerun of the same config resumes the run folder.
+
+The planning is in this package, one concern a module: ``model`` (the model
+under test: endpoint, settings, fingerprint, preflight), ``services`` (the
+simulated user and the judge), ``manifest`` and ``plan`` (the plan itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.config.run_config import RunConfig
+from harness.models.redact import environment_read_once
+from harness.run.run_counts import RunCounts
+
+if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
+    from harness.evaluate.plan import PlannedRun
+    from harness.run.runner import NotRun
+
+
+@dataclass
+class RunSummary(RunCounts):
+    """What one ``run_suite`` call did (the runner's counts: total, skipped, ran,
+    ok, infra_errors, score_errors, elapsed_s), and the run's scores afterwards."""
+
+    run_dir: Path
+    command_s: float  # the whole call, planning and final scoring included
+    cache_hits: int
+    cache_calls: int | None  # model calls that asked the cache; None without a cache
+    not_run: list[NotRun] = field(default_factory=list)  # subsets left out
+    notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
+    scores: dict[str, Any] = field(default_factory=dict)  # the run's scores.json
+
+    @property
+    def succeeded(self) -> bool:
+        """No infrastructure or scoring error (a model's failure is a score, not an error)."""
+        return self.infra_errors == 0 and self.score_errors == 0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.succeeded else 1
+
+    def report_lines(self) -> list[str]:
+        """What the command line prints to stderr after a run."""
+        from harness.results.frames import partial_lines
+
+        lines = [self.line(), *self.notes]
+        lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
+        # Numbers over less than the benchmark's official set say so here too.
+        return lines + partial_lines(self.run_dir)
+
+    def line(self) -> str:
+        cache = (
+            "no response cache"
+            if self.cache_calls is None
+            else f"{self.cache_hits} of {self.cache_calls} model calls from the cache"
+        )
+        return (
+            f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok, "
+            f"{self.infra_errors} infrastructure errors, {self.score_errors} scoring errors, "
+            f"{cache} in {self.command_s:.1f}s"
+        )
+
+
+def run_suite(config: RunConfig) -> RunSummary:
+    """Run (or resume) one suite; ConfigError for a config that cannot run."""
+    started, started_at = time.monotonic(), _now_iso()
+    with environment_read_once():
+        run = _plan(config)
+        with run.session(started, started_at) as session:
+            asyncio.run(run.run_items(session))
+        return _finish(run, session.result(), started)
+
+
+async def run_suite_async(config: RunConfig) -> RunSummary:
+    """``run_suite`` inside a running event loop: the episodes run on the caller's
+    loop; planning, a server's start and the final scoring block it meanwhile."""
+    started, started_at = time.monotonic(), _now_iso()
+    with environment_read_once():
+        run = _plan(config)
+        with run.session(started, started_at) as session:
+            await run.run_items(session)
+        return _finish(run, session.result(), started)
+
+
+def _now_iso() -> str:
+    from harness.run.runner import now_iso
+
+    return now_iso()
+
+
+def _plan(config: RunConfig) -> PlannedRun:
+    from harness.evaluate.plan import plan_run
+
+    return plan_run(config)
+
+
+def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
+    """The run scored, and what the call did."""
+    from harness.run.scoring import score_run
+
+    scores = score_run(run.run_dir, rescore=False)
+    stats = run.settings.cache_stats
+    return RunSummary(
+        **vars(counts),
+        run_dir=run.run_dir,
+        command_s=round(time.monotonic() - started, 3),
+        cache_hits=stats.hits,
+        cache_calls=None if run.settings.cache_dir is None else stats.hits + stats.misses,
+        not_run=list(run.plan.not_run),
+        notes=list(run.settings.fit_report.lines(run.config.timeout)),
+        scores=scores,
+    )

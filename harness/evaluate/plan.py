@@ -1,0 +1,257 @@
+"""A run planned from its config before any sample runs: ``plan_run(config)``.
+
+The plan puts together the model (``model``), the user and judge (``services``),
+the strategy, the samples and the manifest (``manifest``); ``PlannedRun`` then
+opens the run folder, runs what is left and scores it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.config import validate
+from harness.config.run_config import MAX_WORK_ITEMS, RunConfig
+from harness.errors import ConfigError
+from harness.evaluate import model as planned_model
+from harness.run.run_counts import RunCounts
+from harness.store.manifest import Manifest
+
+if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
+    from harness.config.suites import Suite
+    from harness.models.settings import ModelSettings
+    from harness.run.runner import Plan, Runner, WorkItem
+    from harness.serving.plan import EndpointPlan
+    from harness.store.run_store import RunStore
+
+
+def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
+    """The run folder can be written, and holds a run we may resume (or nothing)."""
+    from harness.store.run_store import RunStore
+
+    validate.writable_folder(run_dir, flag)
+    store = RunStore(run_dir)
+    store.check_files()
+    if store.exists():
+        store.read_manifest()  # one line if it is not a manifest
+        store.records()  # one line if samples.jsonl holds something that is not a record
+    elif store.records() and not adopt:
+        raise ConfigError(
+            f"{run_dir} holds records but no manifest.json, so it cannot be checked to be "
+            "this run; add --adopt to resume it anyway, or use another --out folder"
+        )
+
+
+def check_data_dirs(config: RunConfig) -> None:
+    from harness.task.registry import benchmark_names
+
+    known = benchmark_names()
+    for name in config.data_dirs.per_benchmark:
+        if name not in known:
+            raise ConfigError(f"--data-dir {name}=...: unknown benchmark '{name}'")
+    for folder in [config.data_dirs.root, *config.data_dirs.per_benchmark.values()]:
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ConfigError(f"--data-dir {folder} is a file, not a folder")
+
+
+def plan_samples(config: RunConfig, suite: Suite, trials: int) -> Plan:
+    """The suite's samples that can run here (ConfigError when none can, or too many)."""
+    from harness.run.runner import plan_suite
+
+    ids = [i.strip() for i in config.ids] if config.ids else None
+    plan = plan_suite(suite, limit=config.limit, data_dir=config.data_dirs, ids=ids)
+    if not plan.samples:
+        reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
+        raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
+    if len(plan.samples) * trials > MAX_WORK_ITEMS:
+        raise ConfigError(
+            f"{len(plan.samples)} samples x {trials} trials is more than "
+            f"{MAX_WORK_ITEMS:,} (sample, trial) pairs in one run; use --shard or fewer trials"
+        )
+    return plan
+
+
+@dataclass
+class Session:
+    todo: list[WorkItem]  # what is left to run
+    skipped: int  # already done
+    counts: RunCounts | None = None  # once run
+
+    def result(self) -> RunCounts:
+        if self.counts is None:
+            raise RuntimeError("the session's items were never run")
+        return self.counts
+
+
+@dataclass
+class PlannedRun:
+    """Everything a run needs, planned from its config before any sample runs."""
+
+    config: RunConfig
+    run_dir: Path
+    settings: ModelSettings
+    endpoint: EndpointPlan
+    plan: Plan
+    runner: Runner
+    store: RunStore
+    manifest: Manifest
+    trials: int
+    clients: list[Any]
+
+    @contextlib.contextmanager
+    def session(self, started: float, started_at: str) -> Iterator[Session]:
+        """The run folder open for appending (and the server up, if the run starts
+        one and has work left) for the ``with`` block, which runs ``todo`` and sets
+        ``counts``; the manifest records the time spent, also when interrupted."""
+        from harness.models.fingerprint import check_same_weights
+        from harness.run.runner import now_iso
+        from harness.store.manifest import check_resumable
+
+        store, manifest = self.store, self.manifest
+        if store.exists():
+            old = store.load_manifest()
+            check_resumable(old.to_dict(), manifest.to_dict(), self.run_dir)
+            check_same_weights(old.to_dict(), manifest.to_dict(), self.run_dir)
+            manifest.created_at = old.created_at or manifest.created_at
+            manifest.active_spans = list(old.active_spans or [])
+            manifest.server_spans = old.server_spans
+            manifest.resumed_at = now_iso()
+        store.open_for_append()
+        try:
+            store.write_manifest(manifest)
+            # samples.jsonl is read once here for what is left to do.
+            todo, skipped = self.runner.pending(self.plan.samples, self.trials)
+            session = Session(todo, skipped)
+            try:
+                with self.endpoint.serving(self.run_dir, needed=bool(todo)):
+                    if todo:
+                        self.settings.fit_report.say = planned_model.say
+                    if todo and self.config.preflight:
+                        planned_model.preflight(self.settings)
+                        planned_model.say_what_cannot_fit(self.settings, self.endpoint, todo)
+                    yield session
+            except BaseException:
+                if todo:  # an interrupted run still spent this time on the run
+                    manifest.add_active_span(started_at, time.monotonic() - started)
+                    self.endpoint.record_server_spans(manifest)
+                    store.write_manifest(manifest)
+                raise
+            manifest.finished_at = now_iso()
+            if todo:
+                manifest.add_active_span(started_at, time.monotonic() - started)
+            self.endpoint.record_server_spans(manifest)
+            manifest.last_summary = {
+                **session.result().__dict__,  # elapsed_s: the episodes, scoring and records
+                "command_s": round(time.monotonic() - started, 3),  # the whole command
+                "cache_hits": self.settings.cache_stats.hits,
+            }
+            store.write_manifest(manifest)
+        finally:
+            store.close()
+
+    async def run_items(self, session: Session) -> None:
+        session.counts = await self._run_items(session.todo, session.skipped)
+
+    async def _run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
+        from harness.run.progress import ProgressDisplay
+
+        display = ProgressDisplay(total=len(todo) + skipped, enabled=self.config.progress)
+        self.runner.progress = display.advance
+        display.start(already_done=skipped)
+        try:
+            return await self.runner.run_items(todo, skipped)
+        finally:
+            display.stop()
+            for client in self.clients:
+                if client is not None:
+                    await client.aclose()
+
+
+def plan_run(config: RunConfig) -> PlannedRun:
+    """Plan the run; nothing is written yet. The config is not changed."""
+    from harness.config.shard import Shard
+    from harness.config.suites import load_suite
+    from harness.evaluate.manifest import ManifestInputs, build_manifest
+    from harness.evaluate.services import plan_services
+    from harness.models.redact import add_config_secrets, add_url_secrets
+    from harness.run.clients import ModelProvider
+    from harness.run.runner import Runner, now_iso
+    from harness.store.run_store import RunStore
+    from harness.strategies.registry import build_strategy
+    from harness.types import SamplingParams
+
+    config.check()
+    add_url_secrets(config.api_base)  # a key in the URL never reaches the run folder
+    add_config_secrets(config.strategy_options)  # a rehearser's key or URL password
+    suite = load_suite(config.suite)
+    trials = config.trials if config.trials is not None else suite.trials
+    endpoint = planned_model.plan_model_endpoint(config)
+    assert endpoint.model is not None  # plan_model_endpoint checked it
+    shard = Shard.parse(config.shard) if config.shard else Shard()
+    run_dir = config.run_dir(endpoint.model)
+    check_run_folder(
+        run_dir, config.adopt, "--out" if config.out else "the run folder (in results/)"
+    )
+    model = planned_model.plan_model(config, endpoint, run_dir)
+    settings = model.settings
+    strategy = build_strategy(
+        config.strategy,
+        config.all_strategy_options(),
+        model_factory=planned_model.model_factory(settings),
+    )
+    check_data_dirs(config)
+    plan = plan_samples(config, suite, trials)
+    provider = ModelProvider(settings)
+    services = plan_services(config, suite, plan, settings)
+    sampling = SamplingParams(
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.max_tokens,
+        seed=config.seed,
+    )
+    manifest = build_manifest(
+        ManifestInputs(
+            config=config,
+            run_id=run_dir.name,
+            suite=suite,
+            trials=trials,
+            plan=plan,
+            shard=shard,
+            model=model,
+            provider=provider,
+            endpoint=endpoint,
+            strategy=strategy,
+            services=services,
+            sampling=sampling,
+        ),
+        created_at=now_iso(),
+    )
+    store = RunStore(run_dir)
+    runner = Runner(
+        store=store,
+        strategy=strategy,
+        model_provider=provider,
+        services=services,
+        params=sampling,
+        concurrency=config.concurrency,
+        base_seed=config.seed,
+        episode_timeout_s=config.episode_timeout,
+        load_options=plan.load_options,
+        shard=shard,
+    )
+    return PlannedRun(
+        config=config,
+        run_dir=run_dir,
+        settings=settings,
+        endpoint=endpoint,
+        plan=plan,
+        runner=runner,
+        store=store,
+        manifest=manifest,
+        trials=trials,
+        clients=[provider, services.user_client, services.judge_client],
+    )

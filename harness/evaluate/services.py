@@ -1,0 +1,69 @@
+"""The models beside the one under test: the simulated user and the judge.
+
+Only benchmarks with a simulated user or a judge need (and record) those models;
+a run of the others names neither in its manifest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.config.run_config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, RunConfig
+
+if TYPE_CHECKING:
+    from harness.config.suites import Suite
+    from harness.models.settings import ModelSettings
+    from harness.run.runner import Plan
+    from harness.task.contract import Services
+
+
+def planned_benchmarks(plan: Plan) -> list[str]:
+    """The benchmarks of a plan: those with samples to run and those left out."""
+    return sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
+
+
+def user_model_name(config: RunConfig, suite: Suite, benchmarks: list[str]) -> str | None:
+    """The simulated user's model: the config's, the suite's, else the default;
+    None when no benchmark of the run has a simulated user."""
+    from harness.task.registry import get_adapter
+
+    wanted = config.user_model or suite.user_model or DEFAULT_USER_MODEL
+    return wanted if any(get_adapter(b).needs_user_model for b in benchmarks) else None
+
+
+def judge_model_name(config: RunConfig, suite: Suite, plan: Plan) -> str | None:
+    """The judge's model: the config's, the suite's, the first benchmark's own,
+    else the default; None when no subset the run holds is judged."""
+    from harness.task.registry import get_adapter
+
+    benchmarks = planned_benchmarks(plan)
+    benchmark_judges = [get_adapter(b).default_judge_model for b in benchmarks]
+    wanted = (
+        config.judge_model
+        or suite.judge_model
+        or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
+    )
+    subsets_of = {
+        b: sorted({s.subset for s in plan.samples if s.benchmark == b}) for b in benchmarks
+    }
+    judged = any(get_adapter(b).needs_judge_for(subsets_of[b]) for b in benchmarks)
+    return wanted if judged else None
+
+
+def plan_services(config: RunConfig, suite: Suite, plan: Plan, settings: ModelSettings) -> Services:
+    """The services an episode gets: user and judge clients (built like the
+    actor's, or an adapter's stand-in), the seed and the prompt mode."""
+    from harness.run.clients import aux_client
+    from harness.task.contract import Services
+
+    benchmarks = planned_benchmarks(plan)
+    user_model = user_model_name(config, suite, benchmarks)
+    judge_model = judge_model_name(config, suite, plan)
+    return Services(
+        user_client=aux_client(user_model, "user", benchmarks, settings),
+        user_model=user_model,
+        judge_client=aux_client(judge_model, "judge", benchmarks, settings),
+        judge_model=judge_model,
+        seed=config.seed,
+        options={"prompt_mode": config.prompt_mode},
+    )
