@@ -190,8 +190,8 @@ async def bench_domain(
     run: TaskSetRun, domain: str, limit: int | None, variants: list[str], failures: list[str]
 ) -> Timings:
     adapter, services = run.adapter, run.services
-    samples = adapter.load_first(
-        domain, limit, data_dir=run.data_dir, options=run.options(domain) or None
+    samples = adapter.load(
+        domain, limit=limit, data_dir=run.data_dir, options=run.options(domain) or None
     )
     timings = Timings()
     where = f"{run.benchmark}/{domain}"
@@ -300,8 +300,8 @@ def prepare(run: TaskSetRun, domains: list[str]) -> None:
     """Load the code base and import its evaluator (and litellm) before anything is timed."""
     if not domains:
         return
-    sample = run.adapter.load_first(
-        domains[0], 1, data_dir=run.data_dir, options=run.options(domains[0]) or None
+    sample = run.adapter.load(
+        domains[0], limit=1, data_dir=run.data_dir, options=run.options(domains[0]) or None
     )[0]
     package = run.adapter.domain_of(sample).package
     package.quiet()

@@ -93,7 +93,7 @@ class ToyAdapter(Adapter):
             "judge_api_key": "another one",
         }
 
-    def load(self, subset, ids=None, data_dir=None, options=None) -> list[Sample]:
+    def load(self, subset, *, limit=None, ids=None, data_dir=None, options=None) -> list[Sample]:
         count = 5 if subset == "easy" else 3
         samples = []
         for i in range(count):
@@ -114,7 +114,7 @@ class ToyAdapter(Adapter):
                     metadata={"target": target},
                 )
             )
-        return samples
+        return samples if limit is None else samples[:limit]
 
     async def score(self, sample, trajectory: Trajectory, services) -> Score:
         total = (trajectory.final_state or {}).get("total")

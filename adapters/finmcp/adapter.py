@@ -215,6 +215,8 @@ class FinMCPAdapter(Adapter):
     def load(
         self,
         subset: str,
+        *,
+        limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
@@ -243,7 +245,7 @@ class FinMCPAdapter(Adapter):
                 if labels != SKIP:  # only a protocol other than the official one is recorded
                     sample.metadata[LABELS_OPTION] = labels
                 samples.append(sample)
-        return samples
+        return samples if limit is None else samples[:limit]
 
     def _sample(
         self,

@@ -216,16 +216,8 @@ class Tau2Adapter(Adapter):
     def load(
         self,
         subset: str,
-        ids: list[str] | None = None,
-        data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> list[Sample]:
-        return self.load_first(subset, None, ids=ids, data_dir=data_dir, options=options)
-
-    def load_first(
-        self,
-        subset: str,
-        limit: int | None,
+        *,
+        limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,

@@ -137,6 +137,8 @@ class VitaBenchAdapter(Adapter):
     def load(
         self,
         subset: str,
+        *,
+        limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
@@ -171,7 +173,7 @@ class VitaBenchAdapter(Adapter):
             ):
                 sample.metadata["prompt_checkout"] = str(Path(folder).expanduser().resolve())
             samples.append(sample)
-        return samples
+        return samples if limit is None else samples[:limit]
 
     def tool_schemas(self, task: VitaTask) -> list[ToolSchema]:
         """The agent's tools; they depend only on scenario and language."""

@@ -154,9 +154,9 @@ def plan_suite(
             wanted_ids = ids or entry.ids
             caps = [c for c in (entry.limit, limit) if c is not None]
             try:
-                samples = adapter.load_first(
+                samples = adapter.load(
                     subset,
-                    min(caps) if caps else None,
+                    limit=min(caps) if caps else None,
                     ids=wanted_ids,
                     data_dir=data_dirs.for_benchmark(entry.benchmark),
                     options=entry.options,

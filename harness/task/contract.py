@@ -350,25 +350,15 @@ class Adapter(ABC):
     def load(
         self,
         subset: str,
+        *,
+        limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
         options: dict[str, Any] | None = None,
     ) -> list[Sample]:
-        """The samples of one subset, optionally only the given ids."""
-
-    def load_first(
-        self,
-        subset: str,
-        limit: int | None,
-        ids: list[str] | None = None,
-        data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> list[Sample]:
-        """The first ``limit`` samples of ``load`` (all for None). An adapter whose
-        loading costs seconds overrides this to prepare only those, so that a
-        suite with ``limit: 2`` starts at once."""
-        samples = self.load(subset, ids=ids, data_dir=data_dir, options=options)
-        return samples if limit is None else samples[:limit]
+        """The first ``limit`` samples of one subset (all for None), optionally only
+        the given ids. An adapter whose loading costs seconds prepares only those,
+        so that a suite with ``limit: 2`` starts at once."""
 
     @abstractmethod
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:

@@ -308,7 +308,7 @@ def _check_load(
 ) -> list[Sample]:
     where = f"load('{subset}')"
     samples = checker.call(
-        "load", "load_first", subset, limit, data_dir=data_dir, options=dict(options)
+        "load", "load", subset, limit=limit, data_dir=data_dir, options=dict(options)
     )
     checker.require("load", isinstance(samples, list), f"{where} gave no list")
     checker.require("load", bool(samples), f"{where} gave no sample")

@@ -114,7 +114,7 @@ def test_tau2_official_sizes_match_the_installed_task_set():
     adapter = get_adapter("tau2")
     official = adapter.official_set()
     for domain, size in official.sizes.items():
-        assert len(adapter.load_first(domain, None)) == size, domain
+        assert len(adapter.load(domain)) == size, domain
 
 
 def _bfcl_run(root, categories: dict[str, list[bool]]):

@@ -3,6 +3,8 @@ samples, offline; adapters that break the contract fail it, naming the check."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from support import shared_path
 
@@ -107,8 +109,8 @@ def test_finmcp_single_and_multi_turn(shared_data):
 class DuplicateIds(ToyAdapter):
     name = "toy-duplicate-ids"
 
-    def load(self, subset, ids=None, data_dir=None, options=None):
-        samples = super().load(subset, ids=ids, data_dir=data_dir, options=options)
+    def load(self, subset, *, limit=None, ids=None, data_dir=None, options=None):
+        samples = super().load(subset, limit=limit, ids=ids, data_dir=data_dir, options=options)
         for sample in samples:
             sample.benchmark, sample.id = self.name, "same"
         return samples
@@ -117,8 +119,8 @@ class DuplicateIds(ToyAdapter):
 class FailingOracle(ToyAdapter):
     name = "toy-failing-oracle"
 
-    def load(self, subset, ids=None, data_dir=None, options=None):
-        samples = super().load(subset, ids=ids, data_dir=data_dir, options=options)
+    def load(self, subset, *, limit=None, ids=None, data_dir=None, options=None):
+        samples = super().load(subset, limit=limit, ids=ids, data_dir=data_dir, options=options)
         for sample in samples:
             sample.benchmark = self.name
         return samples
@@ -126,6 +128,16 @@ class FailingOracle(ToyAdapter):
     def oracle(self, sample):
         call = ToolCall(id="c1", name="add", arguments={"n": sample.gold["target"] + 1})
         return ScriptedClient([AssistantTurn(tool_calls=[call])], name="oracle")
+
+
+class IgnoresLimit(ToyAdapter):
+    name = "toy-ignores-limit"
+
+    def load(self, subset, *, limit=None, ids=None, data_dir=None, options=None):
+        samples = super().load(subset, ids=ids, data_dir=data_dir, options=options)
+        for sample in samples:
+            sample.benchmark = self.name
+        return samples
 
 
 class NoSubsets(ToyAdapter):
@@ -155,6 +167,7 @@ class ScoreFromNothing(FailingOracle):
     ("adapter", "check", "words"),
     [
         (DuplicateIds, "load", "repeats sample ids same"),
+        (IgnoresLimit, "load", "gave 5 samples for limit 2"),
         (FailingOracle, "oracle", "did not pass"),
         (NoSubsets, "subsets", "subsets() is empty"),
         (ScoreFromNothing, "no score unscored", "none of which was scored"),
@@ -169,3 +182,18 @@ def test_a_broken_adapter_fails_naming_the_check_and_the_adapter(adapter, check,
     assert words in message and "\n" not in message
     assert caught.value.check == check and isinstance(caught.value, AssertionError)
     assert registry._registered == before
+
+
+def test_every_adapter_takes_what_follows_the_subset_by_keyword():
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    expected = [("subset", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
+        (name, keyword) for name in ("limit", "ids", "data_dir", "options")
+    ]
+    adapters = [ToyAdapter] + [type(registry.get_adapter(n)) for n in registry.benchmark_names()]
+    assert len(adapters) > 4
+    for adapter in adapters:
+        parameters = list(inspect.signature(adapter.load).parameters.values())[1:]
+        assert [(p.name, p.kind) for p in parameters] == expected, adapter.__name__
+        assert all(p.default is None for p in parameters[1:]), adapter.__name__
+    with pytest.raises(TypeError):
+        ToyAdapter().load("easy", 2)  # type: ignore[misc]

@@ -240,8 +240,8 @@ class OrdersAdapter(Adapter):
     def subsets(self) -> list[str]:
         return ["cancel"]
 
-    def load(self, subset, ids=None, data_dir=None, options=None) -> list[Sample]:
-        return [orders_sample()]
+    def load(self, subset, *, limit=None, ids=None, data_dir=None, options=None) -> list[Sample]:
+        return [orders_sample()][:limit]
 
     async def score(self, sample, trajectory, services) -> Score:
         passed = (trajectory.final_state or {}).get("cancelled") == [ORDER]

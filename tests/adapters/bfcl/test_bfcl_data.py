@@ -149,6 +149,6 @@ def test_a_partial_memory_load_keeps_the_prerequisite_chain():
 
 
 def test_the_adapter_loads_only_the_first_samples_asked_for():
-    samples = ADAPTER.load_first("multi_turn_base", 2)
+    samples = ADAPTER.load("multi_turn_base", limit=2)
     assert [s.id for s in samples] == [s.id for s in ADAPTER.load("multi_turn_base")[:2]]
     assert samples[0].tools == ADAPTER.load("multi_turn_base")[0].tools

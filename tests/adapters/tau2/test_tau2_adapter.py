@@ -189,6 +189,6 @@ def test_tasks_loaded_in_part_are_tau2s_own(domain, split):
 
 
 def test_the_adapter_loads_only_the_first_samples_asked_for():
-    first = ADAPTER.load_first("retail", 2)
+    first = ADAPTER.load("retail", limit=2)
     assert [s.id for s in first] == [s.id for s in ADAPTER.load("retail")[:2]]
-    assert [s.id for s in ADAPTER.load_first("retail", 1, ids=["7", "5"])] == ["7"]
+    assert [s.id for s in ADAPTER.load("retail", limit=1, ids=["7", "5"])] == ["7"]

@@ -95,7 +95,7 @@ async def play_ours(samples, kinds, judge_url):
 def check_domain(subset: str, checkout, judge_server, monkeypatch, limit: int | None):
     monkeypatch.setenv("OPENAI_API_BASE", judge_server.url)  # tau2-bench's litellm judge
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge")
-    samples = ADAPTER.load_first(subset, limit, data_dir=checkout, options=options_for(subset))
+    samples = ADAPTER.load(subset, limit=limit, data_dir=checkout, options=options_for(subset))
     if subset == "banking_knowledge" and limit is not None:
         samples += ADAPTER.load(
             subset, ids=[BANKING_NL_TASK], data_dir=checkout, options=options_for(subset)
