@@ -8,7 +8,8 @@ same way, in its own process::
     from harness import RunConfig, run_suite
 
     summary = run_suite(RunConfig(suite="smoke", model="oracle", out=Path("runs/step_100")))
-    print(summary.scores["benchmarks"])
+    for name, entry in summary.benchmarks.items():  # typed: harness.results.entries
+        print(name, entry.primary_value, entry.interval, entry.coverage, entry.counts)
 
 ``run_suite_async`` is the same for a caller that already runs an event loop.
 A rerun of the same config resumes the run folder.
@@ -32,21 +33,37 @@ from harness.run.run_counts import RunCounts
 
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.evaluate.plan import PlannedRun
+    from harness.results.entries import BenchmarkEntry
+    from harness.results.scores import RunScores
     from harness.run.runner import NotRun
 
 
 @dataclass
 class RunSummary(RunCounts):
     """What one ``run_suite`` call did (the runner's counts: total, skipped, ran,
-    ok, infra_errors, score_errors, elapsed_s), and the run's scores afterwards."""
+    ok, infra_errors, score_errors, elapsed_s), and the run's results afterwards:
+    ``results`` (``benchmarks``), the typed entries the leaderboard shows, equal
+    to what ``harness.results.read_scores(run_dir)`` reads back."""
 
     run_dir: Path
     command_s: float  # the whole call, planning and final scoring included
     cache_hits: int
     cache_calls: int | None  # model calls that asked the cache; None without a cache
+    results: RunScores  # the run's scores, as scored at the end of the call
     not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
-    scores: dict[str, Any] = field(default_factory=dict)  # the run's scores.json
+
+    @property
+    def benchmarks(self) -> dict[str, BenchmarkEntry]:
+        """benchmark -> its headline, primary interval, coverage and counts."""
+        return self.results.benchmarks
+
+    @property
+    def scores(self) -> dict[str, Any]:
+        """The run's scores.json as a plain dict (as written; ``benchmarks`` is typed)."""
+        from harness.store.run_store import RunStore
+
+        return RunStore(self.run_dir).read_scores()
 
     @property
     def succeeded(self) -> bool:
@@ -59,12 +76,16 @@ class RunSummary(RunCounts):
 
     def report_lines(self) -> list[str]:
         """What the command line prints to stderr after a run."""
-        from harness.results.frames import partial_lines
+        from harness.results.headlines import benchmark_label, sort_benchmarks
 
         lines = [self.line(), *self.notes]
         lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
         # Numbers over less than the benchmark's official set say so here too.
-        return lines + partial_lines(self.run_dir)
+        for name in sort_benchmarks(self.benchmarks):
+            coverage = self.benchmarks[name].coverage
+            if coverage is not None and coverage.partial:
+                lines.append(f"partial: {benchmark_label(name)}: {coverage.describe()}")
+        return lines
 
     def line(self) -> str:
         cache = (
@@ -114,9 +135,10 @@ def _plan(config: RunConfig) -> PlannedRun:
 
 def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
     """The run scored, and what the call did."""
+    from harness.results.scores import read_scores
     from harness.run.scoring import score_run
 
-    scores = score_run(run.run_dir, rescore=False)
+    score_run(run.run_dir, rescore=False)
     stats = run.settings.cache_stats
     return RunSummary(
         **vars(counts),
@@ -125,6 +147,6 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
         cache_hits=stats.hits,
         cache_calls=None if run.settings.cache_dir is None else stats.hits + stats.misses,
         not_run=list(run.plan.not_run),
+        results=read_scores(run.run_dir),
         notes=list(run.settings.fit_report.lines(run.config.timeout)),
-        scores=scores,
     )

@@ -5,8 +5,10 @@ statistics and intervals (``stats``), what each benchmark headlines
 (``reference``) and prices (``pricing``).
 
 ``from harness import results`` gives the tables of ``frames`` (``results.records(...)``,
-``results.aggregates(...)``, ...), imported on first use: the modules here that need
-no pandas (coverage, marks, statistics) stay light to import.
+``results.aggregates(...)``, ...) and the typed results of a run's scores.json
+(``results.read_scores(run_dir)``, from ``scores``; a benchmark's ``BenchmarkEntry``
+is in ``entries``), imported on first use: the modules here that need no pandas
+(coverage, marks, statistics) stay light to import.
 """
 
 from __future__ import annotations
@@ -24,12 +26,23 @@ FRAMES = (
     "runs",
     "task_outcomes",
 )
-__all__ = list(FRAMES)
+# The typed results, and the modules they live in.
+TYPED = {
+    "BenchmarkCounts": "entries",
+    "BenchmarkEntry": "entries",
+    "RunScores": "scores",
+    "read_scores": "scores",
+}
+__all__ = [*FRAMES, *TYPED]
 
 
 def __getattr__(name: str) -> Any:
     # Only the listed names: any other (a submodule being imported) must not pull
     # in pandas by asking frames first.
+    import importlib
+
+    if name in TYPED:
+        return getattr(importlib.import_module(f"harness.results.{TYPED[name]}"), name)
     if name not in FRAMES:
         raise AttributeError(f"module 'harness.results' has no attribute {name!r}")
     from harness.results import frames

@@ -381,7 +381,8 @@ class Estimate:
     value: float
     interval: Interval
     n_tasks: int
-    replicates: Any = field(default=None, repr=False)
+    # A sample of how the interval was computed: not part of an estimate's equality.
+    replicates: Any = field(default=None, repr=False, compare=False)
 
 
 def estimate(

@@ -14,6 +14,7 @@ from harness.report.leaderboard.table import (
 )
 from harness.results import nonstandard
 from harness.results.coverage import PARTIAL_MARK, Coverage
+from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_label, is_count_metric
 
 
@@ -114,9 +115,10 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         if entry.coverage is not None:
             cells["coverage"] = entry.coverage.summary()
         if not result.is_reference:
-            cells["records"] = entry.counts.get("records", 0)
-            cells["infra_errors"] = entry.counts.get("infra_errors", 0)
-            cells["score_errors"] = entry.counts.get("score_errors", 0)
+            counts = entry.counts or NO_COUNTS
+            cells["records"] = counts.records
+            cells["infra_errors"] = counts.infra_errors
+            cells["score_errors"] = counts.score_errors
             cells["missing"] = entry.missing
             cells["not_run"] = (
                 ", ".join(

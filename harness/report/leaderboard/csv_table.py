@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.report.leaderboard.rows import FRACTION, RunResult, metric_interval
 from harness.results.coverage import Coverage
+from harness.results.entries import COUNT_NAMES, NO_COUNTS
 from harness.results.headlines import is_count_metric, sort_benchmarks
 
 CSV_HEADER = [
@@ -115,8 +116,9 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
                     coverage,
                 )
         if not result.is_reference:
-            for name in ("records", "ok", "infra_errors", "score_errors"):
-                add(bench, name, entry.counts.get(name, 0), "count")
+            counts = (entry.counts or NO_COUNTS).to_dict()
+            for name in COUNT_NAMES:
+                add(bench, name, counts[name], "count")
             add(bench, "missing", entry.missing, "count")
             add(bench, "not_run", ";".join(sorted(entry.not_run)), "subsets")
     composite = result.composite

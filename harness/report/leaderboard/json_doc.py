@@ -63,7 +63,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
                 },
                 "unscored": entry.unscored or None,
                 "unscored_subsets": entry.unscored_subsets,
-                "counts": entry.counts,
+                "counts": {} if entry.counts is None else entry.counts.to_dict(),
                 "missing": entry.missing,
                 "not_run": entry.not_run,
                 "notes": entry.notes,

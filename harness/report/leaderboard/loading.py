@@ -1,4 +1,5 @@
-"""A run folder as a leaderboard row: headline, interval, coverage, pass^k, cost."""
+"""A run folder as a leaderboard row: its benchmarks' entries (headline, interval,
+coverage, pass^k: ``harness.results.entries``), composite and cost."""
 
 from __future__ import annotations
 
@@ -7,20 +8,12 @@ from typing import Any
 
 from harness.report.leaderboard.composite_score import composite_of
 from harness.report.leaderboard.reference_rows import reference_rows
-from harness.report.leaderboard.rows import (
-    CI_TOLERANCE,
-    STANDARD_FEEDBACK,
-    BenchmarkEntry,
-    Cost,
-    RunResult,
-)
+from harness.report.leaderboard.rows import STANDARD_FEEDBACK, Cost, RunResult
 from harness.results import frames as results
-from harness.results import stats, unscored
-from harness.results.coverage import run_limit
-from harness.results.headlines import benchmark_info, estimator_for, is_count_metric, primary_metric
+from harness.results import stats
+from harness.results.entries import benchmark_entries
 from harness.results.pricing import run_money
 from harness.results.reference import ReferenceTable, load_references
-from harness.results.stats import Estimate, TaskOutcome
 from harness.store.manifest import Manifest
 
 
@@ -56,73 +49,6 @@ def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
     )
 
 
-def _primary_interval(
-    entry: BenchmarkEntry, tasks: list[TaskOutcome], n_boot: int, seed: int
-) -> None:
-    """Attach the bootstrap CI of the primary metric, if it can be recomputed exactly."""
-    official = entry.primary_value
-    if official is None or not tasks:
-        entry.ci_note = "no CI: no scored tasks" if official is not None else ""
-        return
-    estimator = estimator_for(entry.benchmark, entry.primary)
-    result = stats.estimate(
-        stats.by_subset(tasks), estimator, n_boot, stats.derive_seed(seed, entry.benchmark)
-    )
-    if abs(result.value - float(official)) > CI_TOLERANCE:
-        entry.ci_note = (
-            f"no CI: {entry.primary} could not be recomputed from the records "
-            f"({result.value:.4f} vs official {float(official):.4f})"
-        )
-        return
-    entry.interval = result.interval
-    entry.replicates = result.replicates
-
-
-def _drop_not_run(entry: BenchmarkEntry) -> None:
-    """A metric over subsets none of which was run shows no number (a group score
-    that the official formula would put at 0), only that it was not run."""
-    scope_of = benchmark_info(entry.benchmark).metric_subsets
-    for metric in entry.headline:
-        scope = scope_of(metric)
-        if scope is not None:
-            entry.metric_scopes[metric] = tuple(scope)
-    coverage = entry.coverage
-    if coverage is None or not coverage.declared:
-        return
-    for metric, scope in entry.metric_scopes.items():
-        if is_count_metric(metric) or coverage.restrict(scope).samples_scored:
-            continue
-        entry.not_run_metrics[metric] = "not run"
-        entry.headline[metric] = None
-
-
-def _pass_hat_k(
-    benchmark: str, tasks: list[TaskOutcome], n_boot: int, seed: int
-) -> dict[str, dict[int, Estimate]]:
-    mode = benchmark_info(benchmark).pass_hat_k_trials
-    if not mode or not tasks:
-        return {}
-    return stats.pass_hat_k_estimates(tasks, mode == "scored", n_boot, seed)
-
-
-def _drop_unscored(entry: BenchmarkEntry, tasks: list[TaskOutcome]) -> None:
-    """No number where nothing was scored: an aggregate over error records only is
-    a formula applied to nothing. Clears the benchmark's fractional headline values,
-    or those of a subset (headline keys name their subset as a '/'-separated part)."""
-    why = unscored.tasks_reason(tasks)
-    if why:
-        entry.unscored = why
-    else:
-        for subset, group in stats.by_subset(tasks).items():
-            why = unscored.tasks_reason(group)
-            if why:
-                entry.unscored_subsets[subset] = why
-    entry.headline = {
-        key: None if entry.why_none(key) and not is_count_metric(key) else value
-        for key, value in entry.headline.items()
-    }
-
-
 def _env_feedback(settings: dict[str, Any], manifest: Manifest, strategy: Any) -> Any:
     """The run's environment feedback; a strategy that rewrites it says so in its settings."""
     value = settings.get("env_feedback", manifest.env_feedback)
@@ -146,34 +72,7 @@ def run_row(
     settings = scores.get("settings") or {}
     records = results.records_of([run])
     tasks = results.task_outcomes(records)
-    tasks_by_benchmark = stats.by_benchmark(tasks.values())
-    entries: dict[str, BenchmarkEntry] = {}
-    for benchmark, result in (scores.get("benchmarks") or {}).items():
-        headline = result.get("headline") or {}
-        entry = BenchmarkEntry(
-            benchmark=benchmark,
-            headline=headline,
-            primary=primary_metric(benchmark, headline),
-            counts=result.get("counts") or {},
-            missing=sum((scores.get("missing_samples") or {}).get(benchmark, {}).values()),
-            not_run={
-                subset: (result.get("not_run_reasons") or {}).get(subset, "")
-                for subset in result.get("not_run") or []
-            },
-            notes=list(result.get("notes") or []),
-            subsets=result.get("subsets") or {},
-            nonstandard=[str(item) for item in result.get("nonstandard") or []],
-        )
-        group = tasks_by_benchmark.get(benchmark, [])
-        _drop_unscored(entry, group)
-        _primary_interval(entry, group, n_boot, seed)
-        trials = settings.get("trials") or manifest.trials or 1
-        entry.coverage = results.benchmark_coverage(
-            benchmark, group, trials, run_limit(manifest, benchmark), result.get("official_set")
-        )
-        _drop_not_run(entry)
-        entry.pass_hat_k = _pass_hat_k(benchmark, group, n_boot, seed)
-        entries[benchmark] = entry
+    entries = benchmark_entries(run, tasks, n_boot, seed)
     name = str(scores.get("run_id") or manifest.run_id or run.run_dir.name)
     strategy = settings.get("strategy", manifest.strategy)
     return RunResult(

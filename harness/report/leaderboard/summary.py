@@ -16,6 +16,7 @@ from harness.report.leaderboard.table import (
 from harness.results import nonstandard
 from harness.results.composite import CompositeDefinition, default_composite
 from harness.results.coverage import PARTIAL_MARK
+from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_info, benchmark_label
 
 
@@ -105,7 +106,7 @@ def summary_table(results: list[RunResult]) -> Table:
             if entry.ci_note:  # a missing interval is always explained where it is missing
                 notes.append(f"{result.name} {benchmark_label(entry.benchmark)}: {entry.ci_note}")
         if not result.is_reference:
-            cells["records"] = sum(e.counts.get("records", 0) for e in entries)
+            cells["records"] = sum((e.counts or NO_COUNTS).records for e in entries)
             cells["errors"] = sum(e.errors for e in entries)
             cells["missing"] = sum(e.missing for e in entries)
             cells["not_run"] = _not_run_cell(entries)

@@ -1,0 +1,81 @@
+"""Typed results: ``run_suite``'s summary holds the leaderboard's per-benchmark
+entries, and ``harness.results.read_scores`` reads the same back from scores.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from harness import RunConfig, results, run_suite
+from harness.errors import ConfigError
+from harness.report.leaderboard import load_run
+from harness.results.entries import BenchmarkCounts
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory):
+    out = tmp_path_factory.mktemp("typed") / "run"
+    return run_suite(RunConfig(suite="smoke", model="oracle", out=out, limit=1, progress=False))
+
+
+def test_the_summary_holds_typed_entries_equal_to_what_the_reader_reads(summary):
+    assert set(summary.benchmarks) == {"bfcl", "tau2"}
+    assert results.read_scores(summary.run_dir) == summary.results
+    assert results.read_scores(summary.run_dir / "scores.json") == summary.results
+    # The same objects the leaderboard renders.
+    assert load_run(summary.run_dir).benchmarks == summary.benchmarks
+    written = summary.scores["benchmarks"]
+    for name, entry in summary.benchmarks.items():
+        assert entry.counts == BenchmarkCounts.from_dict(written[name]["counts"])
+        assert entry.counts.records == entry.counts.ok > 0 and entry.errors == 0
+        assert entry.headline == written[name]["headline"]
+        assert entry.primary_value is not None and entry.interval is not None
+        assert entry.interval.contains(entry.primary_value)
+        assert entry.coverage is not None and entry.partial  # one sample a subset
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            entry.primary = "other"  # type: ignore[misc]
+
+
+def test_the_command_lines_partial_lines_come_from_the_typed_coverage(summary):
+    from harness.results.frames import partial_lines
+
+    lines = summary.report_lines()
+    assert [line for line in lines if line.startswith("partial: ")] == partial_lines(
+        summary.run_dir
+    )
+
+
+def test_a_missing_or_garbled_scores_file_is_one_line(summary, tmp_path):
+    def refused(path, match):
+        with pytest.raises(ConfigError, match=match) as caught:
+            results.read_scores(path)
+        assert "\n" not in str(caught.value)
+
+    refused(tmp_path / "nothing", "no such run folder")
+    refused(tmp_path, "has no scores.json; score the run first")
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("manifest.json", "samples.jsonl"):
+        (run / name).write_bytes((summary.run_dir / name).read_bytes())
+    (run / "scores.json").write_text("{not json", encoding="utf-8")
+    refused(run, "is not readable JSON")
+    (run / "scores.json").write_text(json.dumps({"benchmarks": [1]}), encoding="utf-8")
+    refused(run / "scores.json", "scores.json")
+    good = json.loads((summary.run_dir / "scores.json").read_text(encoding="utf-8"))
+    good["benchmarks"]["tau2"]["counts"]["records"] = "three"
+    (run / "scores.json").write_text(json.dumps(good), encoding="utf-8")
+    refused(run, "count 'records' is not a whole number")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "scores.json").write_bytes((summary.run_dir / "scores.json").read_bytes())
+    refused(alone / "scores.json", "not a run folder")
+
+
+def test_counts_round_trip_as_scores_json_writes_them():
+    written = {"records": 3, "ok": 2, "infra_errors": 1, "score_errors": 0}
+    counts = BenchmarkCounts.from_dict(written)
+    assert counts is not None and counts.to_dict() == written and counts.errors == 1
+    assert BenchmarkCounts.from_dict({**written, "excluded": 2}).to_dict()["excluded"] == 2
+    assert BenchmarkCounts.from_dict({}) is None
