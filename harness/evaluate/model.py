@@ -110,27 +110,32 @@ def preflight(settings: ModelSettings) -> None:
     if not settings.api_base or settings.prompt_mode:
         return
     from harness.models.openai_http import served_name
+    from harness.models.preflight import check_reachable
     from harness.models.preflight import preflight as check_server
     from harness.models.redact import redact_url
     from harness.models.settings import is_builtin
 
     if is_builtin(settings.name):
         return
-    for url in settings.api_base.split(","):
-        findings = check_server(
-            url.strip(), served_name(settings.name), settings.tool_choice, settings.timeout_s
-        )
+    urls = [url.strip() for url in settings.api_base.split(",")]
+    found = {
+        url: check_server(url, served_name(settings.name), settings.tool_choice, settings.timeout_s)
+        for url in urls
+    }
+    for line in check_reachable(found):  # stops the run when no endpoint answers
+        say(line)
+    for url, findings in found.items():
         if findings.tools_need_system_message and not settings.tool_placement.system_message:
             settings.tool_placement.system_message = True
             say(
-                f"{redact_url(url.strip())} shows the model its tools only inside a system "
+                f"{redact_url(url)} shows the model its tools only inside a system "
                 "message (llama-cpp-python's chatml-function-calling does): conversations "
                 "without one get an empty system message"
             )
             if settings.argument_max_length is None:
                 # Same chat format: its argument step ignores max_tokens (argument_bounds.py).
                 say(
-                    f"{redact_url(url.strip())} may write a tool argument until its context "
+                    f"{redact_url(url)} may write a tool argument until its context "
                     "window is full (chatml-function-calling ignores --max-tokens there); "
                     "--argument-max-length N bounds string arguments"
                 )

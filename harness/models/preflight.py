@@ -13,8 +13,12 @@ Beside it go the tools with a plain question, and (unless ``tool_choice`` is
 where the server shows the tools. All are sent at once, and each asks for one token,
 so the preflight costs one round trip and a few short prompts' prefill.
 
-A preflight that times out or cannot connect says nothing about refusals and
-lets the run go on (the run's own retries deal with a slow or absent server).
+A preflight that times out says nothing about refusals and lets the run go on
+(the run's own retries deal with a slow server). A connection refused is
+different: nothing listens there, and retrying every sample against it would
+only turn a typo in ``--api-base`` into minutes of backoff and a table of
+infrastructure errors, so the findings say so (``unreachable``) and the run
+stops when no endpoint answers.
 """
 
 from __future__ import annotations
@@ -67,6 +71,13 @@ class Refusal:
 
 
 @dataclass
+class Unreachable:
+    """Nothing accepted the connection (connection refused)."""
+
+    reason: str
+
+
+@dataclass
 class Accepted:
     """The server answered; its prompt-token count, when it gave one."""
 
@@ -81,9 +92,10 @@ def _prompt_tokens(text: bytes) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | None:
-    """A Refusal, or Accepted with the reply's prompt tokens; None when the
-    server did not answer in time or could not be reached."""
+def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | Unreachable | None:
+    """A Refusal, or Accepted with the reply's prompt tokens; Unreachable when the
+    connection was refused; None when the server did not answer in time or
+    failed otherwise (a name that does not resolve may be the network's blip)."""
     request = urllib.request.Request(
         join_url(url, "chat/completions"),
         data=json.dumps(body).encode("utf-8"),
@@ -104,7 +116,9 @@ def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | None:
         if exc.code in (400, 404, 405, 415, 422, 500, 501):
             return Refusal(exc.code, " ".join(text.split())[:300])
         return None  # rate limits, overload: not a refusal
-    except (urllib.error.URLError, OSError, ValueError):
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        if isinstance(getattr(exc, "reason", exc), ConnectionRefusedError):
+            return Unreachable("connection refused")
         return None
 
 
@@ -118,6 +132,7 @@ class PreflightFindings:
     """What the run should adapt to (it stops, with a ConfigError, on a refusal)."""
 
     tools_need_system_message: bool = False
+    unreachable: str | None = None  # why nothing answered (connection refused), else None
 
 
 def preflight(url: str, model: str, tool_choice: str, timeout: float) -> PreflightFindings:
@@ -136,6 +151,8 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
         bodies["framed"] = chat_request(model, with_system, [PING_TOOL], params, tool_choice)
     answers = _post_all(url, bodies, timeout)
     refusal = answers["parallel"]
+    if isinstance(refusal, Unreachable):
+        return PreflightFindings(unreachable=refusal.reason)
     if refusal is None:  # no answer in time: nothing learnt
         return PreflightFindings()
     if isinstance(refusal, Accepted):
@@ -166,7 +183,7 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
 
 def _post_all(
     url: str, bodies: dict[str, dict], timeout: float
-) -> dict[str, Refusal | Accepted | None]:
+) -> dict[str, Refusal | Accepted | Unreachable | None]:
     """``_post`` of every body at once: the preflight costs one round trip, not
     one per request (a server with one slot still answers them one by one)."""
     with ThreadPoolExecutor(max_workers=len(bodies)) as pool:
@@ -175,7 +192,7 @@ def _post_all(
 
 
 def _findings(
-    bare: Refusal | Accepted | None, framed: Refusal | Accepted | None
+    bare: Refusal | Accepted | Unreachable | None, framed: Refusal | Accepted | Unreachable | None
 ) -> PreflightFindings:
     """Whether the tools reach the model only inside a system message: the same
     question costs far more prompt tokens with an empty system message first
@@ -186,3 +203,20 @@ def _findings(
         return PreflightFindings()
     extra = framed.prompt_tokens - bare.prompt_tokens
     return PreflightFindings(tools_need_system_message=extra >= SYSTEM_MESSAGE_SHOWS_TOOLS_TOKENS)
+
+
+def check_reachable(findings: dict[str, PreflightFindings]) -> list[str]:
+    """ConfigError (one line) when no endpoint (url -> its findings) took the
+    connection; else one line per endpoint that did not, for the run to print
+    (a replica pool goes on without a dead replica and retries it later)."""
+    dead = {url: f.unreachable for url, f in findings.items() if f.unreachable}
+    if findings and len(dead) == len(findings):
+        where = ", ".join(redact_url(url) for url in dead)
+        reason = next(iter(dead.values()))
+        raise ConfigError(
+            f"nothing answers at {where} ({reason}): start the server first, or check "
+            "--api-base (--no-preflight runs anyway)"
+        )
+    return [
+        f"{redact_url(url)}: {reason}; the run goes on without it" for url, reason in dead.items()
+    ]

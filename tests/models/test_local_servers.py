@@ -380,3 +380,50 @@ def test_an_api_base_with_a_query_key_is_called_with_the_key_at_the_end(
     for path in written:
         assert key not in path.read_text(errors="replace"), path
     assert key not in streams
+
+
+def _closed_port_url() -> str:
+    """A loopback URL nothing listens on (a port just bound and released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_an_api_base_where_nothing_listens_stops_the_run_in_one_line(toy_suite, tmp_path, capsys):
+    import time
+
+    dead = _closed_port_url()
+    argv = ["run", "--suite", str(toy_suite), "--model", "openai/fake-model", "--api-base", dead]
+    started = time.monotonic()
+    code = main([*argv, "--quiet", "--no-cache", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "nothing answers at" in err[0] and "connection refused" in err[0]
+    assert time.monotonic() - started < 30  # not the minutes of every sample's retries
+    records = tmp_path / "r" / "samples.jsonl"
+    assert not records.exists() or records.read_text(encoding="utf-8") == ""  # no sample ran
+
+
+def test_a_dead_replica_beside_a_live_one_is_said_and_the_run_goes_on(toy_suite, tmp_path, capsys):
+    with FakeServer(handler=toy_reply) as server:
+        both = f"{server.url},{_closed_port_url()}"
+        argv = ["run", "--suite", str(toy_suite), "--model", "openai/fake-model"]
+        argv += ["--api-base", both, "--quiet", "--no-cache", "--retry-delay", "0.01"]
+        assert main([*argv, "--out", str(tmp_path / "r")]) == 0
+    assert "connection refused; the run goes on without it" in capsys.readouterr().err
+
+
+def test_reachability_is_judged_over_every_endpoint():
+    from harness.errors import ConfigError
+    from harness.models.preflight import PreflightFindings, check_reachable
+
+    alive, dead = PreflightFindings(), PreflightFindings(unreachable="connection refused")
+    assert check_reachable({"http://a:1/v1": alive}) == []
+    assert check_reachable({}) == []
+    lines = check_reachable({"http://a:1/v1": alive, "http://b:2/v1": dead})
+    assert lines == ["http://b:2/v1: connection refused; the run goes on without it"]
+    with pytest.raises(ConfigError, match=r"nothing answers at http://b:2/v1, http://c:3/v1"):
+        check_reachable({"http://b:2/v1": dead, "http://c:3/v1": dead})
