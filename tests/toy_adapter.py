@@ -21,6 +21,7 @@ from harness.task.contract import (
     Environment,
     EpisodeLimits,
     RecordView,
+    Reporting,
     Sample,
     SubsetResult,
 )
@@ -75,9 +76,7 @@ ESTIMATORS = {
 
 class ToyAdapter(Adapter):
     name = "toy"
-    label = "Toy"
-    primary_metric = "overall"
-    primary_quantity = "pass rate"
+    reporting = Reporting(label="Toy", primary_metric="overall", primary_quantity="pass rate")
 
     def subsets(self) -> list[str]:
         return ["easy", "hard", "keyed"]

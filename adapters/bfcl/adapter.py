@@ -39,6 +39,7 @@ from harness.task.contract import (
     Environment,
     EpisodeLimits,
     RecordView,
+    Reporting,
     Sample,
     Services,
     UserSource,
@@ -115,10 +116,9 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
 
 class BFCLAdapter(Adapter):
     name = "bfcl"
-    label = "BFCL-v4"
-    primary_metric = "overall"
-    primary_quantity = "pass rate"
-    table_order = 10
+    reporting = Reporting(
+        label="BFCL-v4", primary_metric="overall", primary_quantity="pass rate", table_order=10
+    )
 
     def subsets(self) -> list[str]:
         return list(ALL_CATEGORIES)

@@ -52,6 +52,7 @@ from harness.task.contract import (
     Environment,
     EpisodeLimits,
     RecordView,
+    Reporting,
     Sample,
     Services,
     SubsetResult,
@@ -171,12 +172,14 @@ def _unique_ids(items: list[Item]) -> list[str]:
 
 class FinMCPAdapter(Adapter):
     name = "finmcp"
-    label = "FinMCP-Bench"
-    primary_metric = "micro_f1"
-    primary_quantity = "F1"
-    table_order = 40
-    # Items flagged error=true are left out of the micro sums (record metadata).
-    estimators_need_metadata = True
+    reporting = Reporting(
+        label="FinMCP-Bench",
+        primary_metric="micro_f1",
+        primary_quantity="F1",
+        table_order=40,
+        # Items flagged error=true are left out of the micro sums (record metadata).
+        estimators_need_metadata=True,
+    )
 
     def __init__(self) -> None:
         self._sources: dict[str, DataSource] = {}

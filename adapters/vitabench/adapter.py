@@ -44,6 +44,7 @@ from harness.task.contract import (
     BenchmarkResult,
     Environment,
     RecordView,
+    Reporting,
     Sample,
     Services,
     UserSource,
@@ -91,14 +92,16 @@ def sample_id(task: VitaTask) -> str:
 
 class VitaBenchAdapter(Adapter):
     name = "vitabench"
-    label = "VitaBench"
-    primary_metric = "Avg"
-    primary_quantity = "pass rate"
-    table_order = 30
+    reporting = Reporting(
+        label="VitaBench",
+        primary_metric="Avg",
+        primary_quantity="pass rate",
+        table_order=30,
+        pass_hat_k_trials="all",  # a trial without a score counts as reward 0, as in Avg
+    )
     needs_user_model = True
     needs_judge_model = True
     default_judge_model = DEFAULT_JUDGE_MODEL
-    pass_hat_k_trials = "all"  # a trial without a score counts as reward 0, as in Avg
 
     def __init__(
         self,

@@ -439,12 +439,13 @@ def different_task_sets(a: RunResult, b: RunResult, name_a: str, name_b: str) ->
     for left in only_a:
         for right in only_b:
             adapter_a, adapter_b = find_adapter(left), find_adapter(right)
-            if adapter_a is None or adapter_b is None or not adapter_a.family:
+            if adapter_a is None or adapter_b is None:
                 continue
-            if adapter_a.family == adapter_b.family:
+            shown_a, shown_b = adapter_a.reporting, adapter_b.reporting
+            if shown_a.family and shown_a.family == shown_b.family:
                 return (
-                    f"{name_a} ran {adapter_a.label or left} ({left}) and {name_b} ran "
-                    f"{adapter_b.label or right} ({right}): different task sets of one "
+                    f"{name_a} ran {shown_a.label_for(left)} ({left}) and {name_b} ran "
+                    f"{shown_b.label_for(right)} ({right}): different task sets of one "
                     "benchmark are never paired"
                 )
     return ""

@@ -2,8 +2,8 @@
 
 Tables, plots and comparisons ask here for a benchmark's label, its primary
 metric and the estimators that recompute its headline metrics for bootstrap
-intervals. Everything comes from the benchmark's adapter (``Adapter.label``,
-``primary_metric``, ``estimators()``); a benchmark without a registered adapter
+intervals. Everything comes from the benchmark's adapter (``Adapter.reporting``,
+``estimators()``); a benchmark without a registered adapter
 (a published table's, or a run folder's from elsewhere) gets neutral defaults:
 its own name, its first fractional headline metric, the mean pass rate over
 subsets (which the leaderboard shows only if it equals the official value), and
@@ -34,7 +34,7 @@ class BenchmarkInfo:
     needs_metadata: bool = False
     order: int = 100
     official: OfficialSet | None = None  # the official full set (harness.results.coverage)
-    pass_hat_k_trials: str = ""  # "", "scored" or "all" (Adapter.pass_hat_k_trials)
+    pass_hat_k_trials: str = ""  # "", "scored" or "all" (Reporting.pass_hat_k_trials)
     # metric -> the subsets it is computed from, when its name does not say
     metric_subsets: Callable[[str], tuple[str, ...] | None] = lambda metric: None
 
@@ -48,17 +48,18 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
         adapter = None
     if adapter is None:
         return BenchmarkInfo(benchmark, benchmark, "")
+    reporting = adapter.reporting
     return BenchmarkInfo(
         name=benchmark,
-        label=adapter.label or benchmark,
-        primary=adapter.primary_metric,
-        quantity=adapter.primary_quantity or "score",
+        label=reporting.label_for(benchmark),
+        primary=reporting.primary_metric,
+        quantity=reporting.primary_quantity or "score",
         estimators=dict(adapter.estimators()),
         subset_estimator=adapter.subset_estimator(),
-        needs_metadata=adapter.estimators_need_metadata,
-        order=adapter.table_order,
+        needs_metadata=reporting.estimators_need_metadata,
+        order=reporting.table_order,
         official=_official_set(adapter),
-        pass_hat_k_trials=adapter.pass_hat_k_trials,
+        pass_hat_k_trials=reporting.pass_hat_k_trials,
         metric_subsets=adapter.metric_subsets,
     )
 

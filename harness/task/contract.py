@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.errors import ConfigError
 from harness.types import (
@@ -277,19 +277,12 @@ class FeedbackRules:
         return None
 
 
-class Adapter(ABC):
-    """One benchmark behind the task interface.
+@dataclass(frozen=True)
+class Reporting:
+    """How tables, plots and comparisons show a benchmark (``Adapter.reporting``)."""
 
-    Besides its samples and scores, an adapter owns how its benchmark is reported:
-    ``label`` (its display name), ``primary_metric`` (the headline key that stands
-    for the benchmark in summaries) and ``estimators()`` (how to recompute headline
-    metrics from per-task values, for bootstrap intervals; its ``aggregate`` calls
-    the same formulas). A benchmark may also contribute CLI commands and feedback
-    rules through the hooks below; the core knows no benchmark by name.
-    """
-
-    name: str = ""
-    label: str = ""  # display name; default: ``name``
+    # Display name in column headers and plot titles; "" means the adapter's name.
+    label: str = ""
     # The headline key of the primary metric; "" means the first fractional one.
     primary_metric: str = ""
     # What kind of number the primary metric is (figures draw one kind per axis,
@@ -304,17 +297,37 @@ class Adapter(ABC):
     # fixed release of it) share a family: each has columns of its own, and
     # ``compare`` never pairs two members of a family, saying so.
     family: str = ""
+    # Whether tables show pass^k per subset for every k up to the trials (computed
+    # in the core, ``harness.results.stats.pass_hat_k_estimates``): "" no; "scored": over
+    # each task's scored trials (unscored ones left out); "all": unscored trials
+    # count as failures.
+    pass_hat_k_trials: str = ""
+
+    def label_for(self, name: str) -> str:
+        """The display name of the benchmark named ``name``: ``label``, else the name."""
+        return self.label or name
+
+
+class Adapter(ABC):
+    """One benchmark behind the task interface.
+
+    Besides its samples and scores, an adapter owns how its benchmark is reported:
+    ``reporting`` (its display name, the headline key that stands for it in
+    summaries, where its column goes, ...) and ``estimators()`` (how to recompute
+    headline metrics from per-task values, for bootstrap intervals; its
+    ``aggregate`` calls the same formulas). A benchmark may also contribute CLI
+    commands and feedback rules through the hooks below; the core knows no
+    benchmark by name.
+    """
+
+    name: str = ""
+    reporting: ClassVar[Reporting] = Reporting()
     # Whether episodes need a simulated user / scoring needs a judge model, so the
     # runner asks for (and records) those models only where they matter.
     needs_user_model: bool = False
     needs_judge_model: bool = False
     # The judge the benchmark itself uses, when no suite or flag names one.
     default_judge_model: str | None = None
-    # Whether tables show pass^k per subset for every k up to the trials (computed
-    # in the core, ``harness.results.stats.pass_hat_k_estimates``): "" no; "scored": over
-    # each task's scored trials (unscored ones left out); "all": unscored trials
-    # count as failures.
-    pass_hat_k_trials: str = ""
 
     @abstractmethod
     def subsets(self) -> list[str]:

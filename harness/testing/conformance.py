@@ -533,7 +533,7 @@ def _check_aggregate(checker: _Checker, records: list[dict[str, Any]]) -> None:
     adapter = checker.adapter
     result = _aggregate(checker, [_record_view(r) for r in records])
     headline = result.headline
-    primary = adapter.primary_metric
+    primary = adapter.reporting.primary_metric
     checker.require(
         "aggregate",
         not primary or primary in headline,

@@ -77,3 +77,36 @@ def test_user_side_tool_calls_go_through_the_environment_interface():
     with phase(REHEARSAL), pytest.raises(SandboxViolation):
         environment.execute_user_call(call)
     assert guard.violations == ["user call add"]
+
+
+def test_reporting_defaults_and_a_benchmark_without_a_label_shows_its_name(monkeypatch):
+    import dataclasses
+
+    from harness.results.headlines import benchmark_info
+    from harness.task import Adapter, Reporting, registry
+
+    from toy_adapter import ToyAdapter
+
+    default = Adapter.reporting
+    assert default == Reporting(
+        label="",
+        primary_metric="",
+        primary_quantity="score",
+        estimators_need_metadata=False,
+        table_order=100,
+        family="",
+        pass_hat_k_trials="",
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        default.label = "changed"  # type: ignore[misc]
+    assert (default.label_for("plain"), ToyAdapter.reporting.label_for("toy")) == ("plain", "Toy")
+
+    class Plain(ToyAdapter):
+        name = "plain"
+        reporting = Reporting()
+
+    monkeypatch.setattr(registry, "find_adapter", lambda name: Plain() if name == "plain" else None)
+    info = benchmark_info("plain")
+    assert (info.label, info.primary, info.quantity, info.order) == ("plain", "", "score", 100)
+    toy_info = benchmark_info("toy")  # not found here: neutral defaults under its name
+    assert (toy_info.label, toy_info.primary) == ("toy", "")

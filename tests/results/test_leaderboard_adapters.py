@@ -69,7 +69,7 @@ def test_recomputed_primary_metric_matches_the_adapter(tmp_path, benchmark):
         official = aggregate_records(records)[benchmark]["headline"]
         run_dir = make_run(tmp_path, f"{benchmark}-{seed}", records, {benchmark: official})
         entry = load_run(run_dir, n_boot=100).benchmarks[benchmark]
-        assert entry.primary == get_adapter(benchmark).primary_metric
+        assert entry.primary == get_adapter(benchmark).reporting.primary_metric
         assert entry.ci_note == "", entry.ci_note
         assert entry.interval is not None
 
@@ -81,7 +81,11 @@ def test_composite_interval_on_adapter_aggregates(tmp_path):
     headlines = {b: benchmarks[b]["headline"] for b in benchmarks}
     run = load_run(make_run(tmp_path, "all", records, headlines), n_boot=300)
     expected = (
-        sum(headlines[b][get_adapter(b).primary_metric] for b in ("bfcl", "tau2", "vitabench")) / 3
+        sum(
+            headlines[b][get_adapter(b).reporting.primary_metric]
+            for b in ("bfcl", "tau2", "vitabench")
+        )
+        / 3
     )
     assert run.composite.value == pytest.approx(expected)
     assert run.composite.interval.low <= expected <= run.composite.interval.high
