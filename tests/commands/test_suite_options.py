@@ -95,7 +95,9 @@ SUITE_KEY = "suite-option-key-7f3a91"
 SCORE_KEY = "score-option-key-2b8c44"
 
 
-def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_path, capsys):
+def run_with_a_keyed_option(tmp_path):
+    """The oracle over the toy benchmark with SUITE_KEY as its ``api_key`` option;
+    the run folder."""
     suite = tmp_path / "keyed.yaml"
     suite.write_text(
         "name: keyed\nentries:\n  - benchmark: toy\n    subsets: [easy]\n"
@@ -103,6 +105,11 @@ def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_p
     )
     out = tmp_path / "run"
     assert main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out)]) == 0
+    return out
+
+
+def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_path, capsys):
+    out = run_with_a_keyed_option(tmp_path)
     score = ["score", str(out), "--option", f"toy.judge_api_key={SCORE_KEY}"]
     assert main([*score, "--option", f"toy.api_key={SUITE_KEY}"]) == 0
     streams = "".join(capsys.readouterr())
@@ -123,13 +130,7 @@ def test_a_key_among_the_options_reaches_nothing_the_run_writes(toy_suite, tmp_p
 def test_a_regrade_asks_again_for_a_credential_the_records_hold_masked(tmp_path, capsys):
     # The mask is not the key: a regrade loading with "***" would judge something
     # the run did not, so it stops in one line naming the option to give again.
-    suite = tmp_path / "keyed.yaml"
-    suite.write_text(
-        "name: keyed\nentries:\n  - benchmark: toy\n    subsets: [easy]\n"
-        f"    options: {{api_key: {SUITE_KEY}}}\n"
-    )
-    out = tmp_path / "run"
-    assert main(["run", "--suite", str(suite), "--model", "oracle", "--out", str(out)]) == 0
+    out = run_with_a_keyed_option(tmp_path)
     capsys.readouterr()
     before = (out / "samples.jsonl").read_bytes()
     assert main(["score", str(out)]) == 2
