@@ -1,5 +1,5 @@
 # The two commands of the README. Both make the environment first.
-.PHONY: demo test lint bench
+.PHONY: demo test test-slow lint bench
 
 # uv as installed by scripts/bootstrap.sh (on PATH, or as a module of python3).
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
@@ -16,6 +16,12 @@ test:
 	@bash scripts/bootstrap.sh
 	@bash .ci/install-chromium.sh
 	$(UV) run pytest -q
+
+# The tests marked slow (official parity, servers, whole runs); CI runs them after `make test`.
+test-slow:
+	@bash scripts/bootstrap.sh
+	@bash .ci/install-chromium.sh
+	$(UV) run pytest -q -m 'slow and not full and not real_model'
 
 # The type checker reads its settings (harness/ and adapters/) from pyproject.toml.
 lint:

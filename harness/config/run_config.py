@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from harness.config import validate
 from harness.config.data_dirs import DataDirs
 from harness.errors import ConfigError
 from harness.models.reasoning import INLINE_REASONING
+
+if TYPE_CHECKING:
+    from harness.models.base import ModelClient
 
 DEFAULT_USER_MODEL = "gpt-4.1-2025-04-14"
 DEFAULT_JUDGE_MODEL = "gpt-4.1-2025-04-14"
@@ -37,6 +40,24 @@ ENV_FEEDBACK: tuple[str, ...] = get_args(EnvFeedback)
 # (sample, trial) pairs one run may hold: more is a typo (and its work list would
 # not fit in memory).
 MAX_WORK_ITEMS = 10_000_000
+
+
+class StrategyObject(Protocol):
+    """A strategy object given to ``RunConfig.strategy``: an instance of a
+    subclass of ``harness.strategies.base.Strategy`` (planning checks that; this
+    layer sits below the strategies and names only what it reads)."""
+
+    name: str
+
+    def describe(self) -> dict[str, Any]: ...
+
+    async def run(self, sample: Any, model: Any, services: Any, params: Any) -> Any: ...
+
+
+def object_label(thing: object) -> str:
+    """What the manifest records of an object the caller passed in: its class."""
+    kind = type(thing)
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def slug(text: str, empty: str = "run") -> str:
@@ -71,7 +92,9 @@ class RunConfig:
     command line's default."""
 
     suite: str  # a suite name (tasks/<name>.yaml) or a path to a suite file
-    model: str | None = None  # oracle, null, or a litellm model name
+    # oracle, null, a litellm model name, or a ModelClient object the caller built
+    # (a training loop's own client): the run then calls it for every sample.
+    model: str | ModelClient | None = None
     api_base: str | None = None  # OpenAI-compatible server URL(s), comma-separated
     model_config: Path | None = None  # YAML naming the model and its replicas
     serve: ServeConfig = field(default_factory=ServeConfig)
@@ -90,7 +113,8 @@ class RunConfig:
     shard: str | None = None  # "I/N"
     data_dirs: DataDirs = field(default_factory=DataDirs)
     # How
-    strategy: str = "plain"
+    # A --strategy value, or a strategy object (harness.strategies.base.Strategy).
+    strategy: str | StrategyObject = "plain"
     strategy_options: dict[str, Any] = field(default_factory=dict)
     env_feedback: EnvFeedback = "standard"
     measure_world_model: bool = False
@@ -113,8 +137,28 @@ class RunConfig:
     adopt: bool = False
     progress: bool = True  # the progress bar on stderr
 
+    @property
+    def model_object(self) -> ModelClient | None:
+        """The client object given as ``model``, else None (a name)."""
+        return None if self.model is None or isinstance(self.model, str) else self.model
+
+    @property
+    def model_name(self) -> str | None:
+        """The model's name: as given, or a client object's ``name``."""
+        if self.model is None or isinstance(self.model, str):
+            return self.model
+        return str(getattr(self.model, "name", "") or type(self.model).__name__)
+
+    @property
+    def strategy_name(self) -> str:
+        """The strategy as given on a command line, or a strategy object's ``name``."""
+        if isinstance(self.strategy, str):
+            return self.strategy
+        return str(getattr(self.strategy, "name", "") or type(self.strategy).__name__)
+
     def check(self) -> None:
         """ConfigError, in one line, for a value no run could take."""
+        self._check_objects()
         if self.trials is not None:
             validate.positive("--trials", self.trials)
             validate.at_most("--trials", self.trials, validate.MAX_TRIALS)
@@ -131,7 +175,7 @@ class RunConfig:
         validate.positive("--argument-max-length", self.argument_max_length)
         validate.positive("--serve-timeout", self.serve.serve_timeout)
         for flag, name in (
-            ("--model", self.model),
+            ("--model", self.model if isinstance(self.model, str) else None),
             ("--user-model", self.user_model),
             ("--judge-model", self.judge_model),
         ):
@@ -154,6 +198,45 @@ class RunConfig:
         if not self.cache and (self.cross_run_cache or self.cache_dir):
             raise ConfigError("--no-cache goes with neither --cross-run-cache nor --cache-dir")
 
+    def _check_objects(self) -> None:
+        """A client or strategy object is used as it is: the settings that would
+        build or configure one from a name do not apply to it."""
+        if self.model_object is not None:
+            given = [
+                flag
+                for flag, used in (
+                    ("--api-base", self.api_base is not None),
+                    ("--model-config", self.model_config is not None),
+                    ("--serve", self.serve.serve is not None),
+                    ("--client", self.client != "auto"),
+                    ("--tool-choice", self.tool_choice != "auto"),
+                    ("--inline-reasoning", self.inline_reasoning != "split"),
+                    ("--local-server", self.local_server is not None),
+                )
+                if used
+            ]
+            if given:
+                raise ConfigError(
+                    f"model is a client object ({object_label(self.model)}): "
+                    f"{', '.join(given)} only apply to a model named by a string"
+                )
+        if not isinstance(self.strategy, str):
+            given = [
+                flag
+                for flag, used in (
+                    ("--strategy-opt", bool(self.strategy_options)),
+                    ("--env-feedback", self.env_feedback != "standard"),
+                    ("--measure-world-model", self.measure_world_model),
+                )
+                if used
+            ]
+            if given:
+                raise ConfigError(
+                    f"strategy is an object ({object_label(self.strategy)}): "
+                    f"{', '.join(given)} only apply to a strategy named by a string; "
+                    "set them on the object"
+                )
+
     def all_strategy_options(self) -> dict[str, Any]:
         """The strategy's settings, with the two that have flags of their own."""
         options = dict(self.strategy_options)
@@ -170,7 +253,7 @@ class RunConfig:
         if self.out is not None:
             return Path(self.out)
         options = self.all_strategy_options()
-        strategy = "+".join([self.strategy] + [f"{k}={options[k]}" for k in sorted(options)])
+        strategy = "+".join([self.strategy_name] + [f"{k}={options[k]}" for k in sorted(options)])
         name = f"{slug(Path(self.suite).stem)}__{slug(model)}__{slug(strategy)}"
         if self.shard:
             from harness.config.shard import Shard
@@ -186,6 +269,10 @@ class RunConfig:
         from harness.models.cache import RUN_CACHE_DIR
 
         if not self.cache:
+            return None, None
+        if self.model_object is not None and self.model_revision is None:
+            # Nothing says which weights a client object calls: a cached reply could
+            # be another checkpoint's. With model_revision the caller says so.
             return None, None
         if self.cache_dir is not None:
             return Path(self.cache_dir), "cross-run"

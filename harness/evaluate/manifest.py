@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.config.run_config import RunConfig
+from harness.config.run_config import RunConfig, object_label
 from harness.store.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -63,6 +63,15 @@ def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> 
     }
 
 
+def strategy_entry(strategy: Strategy) -> dict[str, Any]:
+    """The manifest's ``strategy``: what it describes of itself, and its class
+    when it is not one the harness builds from a ``--strategy`` value."""
+    entry = dict(strategy.describe())
+    if not type(strategy).__module__.startswith("harness."):
+        entry["object"] = object_label(strategy)
+    return entry
+
+
 def build_manifest(given: ManifestInputs, created_at: str) -> Manifest:
     """The manifest of a planned run (``created_at`` is kept from the first
     invocation when the run is resumed)."""
@@ -77,7 +86,7 @@ def build_manifest(given: ManifestInputs, created_at: str) -> Manifest:
         model=model_entry(config, settings.name, given.provider),
         model_client=given.provider.describe(),
         sampling=given.sampling.to_dict(),
-        strategy=given.strategy.describe(),
+        strategy=strategy_entry(given.strategy),
         env_feedback=given.strategy.describe().get("env_feedback", "standard"),
         suite_name=given.suite.name,
         suite=given.suite.to_dict(),

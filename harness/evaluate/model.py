@@ -42,7 +42,7 @@ def plan_model_endpoint(config: RunConfig) -> EndpointPlan:
 def plan_model(config: RunConfig, endpoint: EndpointPlan, run_dir: Path) -> PlannedModel:
     """The model's settings (its cache in or beside ``run_dir``), checked that it
     can be called, and the fingerprint of its weights."""
-    from harness.models.fingerprint import run_fingerprint
+    from harness.models.fingerprint import object_fingerprint, run_fingerprint
     from harness.models.settings import ModelSettings, check_model, is_builtin
 
     model, api_base = endpoint.model, endpoint.api_base
@@ -65,15 +65,21 @@ def plan_model(config: RunConfig, endpoint: EndpointPlan, run_dir: Path) -> Plan
         local=config.local_server,
     )
     endpoint.configure(settings)
-    check_model(settings)
-    # Which weights answer (and, with api_base, refuse a model the server does not serve).
-    fingerprint = run_fingerprint(
-        model,
-        api_base,
-        spec=endpoint.spec,
-        revision=config.model_revision,
-        builtin=is_builtin(model),
-    )
+    given = config.model_object
+    if given is not None:
+        # A client object the caller built: nothing to check, and only the caller
+        # knows its weights (model_revision).
+        fingerprint = object_fingerprint(given, model, config.model_revision)
+    else:
+        check_model(settings)
+        # Which weights answer (and, with api_base, refuse a model the server does not serve).
+        fingerprint = run_fingerprint(
+            model,
+            api_base,
+            spec=endpoint.spec,
+            revision=config.model_revision,
+            builtin=is_builtin(model),
+        )
     settings.fingerprint = fingerprint["id"]
     return PlannedModel(settings, fingerprint, cache_scope)
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.run.runner import Plan, Runner, WorkItem
     from harness.serving.plan import EndpointPlan
     from harness.store.run_store import RunStore
+    from harness.strategies.base import Strategy
 
 
 def check_run_folder(run_dir: Path, adopt: bool, flag: str = "--out") -> None:
@@ -73,6 +74,26 @@ def plan_samples(config: RunConfig, suite: Suite, trials: int) -> Plan:
             f"{MAX_WORK_ITEMS:,} (sample, trial) pairs in one run; use --shard or fewer trials"
         )
     return plan
+
+
+def plan_strategy(config: RunConfig, settings: ModelSettings) -> Strategy:
+    """The strategy named by ``config.strategy``, or the strategy object it is."""
+    from harness.config.run_config import object_label
+    from harness.strategies.base import Strategy
+    from harness.strategies.registry import build_strategy
+
+    if isinstance(config.strategy, str):
+        return build_strategy(
+            config.strategy,
+            config.all_strategy_options(),
+            model_factory=planned_model.model_factory(settings),
+        )
+    if not isinstance(config.strategy, Strategy):
+        raise ConfigError(
+            f"strategy {object_label(config.strategy)} is neither a --strategy value nor "
+            "a strategy object (a subclass of harness.strategies.base.Strategy)"
+        )
+    return config.strategy
 
 
 @dataclass
@@ -181,7 +202,6 @@ def plan_run(config: RunConfig) -> PlannedRun:
     from harness.run.clients import ModelProvider
     from harness.run.runner import Runner, now_iso
     from harness.store.run_store import RunStore
-    from harness.strategies.registry import build_strategy
     from harness.types import SamplingParams
 
     config.check()
@@ -198,14 +218,10 @@ def plan_run(config: RunConfig) -> PlannedRun:
     )
     model = planned_model.plan_model(config, endpoint, run_dir)
     settings = model.settings
-    strategy = build_strategy(
-        config.strategy,
-        config.all_strategy_options(),
-        model_factory=planned_model.model_factory(settings),
-    )
+    strategy = plan_strategy(config, settings)
     check_data_dirs(config)
     plan = plan_samples(config, suite, trials)
-    provider = ModelProvider(settings)
+    provider = ModelProvider(settings, given=config.model_object)
     services = plan_services(config, suite, plan, settings)
     sampling = SamplingParams(
         temperature=config.temperature,

@@ -124,6 +124,15 @@ def name_fingerprint(model: str, revision: str | None = None) -> dict[str, Any]:
     return make_fingerprint("name", {"model": model}, revision)
 
 
+def object_fingerprint(client: Any, name: str, revision: str | None = None) -> dict[str, Any]:
+    """A client object the caller passed in: its class and name, and the revision
+    the caller gives (as with an API model, only the caller knows the weights)."""
+    kind = type(client)
+    return make_fingerprint(
+        "object", {"client": f"{kind.__module__}.{kind.__qualname__}", "model": name}, revision
+    )
+
+
 def run_fingerprint(
     model: str,
     api_base: str | None,

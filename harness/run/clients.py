@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.config.run_config import object_label
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
 from harness.models.local_server import LocalPatience
@@ -37,9 +38,7 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
             f"--inline-reasoning {settings.inline_reasoning} needs the direct client "
             "(--api-base, --client auto or direct): litellm sets <think> text apart itself"
         )
-    from harness.models.cache import CachingClient
     from harness.models.litellm_client import LiteLLMClient
-    from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
     from harness.models.tool_placement import SystemMessageForTools
 
     client: ModelClient
@@ -75,6 +74,15 @@ def build_remote_client(settings: ModelSettings) -> ModelClient:
 
         client = ServedModelClient(client, settings.served.identity, settings.served.label)
     client = SystemMessageForTools(client, settings.tool_placement)
+    return wrap_client(client, settings)
+
+
+def wrap_client(client: ModelClient, settings: ModelSettings) -> ModelClient:
+    """``client`` with what every model the run calls gets: bounded string
+    arguments, the concurrency limit, retries on transient errors and the cache."""
+    from harness.models.cache import CachingClient
+    from harness.models.retry import ConcurrencyLimitedClient, RetryingClient
+
     if settings.argument_max_length is not None:
         from harness.models.argument_bounds import BoundedStringArguments
 
@@ -130,19 +138,23 @@ def aux_client(
 class ModelProvider:
     """Gives the runner the client for each sample."""
 
-    def __init__(self, settings: ModelSettings):
+    def __init__(self, settings: ModelSettings, given: ModelClient | None = None):
+        """``given``: a client object the caller built (``RunConfig.model``), called
+        for every sample with the run's retries, concurrency limit and cache."""
         self.settings = settings
         self._remote: ModelClient | None = None
-        if not is_builtin(settings.name):
+        # The class of a client object the caller passed in (the manifest says so).
+        self._given = object_label(given) if given is not None else None
+        if given is not None:
+            self._remote = wrap_client(given, settings)
+        elif not is_builtin(settings.name):
             self._remote = build_remote_client(settings)
 
     def __call__(self, sample: Sample) -> ModelClient:
-        name = self.settings.name
-        if name == "oracle":
-            return get_adapter(sample.benchmark).oracle(sample)
-        if name == "null":
+        if self._remote is None:  # a built-in model
+            if self.settings.name == "oracle":
+                return get_adapter(sample.benchmark).oracle(sample)
             return NullClient()
-        assert self._remote is not None
         if not self.settings.prompt_mode:
             return self._remote
         from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
@@ -151,7 +163,8 @@ class ModelProvider:
         return PromptModeClient(self._remote, fmt, self.settings.inline_reasoning)
 
     async def aclose(self) -> None:
-        if self._remote is not None:
+        # A client object the caller passed in is the caller's to close.
+        if self._remote is not None and not self._given:
             await self._remote.aclose()
 
     def describe(self) -> dict[str, Any]:
@@ -163,4 +176,6 @@ class ModelProvider:
             }
         info = dict(self._remote.describe())
         info.update({"name": self.settings.name, "prompt_mode": self.settings.prompt_mode})
+        if self._given:
+            info["object"] = self._given
         return info

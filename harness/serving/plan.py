@@ -247,7 +247,7 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
     on settings that do not go together, and (``check_installed``) when the
     server program is not installed here."""
     plan = EndpointPlan(
-        model=config.model, api_base=config.api_base, inline_reasoning=config.inline_reasoning
+        model=config.model_name, api_base=config.api_base, inline_reasoning=config.inline_reasoning
     )
     serve = config.serve
     if config.model_config is not None:
@@ -256,7 +256,7 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
         if config.api_base or serve.serve:
             raise ConfigError("--model-config replaces --api-base and --serve; give only one")
         replicas = load_model_config(Path(config.model_config))
-        plan.model = config.model or replicas.model
+        plan.model = config.model_name or replicas.model
         plan.api_base = replicas.api_base()
         plan.replica_limits = replicas.limits()
     if not serve.serve:
@@ -268,13 +268,13 @@ def plan_endpoint(config: RunConfig, check_installed: bool = True) -> EndpointPl
         return plan
     if config.api_base:
         raise ConfigError("--serve starts its own server; drop --api-base")
-    spec = build_spec(serve, config.model)
+    spec = build_spec(serve, config.model_name)
     if check_installed:
         spec.program()  # ConfigError now, before any work, if the server is not installed
     plan.spec = spec
     plan.port = free_port(plan.host)
     plan.start_timeout_s = serve.serve_timeout
     plan.quiet = serve.quiet
-    plan.model = requested_model(config.model, spec)
+    plan.model = requested_model(config.model_name, spec)
     plan.api_base = plan.url
     return plan

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+# Parity with the official evaluator: marked slow, so in `make test-slow` (and CI).
 pytestmark = pytest.mark.slow
 
 VENDOR_SDKS = [

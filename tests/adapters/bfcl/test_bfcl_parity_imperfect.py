@@ -20,7 +20,7 @@ from harness.types import SamplingParams
 sys.path.insert(0, str(REPO / "scripts"))
 from bfcl_official_parity import run_official  # noqa: E402
 
-# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+# Parity with the official evaluator: marked slow, so in `make test-slow` (and CI).
 pytestmark = pytest.mark.slow
 
 CATEGORIES = [

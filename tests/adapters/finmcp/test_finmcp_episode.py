@@ -393,6 +393,7 @@ def test_error_items_and_unscored_records_are_reported_apart(adapter, samples):
     assert any("flagged error=true" in note for note in result.notes)
 
 
+@pytest.mark.slow  # ~7 s: litellm's first import and a real HTTP server
 def test_through_an_openai_compatible_server_with_litellm(adapter, samples):
     from harness.models.litellm_client import LiteLLMClient
     from harness.testing.fake_server import FakeServer, Reply

@@ -20,7 +20,7 @@ from harness.strategies.committed import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 
-# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+# Parity with the official evaluator: marked slow, so in `make test-slow` (and CI).
 pytestmark = pytest.mark.slow
 
 ADAPTER = Tau2Adapter()

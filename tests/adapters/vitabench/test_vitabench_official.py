@@ -45,7 +45,7 @@ from harness.adapters.vitabench.user import LLMUser
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn
 
-# Parity with the official evaluator: part of the default run, skipped with -m 'not slow'.
+# Parity with the official evaluator: marked slow, so in `make test-slow` (and CI).
 pytestmark = pytest.mark.slow
 
 # (scenario, language, task file) of the shared data.
