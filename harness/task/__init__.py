@@ -28,6 +28,8 @@ from harness.task.contract import (
     WrappedEnvironment,
     refusal,
 )
+from harness.task.official_set import OfficialSet
+from harness.task.registry import register_adapter
 
 __all__ = [
     "Adapter",
@@ -37,6 +39,7 @@ __all__ = [
     "EpisodeLimits",
     "FeedbackRules",
     "NoEnvironment",
+    "OfficialSet",
     "RecordView",
     "Reporting",
     "Sample",
@@ -47,4 +50,5 @@ __all__ = [
     "UserTurn",
     "WrappedEnvironment",
     "refusal",
+    "register_adapter",
 ]

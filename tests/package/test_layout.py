@@ -242,3 +242,16 @@ def test_the_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert import_cycles(graph) == [["a", "b", "c"]]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_adapter_guide_names_only_the_contract_module():
+    # An adapter author imports from harness.task (and checks with harness.testing);
+    # `harness.adapters` is the entry-point group's name, not a module to import.
+    import harness.task
+
+    guide = (REPO / "docs" / "adapters.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\bharness(?:\.[A-Za-z_]\w*)+", guide))
+    allowed = {"harness.adapters", "harness.testing", "harness.testing.check_adapter"}
+    allowed |= {f"harness.task.{name}" for name in harness.task.__all__}
+    assert named, "the guide names no harness module"
+    assert named <= allowed, sorted(named - allowed)
