@@ -29,8 +29,8 @@ How, in phases (each a process of its own, so one's memory is not another's):
 3. replay, once per concurrency: the same runs with ``model=openai/replay-oracle``
    against the server, through ``harness.run_suite`` (model client, retries,
    records on the path). Measured in that process: wall time, CPU split by where
-   it goes (tool code: the tool worker thread and the environments' ``execute``
-   steps on the loop, timed by a wrapper on the adapter's environments; scoring:
+   it goes (environment code: the tool worker thread, the environments' building,
+   ``execute`` steps and final-state readout on the loop, timed by a wrapper on the adapter's environments; scoring:
    the adapters' ``score`` steps and ``asyncio.to_thread`` workers; harness: the
    rest), RSS by a sampling thread at 10%, 50% and 100% of each run's records.
    Every record's score is checked against the oracle's.
@@ -242,11 +242,15 @@ def install_meters(benchmarks: list[str], meters: Meters) -> None:
 
         def metered_environment(make: Callable[[], Any]) -> Callable[[], Any]:
             def build() -> Any:
-                environment = make()
+                # Building the environment (τ²: its own copy of the domain database)
+                # and reading its final state (τ²: tau2's hash of that database, which
+                # its evaluator compares) are the benchmark's code, as its tools are.
+                environment = timed_on_loop(make, meters.tool)()
                 environment.execute = stepped(environment.execute, meters.tool)
                 environment.execute_user_call = timed_on_loop(
                     environment.execute_user_call, meters.tool
                 )
+                environment.final_state = timed_on_loop(environment.final_state, meters.tool)
                 return environment
 
             return build
@@ -757,7 +761,7 @@ def level_targets(level: Level, benchmarks: list[str]) -> list[Target]:
         r = level.replay[name]
         targets.append(
             Target(
-                f"[{c}] {name} harness CPU per model call (tool code apart)",
+                f"[{c}] {name} harness CPU per model call (environment code apart)",
                 r["harness_s"] / r["calls"] * 1000,
                 MAX_HARNESS_MS_PER_CALL,
                 unit=" ms",
