@@ -615,7 +615,11 @@ def commands_phase(runs: list[Path], records: int, scratch: Path) -> dict[str, A
             out["failed"].append(name)
         return result[0]
 
-    out["score_s"] = sum(note("score", timed_command("score", str(run))) for run in runs)
+    # Per run as well, so that the line says which benchmark's regrade costs what.
+    out["score_s_by_run"] = {
+        run.name: round(note("score", timed_command("score", str(run))), 2) for run in runs
+    }
+    out["score_s"] = sum(out["score_s_by_run"].values())
     out["leaderboard_s"] = note("leaderboard", timed_command("leaderboard", *map(str, runs)))
     out["compare_s"] = sum(
         note("compare", timed_command("compare", str(run), str(run))) for run in runs

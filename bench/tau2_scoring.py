@@ -59,9 +59,14 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.adapters.tau2 import Tau2Adapter, Tau3Adapter  # noqa: E402
+from harness.adapters.tau2 import (  # noqa: E402
+    Tau2Adapter,
+    Tau3Adapter,
+    replay_memo,  # noqa: E402
+)
 from harness.adapters.tau2.domains import write_tools  # noqa: E402
-from harness.adapters.tau2.gold_cache import CACHE_ENV, clear_memory  # noqa: E402
+from harness.adapters.tau2.gold_cache import CACHE_ENV  # noqa: E402
+from harness.adapters.tau2.gold_cache import clear_memory as clear_gold_memory  # noqa: E402
 from harness.adapters.tau2.nl_judge import StubJudge  # noqa: E402
 from harness.adapters.tau2.official import (  # noqa: E402
     official_module,
@@ -211,6 +216,11 @@ async def bench_domain(
                 f"{where}/{sample.id} ({variant}): {what} raised {type(exc).__name__}: {first_line}"
             )
             return None, float("nan")
+
+    def clear_memory() -> None:
+        """Nothing in memory: every scoring timed here replays what it replays."""
+        clear_gold_memory()
+        replay_memo.clear()
 
     warm: tuple[Sample, Trajectory] | None = None
     for sample in samples:  # once per task: the gold cache on disk is still empty

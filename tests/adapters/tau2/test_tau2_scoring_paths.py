@@ -11,7 +11,14 @@ from dataclasses import replace
 
 import pytest
 
-from harness.adapters.tau2 import Tau2Adapter, domains, evaluation, gold_cache, live_state
+from harness.adapters.tau2 import (
+    Tau2Adapter,
+    domains,
+    evaluation,
+    gold_cache,
+    live_state,
+    replay_memo,
+)
 from harness.strategies.committed import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
@@ -157,3 +164,36 @@ def test_policy_and_tools_are_planned_from_disk_without_loading_a_database(
     assert domains.policy(ADAPTER.domain("airline")) == computed[0]
     assert json.loads(path.read_text())["format"] == domains.FACTS_FORMAT
     domains._facts.cache_clear()
+
+
+def test_a_regrade_replays_each_distinct_transcript_once(retail, monkeypatch):
+    """Trials with the same calls and answers share one replay; a transcript that
+    differs in one recorded answer is replayed, and scored on its own replay."""
+    trajectory = oracle_run(retail)
+    assert ADAPTER.score_now(retail, trajectory, Services()).details["state_source"] == "live"
+    replays = []
+    real_replay = evaluation.replay
+
+    def counted(*args):
+        replays.append(1)
+        return real_replay(*args)
+
+    monkeypatch.setattr(evaluation, "replay", counted)
+    first = ADAPTER.score_now(retail, stored(trajectory), Services())
+    second = ADAPTER.score_now(retail, stored(trajectory), Services())
+    assert len(replays) == 1
+    assert first.details == second.details and first.reward == second.reward == 1.0
+
+    # The same calls with one answer recorded otherwise: its own replay, which
+    # finds the answer differs from what tau2 gives now.
+    altered = stored(trajectory)
+    tool = next(m for m in altered.messages if m["role"] == "tool")
+    tool["content"] = tool["content"] + " (edited)"
+    score = ADAPTER.score_now(retail, altered, Services())
+    assert len(replays) == 2
+    assert score.details["replay_mismatches"] and not first.details["replay_mismatches"]
+
+    # What is kept is forgotten on request: the next scoring replays again.
+    replay_memo.clear()
+    ADAPTER.score_now(retail, stored(trajectory), Services())
+    assert len(replays) == 3
