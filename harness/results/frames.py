@@ -146,7 +146,7 @@ def partial_lines(run_dir: Path) -> list[str]:
     """One line per benchmark of a run whose numbers are partial, saying what they cover."""
     return [
         f"partial: {benchmark_label(bench)}: {coverage.describe()}"
-        for bench, coverage in coverage_by_benchmark(load(run_dir)).items()
+        for bench, coverage in coverage_by_benchmark(load(run_dir, conversation=False)).items()
         if coverage.partial
     ]
 
@@ -167,14 +167,16 @@ def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load(run_dir: str | Path) -> LoadedRun:
+def load(run_dir: str | Path, conversation: bool = True) -> LoadedRun:
     """One run folder, its records carrying their current (regraded) scores. When
     scores.json lists its records, they are the run's records: those its aggregates
-    are over (a record stored after the last scoring waits for the next one)."""
+    are over (a record stored after the last scoring waits for the next one).
+    ``conversation=False``: the trajectories without their conversation, for what
+    reads only numbers (run_store.read_records)."""
     store = RunStore(Path(run_dir))
     manifest = store.load_manifest()  # ConfigError if it is not a run folder
     scores = load_scores(store.root)
-    stored = store.load_records()
+    stored = store.load_records(conversation)
     current = scores.get("records")
     if current is None:  # an older scores.json: the records as stored
         return LoadedRun(store.root, manifest, stored, scores)
@@ -192,7 +194,8 @@ def load(run_dir: str | Path) -> LoadedRun:
 
 
 def _loaded(paths: Any) -> list[LoadedRun]:
-    return [load(folder) for folder in run_folders(paths)]
+    """The runs ``paths`` name, for tables of numbers (no conversation read)."""
+    return [load(folder, conversation=False) for folder in run_folders(paths)]
 
 
 def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:

@@ -57,7 +57,7 @@ def read_scores(path: str | Path, n_boot: int = stats.N_BOOT, seed: int = stats.
             f"{run_dir} has no {SCORES}; score the run first: harness score {run_dir}"
         )
     # One line if there is no manifest.json beside it, or scores.json is not readable.
-    run = frames.load(run_dir)
+    run = frames.load(run_dir, conversation=False)  # numbers only
     tasks = frames.task_outcomes(frames.records_of([run]))
     return RunScores(
         run_dir=run.run_dir,

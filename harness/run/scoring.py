@@ -217,7 +217,8 @@ def score_run(
     check_overrides(overrides or {})
     store = RunStore(run_dir)
     manifest = store.read_manifest()
-    records = list(store.records().values())
+    # Aggregating alone reads no conversation: the records without it (run_store).
+    records = list(store.records(conversation=rescore).values())
     data_dir = DataDirs.of(manifest.get("data_dir"))
     stats = RegradeStats()
     if rescore:

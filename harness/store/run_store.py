@@ -86,8 +86,14 @@ class LoadedRecords:
         return {key: Record.from_dict(data) for key, data in self.latest.items()}
 
 
-def read_records(path: Path) -> LoadedRecords:
+def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
     """Every record of a samples.jsonl, the last one per key, skipping torn lines.
+
+    ``conversation=False`` leaves each trajectory's conversation out as the lines
+    are read (CONVERSATION: its messages, turns, earlier contexts and final state):
+    aggregating a run reads the scores, statuses, usage and notes, never those,
+    which are most of a record's size (a run's records, read whole, take about five
+    times the file's size in memory).
 
     A line that is not JSON is torn (a kill mid-write) and skipped. A line that
     is JSON but not a record means the file was damaged or written by something
@@ -110,8 +116,21 @@ def read_records(path: Path) -> LoadedRecords:
             problem = record_problem(record)
             if problem is not None:
                 raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
+            if not conversation:
+                _drop_conversation(record)
             latest[record["key"]] = record
     return LoadedRecords(latest, torn)
+
+
+# What only a regrade, the report's transcripts and the exports read of a trajectory.
+CONVERSATION = ("messages", "turns", "reset_histories", "final_state")
+
+
+def _drop_conversation(record: dict[str, Any]) -> None:
+    trajectory = record.get("trajectory")
+    if isinstance(trajectory, dict):
+        for name in CONVERSATION:
+            trajectory.pop(name, None)
 
 
 def record_line(record: Record) -> str:
@@ -193,13 +212,13 @@ class RunStore:
         self.root.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.manifest_path, manifest.to_dict())
 
-    def records(self) -> dict[str, dict[str, Any]]:
-        """The last record of each key, in its JSON form."""
-        return read_records(self.samples_path).latest
+    def records(self, conversation: bool = True) -> dict[str, dict[str, Any]]:
+        """The last record of each key, in its JSON form (``conversation``: see read_records)."""
+        return read_records(self.samples_path, conversation).latest
 
-    def load_records(self) -> dict[str, Record]:
-        """The last record of each key, as a Record."""
-        return read_records(self.samples_path).typed()
+    def load_records(self, conversation: bool = True) -> dict[str, Record]:
+        """The last record of each key, as a Record (``conversation``: see read_records)."""
+        return read_records(self.samples_path, conversation).typed()
 
     def iter_records(self) -> Iterator[dict[str, Any]]:
         yield from self.records().values()

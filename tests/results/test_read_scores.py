@@ -79,3 +79,37 @@ def test_counts_round_trip_as_scores_json_writes_them():
     assert counts is not None and counts.to_dict() == written and counts.errors == 1
     assert BenchmarkCounts.from_dict({**written, "excluded": 2}).to_dict()["excluded"] == 2
     assert BenchmarkCounts.from_dict({}) is None
+
+
+def test_numbers_are_read_without_the_conversation_and_equal_a_whole_read(summary, monkeypatch):
+    """Aggregating, the typed results, the leaderboard's row and the record table
+    read each record without its conversation (messages, turns, earlier contexts,
+    final state), and give what a read of the whole records gives."""
+    from harness.results import frames
+    from harness.store.run_store import CONVERSATION, RunStore
+
+    store = RunStore(summary.run_dir)
+    whole = store.records()
+    slim = store.records(conversation=False)
+    assert slim.keys() == whole.keys()
+    for key, record in whole.items():
+        assert record["trajectory"]["messages"]  # there was a conversation to leave out
+        kept = slim[key]["trajectory"]
+        assert not set(CONVERSATION) & set(kept)
+        assert {k: v for k, v in record["trajectory"].items() if k not in CONVERSATION} == kept
+        assert {k: v for k, v in record.items() if k != "trajectory"} == {
+            k: v for k, v in slim[key].items() if k != "trajectory"
+        }
+    full_table = frames.records_of([frames.load(summary.run_dir)])
+    assert frames.records(summary.run_dir).equals(full_table)
+    assert load_run(summary.run_dir).records.equals(full_table)
+    # A scoring that only aggregates writes what one that read every message writes.
+    from harness.run.scoring import score_run
+
+    slim_scores = score_run(summary.run_dir, rescore=False)
+    real_read = RunStore.records
+    monkeypatch.setattr(RunStore, "records", lambda self, conversation=True: real_read(self))
+    whole_scores = score_run(summary.run_dir, rescore=False)
+    assert {k: v for k, v in slim_scores.items() if k != "scored_at"} == {
+        k: v for k, v in whole_scores.items() if k != "scored_at"
+    }

@@ -58,8 +58,9 @@ def _env_feedback(settings: dict[str, Any], manifest: Manifest, strategy: Any) -
 
 
 def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) -> RunResult:
-    """Everything the leaderboard, plots and report show about one run folder."""
-    return run_row(results.load(run_dir), n_boot, seed)
+    """Everything the leaderboard, plots and report show about one run folder (its
+    numbers: the report reads the transcripts it shows itself)."""
+    return run_row(results.load(run_dir, conversation=False), n_boot, seed)
 
 
 def run_row(
