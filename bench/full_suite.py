@@ -30,9 +30,10 @@ How, in phases (each a process of its own, so one's memory is not another's):
    against the server, through ``harness.run_suite`` (model client, retries,
    records on the path). Measured in that process: wall time, CPU split by where
    it goes (environment code: the tool worker thread, the environments' building,
-   ``execute`` steps and final-state readout on the loop, timed by a wrapper on the adapter's environments; scoring:
-   the adapters' ``score`` steps and ``asyncio.to_thread`` workers; harness: the
-   rest), RSS by a sampling thread at 10%, 50% and 100% of each run's records.
+   ``execute`` steps and final-state readout on the loop, timed by a wrapper on the
+   adapter's environments; scoring: the adapters' ``score`` steps and
+   ``asyncio.to_thread`` workers; harness: the rest), RSS by a sampling thread at
+   10%, 50% and 100% of each run's records.
    Every record's score is checked against the oracle's.
 4. bare client: aiohttp POSTs of the same recorded request bodies at the same
    concurrency against the same server (no harness code): the rate the harness is

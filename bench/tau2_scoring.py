@@ -59,11 +59,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from harness.adapters.tau2 import (  # noqa: E402
-    Tau2Adapter,
-    Tau3Adapter,
-    replay_memo,  # noqa: E402
-)
+from harness.adapters.tau2 import Tau2Adapter, Tau3Adapter, replay_memo  # noqa: E402
 from harness.adapters.tau2.domains import write_tools  # noqa: E402
 from harness.adapters.tau2.gold_cache import CACHE_ENV  # noqa: E402
 from harness.adapters.tau2.gold_cache import clear_memory as clear_gold_memory  # noqa: E402
@@ -191,6 +187,13 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def clear_memory() -> None:
+    """Nothing in memory (gold hashes, replay outcomes): every scoring timed here
+    computes what it computes in a new process."""
+    clear_gold_memory()
+    replay_memo.clear()
+
+
 async def bench_domain(
     run: TaskSetRun, domain: str, limit: int | None, variants: list[str], failures: list[str]
 ) -> Timings:
@@ -216,11 +219,6 @@ async def bench_domain(
                 f"{where}/{sample.id} ({variant}): {what} raised {type(exc).__name__}: {first_line}"
             )
             return None, float("nan")
-
-    def clear_memory() -> None:
-        """Nothing in memory: every scoring timed here replays what it replays."""
-        clear_gold_memory()
-        replay_memo.clear()
 
     warm: tuple[Sample, Trajectory] | None = None
     for sample in samples:  # once per task: the gold cache on disk is still empty
