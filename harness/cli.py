@@ -66,6 +66,7 @@ COMMANDS = [
     ("plot", "harness.commands.plot"),
     ("paper", "harness.commands.paper"),
     ("report", "harness.commands.report"),
+    ("view", "harness.commands.view"),
     ("sweep", "harness.commands.sweep"),
     ("merge", "harness.commands.merge"),
 ]

@@ -48,6 +48,12 @@ from harness.report.leaderboard import (
     load_board,
     reference_notes,
 )
+from harness.report.sample_list import (
+    INDEX_COLUMNS,
+    Names,
+    sample_order,
+    sample_row,
+)
 from harness.report.samples import PackedSamples, compress_text, pack_samples
 from harness.results import stats
 from harness.results.reference import ReferenceTable
@@ -61,8 +67,7 @@ MAX_SAMPLE_CHARS = 2_000_000
 PAGE_SIZE = 50
 MAX_FLIPS_SHOWN = 50
 MAX_BASELINES = 6  # up to this many runs, the page offers each as the baseline
-
-OUTCOME_FAIL, OUTCOME_PASS, OUTCOME_ERROR = 0, 1, 2
+ENTRY = INDEX_COLUMNS.index("entry")
 
 
 @dataclass
@@ -132,13 +137,6 @@ def truncate_strings(
 # --- samples --------------------------------------------------------------------------------
 
 
-def outcome_of(record: Record) -> int:
-    ok, values = stats.trial_values(record.to_dict())
-    if not ok:
-        return OUTCOME_ERROR
-    return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
-
-
 def _detail(record: Record) -> dict[str, Any]:
     """What the viewer shows of one record (everything but bulky load options; its
     run and key travel in the index)."""
@@ -187,20 +185,6 @@ def pack_details(details: list[dict[str, Any]], max_chars: int) -> PackedSamples
     return pack_samples(details, prepare, MAX_SAMPLE_CHARS, seal)
 
 
-# The index's row layout (the viewer reads rows by these positions).
-INDEX_COLUMNS = (
-    "run",
-    "benchmark",
-    "subset",
-    "sample_id",
-    "trial",
-    "outcome",
-    "reward",
-    "key",
-    "entry",
-)
-
-
 @dataclass
 class SampleData:
     index: dict[str, Any]  # compact; compressed into one block, inflated on load
@@ -212,52 +196,23 @@ class SampleData:
 
 
 def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
-    runs: list[str] = []
-    benchmarks: list[str] = []
-    subsets: list[str] = []
-    positions: dict[str, dict[str, int]] = {"run": {}, "bench": {}, "subset": {}}
-
-    def position(kind: str, values: list[str], value: str) -> int:
-        table = positions[kind]
-        if value not in table:
-            table[value] = len(values)
-            values.append(value)
-        return table[value]
-
+    names = Names()
     rows: list[list[Any]] = []
     details: list[dict[str, Any]] = []
     for result in results:
         if result.run_dir is None:
             continue
-        run_pos = position("run", runs, result.name)
+        names.position("runs", result.name)
         records = RunStore(result.run_dir).load_records()
-        ordered = sorted(
-            records.values(), key=lambda r: (r.benchmark, r.subset, str(r.sample_id), r.trial)
-        )
-        for record in ordered:
-            score = record.score or {}
-            reward = score.get("reward") if record.status == "ok" else None
-            rows.append(
-                [
-                    run_pos,
-                    position("bench", benchmarks, record.benchmark),
-                    position("subset", subsets, f"{record.benchmark}/{record.subset}"),
-                    str(record.sample_id),
-                    record.trial,
-                    outcome_of(record),
-                    None if reward is None else round(float(reward), 4),
-                    record.key,
-                ]
-            )
+        for record in sorted(records.values(), key=sample_order):
+            rows.append(sample_row(record, result.name, names, entry=-1))
             details.append(_detail(record))
     packed = pack_details(details, max_chars)
     for row, entry in zip(rows, packed.roots, strict=True):
-        row.append(entry)
+        row[ENTRY] = entry
     index = {
         "columns": list(INDEX_COLUMNS),
-        "runs": runs,
-        "benchmarks": benchmarks,
-        "subsets": subsets,
+        **names.as_dict(),
         "rows": rows,
         "chunks": packed.chunk_starts,
         "page_size": PAGE_SIZE,
@@ -430,7 +385,15 @@ def asset_text(name: str) -> str:
     )
 
 
-def viewer_html(samples: SampleData) -> str:
+def page_script() -> str:
+    """The page's script: where its samples come from, then the viewer (one script, so
+    that one nonce allows it)."""
+    return asset_text("data_source.js") + asset_text("viewer.js")
+
+
+def viewer_html() -> str:
+    """The sample list's filters, list, pager and detail pane (the report's and
+    `harness view`'s)."""
     return (
         '<div class="filters">'
         '<label>run <select id="f-run"><option value="">all</option></select></label>'
@@ -439,7 +402,8 @@ def viewer_html(samples: SampleData) -> str:
         '<label>outcome <select id="f-outcome"><option value="">all</option>'
         '<option value="pass">passed</option><option value="fail">failed</option>'
         '<option value="error">error</option></select></label>'
-        '<label>key contains <input id="f-text" type="search"></label>'
+        '<label>error kind <select id="f-error"><option value="">all</option></select></label>'
+        '<label>search <input id="f-text" type="search" placeholder="key or error kind"></label>'
         '<span id="count"></span></div>'
         '<div class="viewer"><div><div id="list"></div><div id="pager">'
         '<button id="prev" type="button">◀</button><span id="page"></span>'
@@ -491,7 +455,7 @@ def render_report(
         )
     if options.plots:
         sections.append(f'<section id="plots"><h2>Plots</h2>{plots_html(results)}</section>')
-    sections.append(f'<section id="samples"><h2>Samples</h2>{viewer_html(samples)}</section>')
+    sections.append(f'<section id="samples"><h2>Samples</h2>{viewer_html()}</section>')
     body = "".join(sections)
     names = ["runs", "leaderboard", "comparison", "plots", "samples"]
     nav = "".join(f'<a href="#{n}">{n}</a>' for n in names if f'<section id="{n}">' in body)
@@ -515,7 +479,7 @@ def render_report(
         f"<nav>{nav}</nav></header>"
         + body
         + "\n".join(data_blocks)
-        + f'<script nonce="{nonce}">{asset_text("viewer.js")}</script></body></html>\n'
+        + f'<script nonce="{nonce}">{page_script()}</script></body></html>\n'
     )
     return page, samples.count
 

@@ -35,6 +35,7 @@ LAYERS = [
     "run",  # one suite run
     "results",  # numbers from run folders
     "report",  # results rendered for people
+    "view",  # the report's page served live over run folders
     "evaluate",  # run_suite
     "executors",  # where sweep runs go
     "commands",  # the command line's commands
@@ -43,9 +44,18 @@ LAYERS = [
 ]
 TOP_LEVEL_LIMIT = 8
 # What the contract may never depend on: how runs are executed, scored, reported.
-NOT_IN_THE_CONTRACT = {"run", "results", "report", "commands", "strategies", "serving", "executors"}
+NOT_IN_THE_CONTRACT = {
+    "run",
+    "results",
+    "report",
+    "view",
+    "commands",
+    "strategies",
+    "serving",
+    "executors",
+}
 # Who may import the rendering of results.
-REPORT_USERS = {"report", "commands"}
+REPORT_USERS = {"report", "view", "commands"}
 
 
 def module_name(path: Path) -> str:

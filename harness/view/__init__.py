@@ -1,0 +1,1 @@
+"""``harness view``: a local web viewer over run folders (see docs/results.md)."""
