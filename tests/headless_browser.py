@@ -118,8 +118,6 @@ _OPEN_EVERY_SAMPLE = r"""
 def run_probe(profile_dir: Path, report: Path, script: str, fragment: str = "") -> dict:
     """Run ``script`` in a copy of the report (allowed by the page's own nonce) and
     return the JSON it writes into ``<pre id="probe-result">``."""
-    import html
-    import json
     import re
 
     page = report.read_text(encoding="utf-8")
@@ -127,7 +125,17 @@ def run_probe(profile_dir: Path, report: Path, script: str, fragment: str = "") 
     probe = f'<script nonce="{nonce}">{script}</script>'
     copy = profile_dir / f"probe-{report.name}"
     copy.write_text(page.replace("</body></html>", probe + "</body></html>"), encoding="utf-8")
-    done = run_chromium(profile_dir, "--dump-dom", copy.as_uri() + fragment)
+    return probe_result(profile_dir, copy.as_uri() + fragment)
+
+
+def probe_result(profile_dir: Path, url: str) -> dict:
+    """Open ``url`` (a page carrying a probe script) and return the JSON the probe
+    writes into ``<pre id="probe-result">``."""
+    import html
+    import json
+    import re
+
+    done = run_chromium(profile_dir, "--dump-dom", url)
     found = re.search(r'<pre id="probe-result">(.*?)</pre>', done.stdout, re.S)
     assert found, done.stderr[-2000:]
     return json.loads(html.unescape(found.group(1)))

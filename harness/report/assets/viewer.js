@@ -121,6 +121,8 @@
     if (!rows.length) {
       list.appendChild(el("p", "empty", source.live ? "No records yet: the list fills in as " +
         "samples finish." : "No samples."));
+    } else if (!filtered.length) {
+      list.appendChild(el("p", "empty", "No sample matches these filters."));
     }
     filtered.slice(page * PAGE, page * PAGE + PAGE).forEach(function (i) {
       var label = sampleLabel(rows[i]);
