@@ -22,7 +22,13 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.report.html import PAGE_SIZE
-from harness.report.sample_list import INDEX_COLUMNS, Names, sample_order, sample_row
+from harness.report.sample_list import (
+    INDEX_COLUMNS,
+    Names,
+    natural_key,
+    sample_order,
+    sample_row,
+)
 from harness.store.records import Record, record_problem
 from harness.store.run_store import MANIFEST, SAMPLES
 
@@ -66,12 +72,36 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def check_run_folder(folder: Path) -> None:
-    """ConfigError, one line, unless ``folder`` is a run folder (one being written counts)."""
-    if not folder.is_dir():
-        raise ConfigError(f"{folder} is not a folder")
-    if not (folder / MANIFEST).is_file() and not (folder / SAMPLES).is_file():
-        raise ConfigError(f"{folder} is not a run folder (no {MANIFEST} or {SAMPLES})")
+def is_run_folder(folder: Path) -> bool:
+    """A run folder, one that is still being written included (records but no manifest yet)."""
+    return (folder / MANIFEST).is_file() or (folder / SAMPLES).is_file()
+
+
+@dataclass
+class FoundRuns:
+    folders: list[Path]
+    skipped: list[Path]  # named folders that are neither a run nor a folder of runs
+
+
+def find_run_folders(paths: list[Path]) -> FoundRuns:
+    """The run folders ``paths`` name: a run folder, or a folder whose sub-folders are
+    runs (a sweep: its runs in natural order, step_2 before step_10). A path that is
+    neither is skipped (a glob over results/ may name other folders); ConfigError,
+    one line, when no run is left."""
+    found = FoundRuns([], [])
+    for path in paths:
+        if is_run_folder(path):
+            found.folders.append(path)
+            continue
+        inside = [p for p in path.iterdir() if is_run_folder(p)] if path.is_dir() else []
+        if inside:
+            found.folders.extend(sorted(inside, key=lambda p: natural_key(p.name)))
+        else:
+            found.skipped.append(path)
+    if not found.folders:
+        names = ", ".join(str(p) for p in found.skipped)
+        raise ConfigError(f"{names}: not a run folder (no {MANIFEST} or {SAMPLES}), nor a sweep")
+    return found
 
 
 def distinct_run_names(folders: list[Path]) -> list[str]:
@@ -89,8 +119,6 @@ class RunFolders:
     """The viewer's runs, re-read on demand; safe to use from many request threads."""
 
     def __init__(self, folders: list[Path]):
-        for folder in folders:
-            check_run_folder(folder)
         self.runs = [
             WatchedRun(name, folder)
             for name, folder in zip(distinct_run_names(folders), folders, strict=True)

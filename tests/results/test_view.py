@@ -17,7 +17,7 @@ from harness.cli import main
 from harness.report.html import ReportOptions, build_report
 from harness.report.sample_list import INDEX_COLUMNS, natural_key
 from harness.report.samples import read_index
-from harness.view.runs import RunFolders
+from harness.view.runs import RunFolders, find_run_folders
 from harness.view.server import ViewerApp, make_server
 
 KEY = INDEX_COLUMNS.index("key")
@@ -188,9 +188,23 @@ def test_server_answers_only_local_hosts_and_only_its_routes(served):
 
 
 def test_view_command_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
-    assert main(["view", str(tmp_path)]) == 2
+    (tmp_path / "notes").mkdir()
+    assert main(["view", str(tmp_path / "notes")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "is not a run folder" in err[0]
+    assert len(err) == 1 and "not a run folder" in err[0] and "notes" in err[0]
+
+
+def test_a_sweep_folder_gives_its_runs_in_natural_order_and_others_are_skipped(tmp_path):
+    sweep = tmp_path / "sweep"
+    for step in (10, 2):
+        make_run(sweep, f"step_{step}", [record("tau2", "airline", "a")], {"tau2": {}})
+    starting = tmp_path / "starting"
+    starting.mkdir()
+    (starting / "samples.jsonl").write_text("")  # records, no manifest yet
+    (tmp_path / "reference").mkdir()
+    found = find_run_folders([sweep, starting, tmp_path / "reference"])
+    assert found.folders == [sweep / "step_2", sweep / "step_10", starting]
+    assert found.skipped == [tmp_path / "reference"]
 
 
 @pytest.mark.slow

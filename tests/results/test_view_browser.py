@@ -15,6 +15,7 @@ from fake_runs import record
 from headless_browser import dump_dom, keep_artifact, probe_result, run_chromium
 from test_view import WRONG_COUNT, bfcl_run
 
+from harness.report.html import ReportOptions, build_report
 from harness.view.server import Response, ViewerApp, make_server
 
 # Filters the list as a reader would, opens a failing sample and the same sample in
@@ -213,3 +214,20 @@ def test_a_run_without_records_shows_an_empty_list(tmp_path):
     assert 'data-ready="' in dom and "0 of 0 samples" in dom
     assert "No records yet: the list fills in as samples finish." in dom
     assert "no records yet" in dom  # the run list's state
+
+
+def test_the_report_file_reads_the_same_address(two_runs, tmp_path):
+    """The report shares the page: its list takes the filters from the address too."""
+    out = tmp_path / "report.html"
+    build_report(two_runs, out, ReportOptions(n_boot=20, plots=False))
+    fragment = "#" + "&".join(
+        ["outcome=fail", "error=" + quote(WRONG_COUNT, safe=""), "q=parallel_1", "run=other"]
+    )
+    dom = dump_dom(tmp_path, out.as_uri() + fragment)
+    assert "2 of 26 samples" in dom
+    listed = dom[dom.index('id="list"') : dom.index('id="pager"')]
+    labels = re.findall(r'title="([^"]*)"', listed)
+    assert labels == [
+        "FAIL other · bfcl/parallel/parallel_1#0 · reward 0",
+        "FAIL other · bfcl/parallel/parallel_10#0 · reward 0",
+    ]
