@@ -569,7 +569,10 @@
   function poll(version) {
     var status = document.getElementById("live");
     source.changes(version).then(function (change) {
-      if (change.rows.length || change.run_info) merge(change);
+      if (change.reload) { location.reload(); return; }  // the server dropped rows: start over
+      if (change.rows.length) merge(change);
+      index.run_info = change.run_info;
+      renderRuns();
       if (status) {
         status.textContent = "live · " + rows.length + " records · checked " +
           new Date().toLocaleTimeString();
