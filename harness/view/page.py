@@ -32,7 +32,8 @@ def viewer_page(nonce: str, title: str, runs: int) -> str:
         '<body data-source="server">'
         f"<header><h1>{escaped}</h1>"
         f'<div>{runs} run(s) · <span id="live">connecting…</span></div>'
-        '<nav><a href="#runs">runs</a><a href="#samples">samples</a></nav></header>'
+        '<nav><a href="#runs">runs</a><a href="#samples">samples</a>'
+        '<span class="keys">j / k: next / previous sample</span></nav></header>'
         '<section id="runs"><h2>Runs</h2><div id="run-list"></div></section>'
         f'<section id="samples"><h2>Samples</h2>{viewer_html()}</section>'
         f'<script nonce="{nonce}">{page_script()}</script></body></html>\n'

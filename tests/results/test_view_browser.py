@@ -80,6 +80,10 @@ VIEW_PROBE = r"""
       until(function () { return body.hasAttribute("data-opened"); }, function () {
         result.panes = text("#detail .pane h3");
         result.linkHash = decodeURIComponent(location.hash);
+        body.removeAttribute("data-opened");
+        document.dispatchEvent(new KeyboardEvent("keydown", {key: "k"}));
+        until(function () { return body.hasAttribute("data-opened"); }, function () {
+        result.afterKey = text("#detail .pane h3");
         until(function () { return /of 27 samples/.test(count()); }, function () {
           result.afterLanding = count();
           result.runsAfter = text("#run-list tr");
@@ -89,6 +93,7 @@ VIEW_PROBE = r"""
           search.dispatchEvent(new Event("input"));
           result.landed = text("#list button");
           finish();
+        });
         });
       });
     });
@@ -167,6 +172,11 @@ def test_filter_open_a_failing_sample_side_by_side_and_follow_a_live_run(two_run
         f"#sample=small/bfcl/parallel/parallel_10#0&with=other&error={WRONG_COUNT}"
         "&outcome=fail&q=parallel_1"
     )
+    # "k" steps to the previous sample of the list, still beside the other run.
+    assert seen["afterKey"] == [
+        "bfcl/parallel/parallel_1#0  (small)",
+        "bfcl/parallel/parallel_1#0  (other)",
+    ]
     # A record written while the page was open shows up in the list and the run list.
     assert seen["afterLanding"] == "4 of 27 samples"
     assert any(row.startswith("small") and "14" in row for row in seen["runsAfter"])

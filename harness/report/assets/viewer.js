@@ -585,6 +585,18 @@
     });
   }
 
+  // j / k open the next / previous sample of the list (not while typing in a field).
+  function stepWithKeys(event) {
+    var target = event.target, tag = target && target.tagName;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    var step = event.key === "j" ? 1 : event.key === "k" ? -1 : 0;
+    if (!step || !filtered.length) return;
+    var at = filtered.indexOf(current);
+    var next = at < 0 ? 0 : Math.min(filtered.length - 1, Math.max(0, at + step));
+    if (filtered[next] !== current) open(filtered[next], partner, true);
+  }
+
   function start(data) {
     index = data;
     rows = index.rows;
@@ -604,6 +616,7 @@
     window.addEventListener("hashchange", function () {
       if (fromHash()) document.getElementById("samples").scrollIntoView();
     });
+    document.addEventListener("keydown", stepWithKeys);
     renderRuns();
     var linked = fromHash();
     if (linked) document.getElementById("samples").scrollIntoView();
