@@ -118,7 +118,9 @@ def make_handler(app: ViewerApp, port: int) -> type[BaseHTTPRequestHandler]:
             try:
                 response = app.handle(self.path)
             except Exception as exc:  # one bad request must not stop the viewer
-                response = text_response(HTTPStatus.INTERNAL_SERVER_ERROR, f"error: {exc}")
+                # The type only: an exception's text may quote a record.
+                message = f"the viewer could not answer: {type(exc).__name__}"
+                response = text_response(HTTPStatus.INTERNAL_SERVER_ERROR, message)
             self.send(response)
 
         def send(self, response: Response) -> None:
