@@ -55,6 +55,8 @@ VIEW_PROBE = r"""
         function () {
     result.runs = text("#run-list td:first-child");
     result.all = count();
+    result.buttonHeights = Array.prototype.map.call(document.querySelectorAll("#list button"),
+                                                    function (b) { return b.offsetHeight; });
     choose("f-outcome", "failed");
     result.failed = count();
     choose("f-subset", "bfcl/simple");
@@ -146,6 +148,8 @@ def test_filter_open_a_failing_sample_side_by_side_and_follow_a_live_run(two_run
 
     assert seen["runs"] == ["small", "other"]
     assert seen["all"] == "26 of 26 samples"
+    # More buttons than the list's height holds: they scroll, none is squeezed.
+    assert len(seen["buttonHeights"]) == 26 and min(seen["buttonHeights"]) >= 18
     assert seen["failed"] == "8 of 26 samples"  # parallel_1, 4, 7, 10 in each run
     assert seen["none"] == "No sample matches these filters."
     assert seen["errorKind"] == "8 of 26 samples"
