@@ -225,3 +225,14 @@ def test_view_command_prints_its_address_and_serves(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_port_in_use_is_one_line(tmp_path, capsys):
+    run = bfcl_run(tmp_path)
+    taken = make_server(ViewerApp([run]), 0)
+    try:
+        assert main(["view", str(run), "--port", str(taken.server_port)]) == 2
+    finally:
+        taken.server_close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot listen on 127.0.0.1:{taken.server_port}" in err[0]
