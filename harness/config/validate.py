@@ -155,8 +155,10 @@ def parse_yaml(text: str, what: str) -> object:
 
     from harness.errors import yaml_problem
 
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        # Building the loader reads the text: a control character fails here.
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -172,7 +174,8 @@ def parse_yaml(text: str, what: str) -> object:
     except RecursionError:
         raise ConfigError(f"{what}: not valid YAML (nested too deep)") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _node_counts(root: object, what: str) -> tuple[int, int]:

@@ -65,6 +65,7 @@ BAD_SUITES = {
     "name_mapping": "name: {a: 1}\nentries:\n  - benchmark: toy\n",
     "unknown_top_key": "name: toy\nentries:\n  - benchmark: toy\nsamples: 3\n",
     "duplicate_anchor_alias": "name: *nothing\nentries:\n  - benchmark: toy\n",
+    "control_character": "name: x\x1b\nentries: []\n",
 }
 
 MODEL_CONFIGS = {
@@ -434,6 +435,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("score_no_folder", ["score"]),
     ("score_samples_a_folder", ["score", "{samples_a_folder}"]),
     ("score_option_malformed", ["score", "{good}", "--option", "toy.x=["]),
+    ("score_option_control_character", ["score", "{good}", "--option", "toy.mode=\x1b"]),
     ("leaderboard_samples_a_folder", ["leaderboard", "{samples_a_folder}"]),
     # -- leaderboard ------------------------------------------------------------------------------
     ("leaderboard_missing", ["leaderboard", "{root}/missing"]),
