@@ -206,10 +206,11 @@ class ManagedServer:
     def _served_models(self) -> list[str] | None:
         """The model ids the server lists, or None while it does not answer."""
         import urllib.error
-        import urllib.request
+
+        from harness.models.probes import open_probe
 
         try:
-            with urllib.request.urlopen(join_url(self.url, "models"), timeout=2.0) as response:
+            with open_probe(join_url(self.url, "models"), timeout=2.0) as response:
                 data = json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError):
             return None
