@@ -8,7 +8,7 @@ Everything here is JSON-serialisable through ``to_dict`` / ``from_dict``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from harness.boundary.sanitise import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
@@ -84,7 +84,8 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
-        call = cls(**data)
+        # Keys of another version are left out, as Record keeps them apart.
+        call = cls(**{k: v for k, v in data.items() if k in _TOOL_CALL_FIELDS})
         # A record's raw_arguments is the text the conversation carried: sent back
         # as it is. The one exception is a record older code wrote for a call built
         # in code: "" beside arguments that are not empty (a model's "" parses to
@@ -150,6 +151,9 @@ def _parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None, int]:
         kind = type(cleaned.value).__name__
         return None, f"arguments must be a JSON object, got {kind}", cleaned.replaced
     return cleaned.value, None, cleaned.replaced
+
+
+_TOOL_CALL_FIELDS = frozenset(f.name for f in fields(ToolCall) if f.name != "raw_verbatim")
 
 
 @dataclass

@@ -114,8 +114,8 @@ async def regrade(
                 stats.failed += 1
                 record["score_error"] = "sample no longer in the benchmark data"
                 continue
-            trajectory = Trajectory.from_dict(record["trajectory"])
-            try:
+            try:  # reading the trajectory back is part of scoring it
+                trajectory = Trajectory.from_dict(record["trajectory"])
                 score = await adapter.score(sample, trajectory, services)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1

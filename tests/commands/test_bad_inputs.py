@@ -183,6 +183,10 @@ def world(tmp_path_factory):
         root, "bfcl_run", [record("bfcl", "simple_python", "simple_python_0")], {"bfcl": {}}
     )
     paths["bfcl_run"] = str(bfcl)
+    traversal = make_run(
+        root, "bfcl_unknown_subset", [record("bfcl", "../../x", "x_0")], {"bfcl": {}}
+    )
+    paths["bfcl_unknown_subset"] = str(traversal)
     disjoint = make_run(root, "disjoint", [record("toy", "hard", "hard-9")], {"toy": {}})
     paths["disjoint"] = str(disjoint)
     (root / "not_a_run").mkdir()
@@ -524,6 +528,7 @@ CASES: list[tuple[str, list[str]]] = [
     ),  # fmt: skip
     ("export_bad_manifest", ["export-bfcl", "{manifest_binary}", "{root}/exp"]),
     ("export_one_argument", ["export-bfcl", "{bfcl_run}"]),
+    ("export_unknown_subset", ["export-bfcl", "{bfcl_unknown_subset}", "{root}/exp_subset"]),
     # -- sweep ------------------------------------------------------------------------------------
     ("sweep_no_checkpoints", ["sweep", "--suite", "{suite}"]),
     ("sweep_matches_nothing", ["sweep", "--suite", "{suite}", "--checkpoints", "{root}/none_*"]),

@@ -97,7 +97,7 @@ def test_record_and_manifest_round_trip_keep_what_this_version_does_not_know():
     record = Record.from_dict(line)
     assert record.passed is True and record.extra == {"added_later": {"x": 1}}
     assert {k: v for k, v in record.to_dict().items() if v is not None} == line
-    with pytest.raises(RecordError, match="'trial' missing or not int"):
+    with pytest.raises(RecordError, match="trial: a boolean, not a whole number"):
         Record.from_dict({**line, "trial": True})
     old = {"run_id": "r", "model": {"name": "m"}, "trials": 2, "from_the_future": [1]}
     manifest = Manifest.from_dict(old)
