@@ -190,6 +190,7 @@ def world(tmp_path_factory):
     disjoint = make_run(root, "disjoint", [record("toy", "hard", "hard-9")], {"toy": {}})
     paths["disjoint"] = str(disjoint)
     (root / "not_a_run").mkdir()
+    (root / "dangling").symlink_to(root / "nowhere")
     paths["not_a_run"] = str(root / "not_a_run")
     yield paths
     env.undo()
@@ -270,6 +271,20 @@ CASES: list[tuple[str, list[str]]] = [
     ("model_empty", run_args("--model", "")),
     ("model_unknown_bare", run_args("--model", "nosuch-model-xyz")),
     ("model_unknown_provider", run_args("--model", "nosuchprovider/m")),
+    (
+        "model_name_too_long_for_a_folder",
+        [
+            "run",
+            "--suite",
+            "{suite}",
+            "--model",
+            "openai/" + "m" * 300,
+            "--quiet",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--no-preflight",
+        ],
+    ),  # fmt: skip
     ("user_model_empty", run_args("--user-model", "")),
     ("judge_model_empty", run_args("--judge-model", "")),
     ("api_base_empty", remote("--api-base", "")),
@@ -439,6 +454,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("score_no_folder", ["score"]),
     ("score_samples_a_folder", ["score", "{samples_a_folder}"]),
     ("score_option_malformed", ["score", "{good}", "--option", "toy.x=["]),
+    (
+        "score_option_benchmark_not_in_run",
+        ["score", "{good}", "--option", "tau2.malformed_calls=explode"],
+    ),
     ("score_option_control_character", ["score", "{good}", "--option", "toy.mode=\x1b"]),
     ("leaderboard_samples_a_folder", ["leaderboard", "{samples_a_folder}"]),
     # -- leaderboard ------------------------------------------------------------------------------
@@ -528,6 +547,7 @@ CASES: list[tuple[str, list[str]]] = [
     ),  # fmt: skip
     ("export_bad_manifest", ["export-bfcl", "{manifest_binary}", "{root}/exp"]),
     ("export_one_argument", ["export-bfcl", "{bfcl_run}"]),
+    ("export_out_dangling_symlink", ["export-bfcl", "{bfcl_run}", "{root}/dangling"]),
     ("export_unknown_subset", ["export-bfcl", "{bfcl_unknown_subset}", "{root}/exp_subset"]),
     # -- sweep ------------------------------------------------------------------------------------
     ("sweep_no_checkpoints", ["sweep", "--suite", "{suite}"]),
