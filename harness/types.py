@@ -295,6 +295,12 @@ class Score:
     details: dict[str, Any] = field(default_factory=dict)
     excluded: str | None = None
 
+    def __post_init__(self) -> None:
+        # A verdict computed with numpy is numpy's boolean, which JSON would write
+        # as the text "True": a record the typed check refuses when read back.
+        if not isinstance(self.passed, bool):
+            self.passed = bool(self.passed)
+
     def to_dict(self) -> dict[str, Any]:
         # Written out for plain JSON-like details (every adapter's): dataclasses.asdict
         # costs ~40 µs a record; anything else in them gets asdict's own rules.
@@ -319,7 +325,14 @@ class Score:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Score:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        # A stored score without a reward or a verdict (another writer's) reads as
+        # the estimators read it (results.stats.trial_values): reward 0, passed
+        # when the reward is full.
+        values["reward"] = values.get("reward") or 0.0
+        if values.get("passed") is None:
+            values["passed"] = values["reward"] >= 1.0
+        return cls(**values)
 
 
 @dataclass

@@ -137,6 +137,12 @@ ALLOWED: dict[str, Callable[[Record], None]] = {
         ],
     ),  # fmt: skip
     "score_keys_missing": _set("score", {}),
+    "score_passed_missing": _drop("score.passed"),
+    "metadata_values_of_other_types": _set(
+        "metadata", {"mode": 5, "error_flag": [1], "domain": None}
+    ),
+    "score_details_of_other_types": _set("score.details", {"prompt_mode": "x", "checks": None}),
+    "score_reward_null": _set("score.reward", None),
     "trajectory_keys_missing": _set("trajectory", {}),
 }
 SHAPES = {**DAMAGED, **ALLOWED}
@@ -147,6 +153,11 @@ IN_THE_CONVERSATION = {
     name for name in DAMAGED if name.startswith(("turn", "tool_call", "message", "reset_histories"))
 }
 READS_THE_CONVERSATION = {"score", "report", "export_bfcl", "export_tau2"}
+# Allowed shapes a command refuses for what they mean, not for their form: one line, exit 2.
+REFUSED_FOR_WHAT_IT_SAYS = {
+    # "prompt_mode": "x" makes that record a prompt-mode one beside FC ones.
+    ("score_details_of_other_types", "export_bfcl"): "records mix FC and prompt mode",
+}
 
 
 @pytest.fixture(scope="module")
@@ -221,5 +232,8 @@ def test_no_command_answers_a_hostile_record_with_a_traceback(runs, name, tmp_pa
             assert "samples.jsonl line " in lines[0] and "the file is damaged" in lines[0], lines
         elif command == "export_tau2":  # no tau2-bench checkout is named: refused as for any run
             assert code == 2 and len(lines) == 1 and lines[0].startswith("harness: error: ")
+        elif (name, command) in REFUSED_FOR_WHAT_IT_SAYS:
+            assert code == 2 and len(lines) == 1, lines
+            assert REFUSED_FOR_WHAT_IT_SAYS[name, command] in lines[0], lines
         else:
             assert code == 0, f"{command}: exit {code}: {lines[-3:]}"

@@ -119,3 +119,19 @@ def test_the_typed_choices_of_run_config_are_the_ones_checked_at_run_time():
     assert get_args(run_config.InlineReasoning) == INLINE_REASONING
     assert run_config.TOOL_CHOICES == WIRE_TOOL_CHOICES
     assert run_config.ENV_FEEDBACK == ("standard", "augmented")
+
+
+def test_a_score_s_verdict_is_written_as_a_json_boolean():
+    """numpy's boolean (a verdict computed with numpy) is no bool: JSON would write
+    it as the text "True", which the typed record check refuses when read back."""
+    import numpy as np
+
+    from harness.store.records import parse_record
+    from harness.store.run_store import record_line
+    from harness.types import Score
+
+    score = Score(passed=np.float64(1.0) >= 1.0, reward=1.0)
+    line = {"key": "b/s/1#0", "benchmark": "b", "subset": "s", "sample_id": "1", "trial": 0}
+    record = parse_record({**line, "status": "ok", "score": score.to_dict()})
+    written = json.loads(record_line(record))
+    assert written["score"]["passed"] is True and parse_record(written).passed is True
