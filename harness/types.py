@@ -8,7 +8,7 @@ Everything here is JSON-serialisable through ``to_dict`` / ``from_dict``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from harness.boundary.sanitise import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
@@ -84,7 +84,8 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolCall:
-        call = cls(**data)
+        # Keys of another version are left out, as Record keeps them apart.
+        call = cls(**{k: v for k, v in data.items() if k in _TOOL_CALL_FIELDS})
         # A record's raw_arguments is the text the conversation carried: sent back
         # as it is. The one exception is a record older code wrote for a call built
         # in code: "" beside arguments that are not empty (a model's "" parses to
@@ -150,6 +151,9 @@ def _parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None, int]:
         kind = type(cleaned.value).__name__
         return None, f"arguments must be a JSON object, got {kind}", cleaned.replaced
     return cleaned.value, None, cleaned.replaced
+
+
+_TOOL_CALL_FIELDS = frozenset(f.name for f in fields(ToolCall) if f.name != "raw_verbatim")
 
 
 @dataclass
@@ -291,6 +295,12 @@ class Score:
     details: dict[str, Any] = field(default_factory=dict)
     excluded: str | None = None
 
+    def __post_init__(self) -> None:
+        # A verdict computed with numpy is numpy's boolean, which JSON would write
+        # as the text "True": a record the typed check refuses when read back.
+        if not isinstance(self.passed, bool):
+            self.passed = bool(self.passed)
+
     def to_dict(self) -> dict[str, Any]:
         # Written out for plain JSON-like details (every adapter's): dataclasses.asdict
         # costs ~40 µs a record; anything else in them gets asdict's own rules.
@@ -315,7 +325,14 @@ class Score:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Score:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        # A stored score without a reward or a verdict (another writer's) reads as
+        # the estimators read it (results.stats.trial_values): reward 0, passed
+        # when the reward is full.
+        values["reward"] = values.get("reward") or 0.0
+        if values.get("passed") is None:
+            values["passed"] = values["reward"] >= 1.0
+        return cls(**values)
 
 
 @dataclass

@@ -87,6 +87,24 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def fill_disk(room_bytes: int):
+    """A ``preexec_fn`` for a harness child process (``harness_process(argv,
+    preexec_fn=fill_disk(N))``) on a disk with ``room_bytes`` left: no file it
+    writes may grow past that size. The kernel refuses the write that would
+    (RLIMIT_FSIZE: EFBIG, "File too large", where a full disk says ENOSPC), inside
+    whatever library is writing, so every error path from a real write is taken;
+    SIGXFSZ, which would kill the process instead, is ignored. Needs no root,
+    unlike a small filesystem mounted for the test."""
+    import resource
+
+    def limit() -> None:
+        _default_sigint()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (room_bytes, room_bytes))
+
+    return limit
+
+
 def wait_for_lines(path: Path, count: int, timeout_s: float = 60.0) -> bool:
     """Whether ``path`` holds at least ``count`` lines within ``timeout_s`` (a run's
     samples.jsonl while it is being written)."""

@@ -88,6 +88,14 @@ def kind_of(category: str) -> Kind:
     raise KeyError(f"unknown BFCL category: {category}")
 
 
+def is_category(category: str) -> bool:
+    try:
+        kind_of(category)
+    except KeyError:
+        return False
+    return True
+
+
 def is_single_turn(category: str) -> bool:
     return kind_of(category) in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE)
 

@@ -28,10 +28,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness.boundary.atomic import open_atomic
 from harness.errors import ConfigError
 from harness.types import Trajectory
 
-from .categories import Kind, kind_of, result_folder
+from .categories import Kind, is_category, kind_of, result_folder
 from .multi_turn import turn_replies
 from .official import FC_REGISTRY_NAME, PROMPT_REGISTRY_NAME
 from .single_turn import first_result
@@ -54,6 +55,18 @@ def entry_result(record: dict[str, Any]) -> Any:
         return turns
     # Memory and web search: only the question (the last turn) is scored.
     return [turns[-1]] if turns else "Error during inference: no question turn"
+
+
+def _exported_result(record: dict[str, Any]) -> Any:
+    """``entry_result``, or one line naming the record whose conversation does
+    not read back (a hand-edited record: more replies than turns, say)."""
+    try:
+        return entry_result(record)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, StopIteration) as exc:
+        raise ConfigError(
+            f"record {record['key']!r} cannot be exported ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); the run folder is damaged"
+        ) from None
 
 
 def is_prompt_record(record: dict[str, Any]) -> bool:
@@ -92,11 +105,17 @@ def export_bfcl(
             f"model name '{name}' contains '_' (the official evaluator reads it as '/')"
         )
     folder_name = name.replace("/", "_")
+    for record in chosen:  # before anything is written; a subset names a folder, too
+        if not is_category(record["subset"]):
+            raise ConfigError(
+                f"record {record['key']!r} has subset {record['subset']!r}, which is not a "
+                "BFCL category; the run folder is damaged"
+            )
 
     by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in chosen:
         by_category[record["subset"]].append(
-            {"id": record["sample_id"], "result": entry_result(record)}
+            {"id": record["sample_id"], "result": _exported_result(record)}
         )
 
     written = []
@@ -105,7 +124,7 @@ def export_bfcl(
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{VERSION_PREFIX}_{category}_result.json"
         rows.sort(key=lambda row: _index_key(row["id"]))
-        with path.open("w", encoding="utf-8") as handle:
+        with open_atomic(path) as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         written.append(path)

@@ -38,6 +38,14 @@ CLONE_HINT = (
     "then --data-dir tau3=PATH (or TAU2_DATA_DIR=PATH/data)"
 )
 MIN_PYTHON = (3, 10)
+# Folders tau2-bench reads whole, listing them instead of naming files: the
+# banking tasks (one task_*.json each, harness and tau2-bench alike) and the
+# knowledge base's documents (KnowledgeBase.load). An added file there would be
+# a task or a document of the release, so they hold the pinned files only.
+CLOSED_FOLDERS = (
+    "data/tau2/domains/banking_knowledge/tasks",
+    "data/tau2/domains/banking_knowledge/documents",
+)
 
 _lock = threading.Lock()
 
@@ -98,8 +106,9 @@ def locate(data_dir: Path | None) -> Path:
 
 
 def first_difference(root: Path) -> str | None:
-    """The first pinned file that is missing or differs in the checkout, as one phrase."""
-    return pinned_files.first_difference(root, pinned().files)
+    """The first pinned file that is missing or differs in the checkout, or an
+    extra file in a folder read whole, as one phrase."""
+    return pinned_files.first_difference(root, pinned().files, CLOSED_FOLDERS)
 
 
 @functools.cache

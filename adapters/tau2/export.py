@@ -51,6 +51,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.boundary.atomic import write_atomic
 from harness.errors import ConfigError
 from harness.report.appendix import STAND_IN_JUDGES, STAND_IN_USERS
 from harness.store.records import OK
@@ -657,8 +658,8 @@ def _write(
     for name, plan in plans.items():
         check_against_run(name, plan, metrics[name])
     submission = build_submission(package, fields, run, computed, files, trials)
-    (folder / SUBMISSION_FILE).write_text(
+    write_atomic(
+        folder / SUBMISSION_FILE,
         submission.model_dump_json(indent=2, exclude_none=True, ensure_ascii=False) + "\n",
-        encoding="utf-8",
     )
     return folder

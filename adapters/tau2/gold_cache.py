@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from harness.boundary.atomic import write_atomic
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -78,10 +79,8 @@ def write_json(path: Path, data: object) -> None:
     the recomputation next time."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-        os.replace(tmp, path)  # atomic: concurrent writers leave one whole file
+        # Atomic: concurrent writers leave one whole file, a failed one no temporary.
+        write_atomic(path, json.dumps(data))
     except OSError:
         pass
 

@@ -112,9 +112,11 @@ def run(args: argparse.Namespace) -> int:
         "appendix.md": appendix_markdown(appendix),
         "appendix.tex": appendix_latex(appendix),
     }
+    from harness.boundary.atomic import write_atomic
+
     for name, text in outputs.items():
         path = args.out / name
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text)
         written.append(path)
     for path in written:
         print(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,6 +19,8 @@ from harness.errors import ConfigError
 MAX_TRIALS = 10_000
 MAX_CONCURRENCY = 100_000
 URL_SCHEMES = ("http", "https")
+# The longest file or folder name (in bytes) of Linux and macOS file systems.
+NAME_MAX = 255
 # Bootstrap resamples: fewer than 2 give no interval; more than this never finishes.
 MAX_N_BOOT = 1_000_000
 
@@ -99,6 +102,16 @@ def writable_folder(path: Path, flag: str) -> None:
     """``path`` is a folder, or can be made one: it is not a file, and its
     nearest existing ancestor is a folder we can write in. Nothing is created."""
     path = Path(path)
+    for part in path.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise ConfigError(
+                f"{flag} {path}: the name {part[:40]}... is {len(os.fsencode(part))} bytes, "
+                f"more than the {NAME_MAX} a file system takes (give a shorter --out)"
+            )
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(
+            f"{flag} {path} is a symbolic link to {os.readlink(path)}, which does not exist"
+        )
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{flag} {path} is a file, not a folder")
     probe = path
@@ -155,8 +168,10 @@ def parse_yaml(text: str, what: str) -> object:
 
     from harness.errors import yaml_problem
 
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        # Building the loader reads the text: a control character fails here.
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -172,7 +187,8 @@ def parse_yaml(text: str, what: str) -> object:
     except RecursionError:
         raise ConfigError(f"{what}: not valid YAML (nested too deep)") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _node_counts(root: object, what: str) -> tuple[int, int]:

@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.boundary.atomic import write_atomic
 from harness.boundary.sanitise import dumps_safe
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import mask
@@ -113,14 +112,7 @@ class CachingClient(WrappedClient):
         # without it; anything else stays, so a replay is the reply as it came.
         entry = mask({"format": CACHE_FORMAT, "turn": turn.to_dict(), "raw": turn.raw})
         text = dumps_safe(entry, default=str)
-        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temp_name, path)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        write_atomic(path, text)
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from harness.errors import ConfigError
 from harness.models.openai_wire import chat_request
+from harness.models.probes import open_probe
 from harness.models.redact import redact_url
 from harness.models.urls import join_url
 from harness.types import Message, SamplingParams, ToolSchema
@@ -96,15 +96,15 @@ def _post(url: str, body: dict, timeout: float) -> Refusal | Accepted | Unreacha
     """A Refusal, or Accepted with the reply's prompt tokens; Unreachable when the
     connection was refused; None when the server did not answer in time or
     failed otherwise (a name that does not resolve may be the network's blip)."""
-    request = urllib.request.Request(
-        join_url(url, "chat/completions"),
-        data=json.dumps(body).encode("utf-8"),
-        # Says what the request is (in server logs; the fake test server keeps it apart).
-        headers={"Content-Type": "application/json", "X-Harness-Preflight": "1"},
-        method="POST",
-    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with open_probe(
+            join_url(url, "chat/completions"),
+            timeout=timeout,
+            data=json.dumps(body).encode("utf-8"),
+            # Says what the request is (in server logs; the fake test server keeps it apart).
+            headers={"Content-Type": "application/json", "X-Harness-Preflight": "1"},
+            method="POST",
+        ) as response:
             return Accepted(_prompt_tokens(response.read(1 << 20)))
     except urllib.error.HTTPError as exc:
         text = exc.read(4000).decode("utf-8", errors="replace")

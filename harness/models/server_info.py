@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.models.probes import open_probe
 from harness.models.redact import redact_url
 from harness.models.urls import join_url, server_root
 
@@ -46,11 +46,11 @@ class ServerInfo:
 
 def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[bool, Any]:
     """(reachable, parsed JSON or None)."""
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    headers = {"Accept": "application/json"}
     if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
+        headers["Authorization"] = f"Bearer {api_key}"
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with open_probe(url, timeout=timeout, headers=headers) as response:
             body = response.read(4 * 1024 * 1024)
     except urllib.error.HTTPError:
         return True, None  # it answered, just not this question

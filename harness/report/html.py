@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from harness.boundary.atomic import write_atomic
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import masker
@@ -491,7 +492,5 @@ def build_report(
     results, references = load_board(run_dirs, options.reference, options.n_boot, options.seed)
     text, count = render_report(results, references, options)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    write_atomic(out, text)
     return ReportSummary(out, count, out.stat().st_size)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.boundary.atomic import write_atomic
 from harness.report.labels import LabelSpec, RunStyle, assign_styles
 from harness.report.leaderboard import RunResult
 from harness.results.headlines import benchmark_label, primary_quantity, sort_benchmarks
@@ -710,13 +711,19 @@ def build_plots(
 
 
 def save_figure(figure: Any, path: Path, fmt: str, dpi: int = 200) -> None:
-    """One figure in one format, with embeddable fonts and nothing clipped."""
+    """One figure in one format, with embeddable fonts and nothing clipped.
+
+    Drawn in memory, then written by the atomic writer: matplotlib's own file
+    writing, failing on a full disk, raised an error of its own while cleaning
+    up (its PDF stream), which hid the disk's."""
     import matplotlib
 
+    buffer = io.BytesIO()
     # TrueType (Type 42) fonts in PDF and PostScript: venues reject Type 3 fonts. SVG
     # keeps its text as text, so labels stay searchable and editable.
     with matplotlib.rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}):
-        figure.savefig(path, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.05)
+        figure.savefig(buffer, format=fmt, dpi=dpi, bbox_inches="tight", pad_inches=0.05)
+    write_atomic(path, buffer.getvalue())
 
 
 def save_plots(

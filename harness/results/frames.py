@@ -91,7 +91,9 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"{run_dir} is not a run folder (no manifest.json)")
     from harness.run.scoring import score_run
 
-    return score_run(run_dir, rescore=False)
+    # Computed, not written: reading a run never changes its folder (which
+    # may be read-only, or another user's).
+    return score_run(run_dir, rescore=False, write=False)
 
 
 def training_step(manifest: Manifest, run_name: str) -> int | None:

@@ -211,6 +211,7 @@ def _prepare_out(out: Path, shards: list[Shard]) -> None:
 
 def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> Gaps:
     """Check and merge ``shard_dirs`` into ``out``; returns the gaps (empty if none)."""
+    from harness.boundary.atomic import open_atomic
     from harness.errors import ConfigError
     from harness.run.scoring import score_run
     from harness.store.run_store import SAMPLES, RunStore, record_line
@@ -230,11 +231,9 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     _prepare_out(out, shards)
     out.mkdir(parents=True, exist_ok=True)
     records = {key: record for shard in shards for key, record in shard.records.items()}
-    tmp = out / f".{SAMPLES}.tmp"
-    with tmp.open("w", encoding="utf-8") as handle:
+    with open_atomic(out / SAMPLES) as handle:
         for key in sorted(records):
             handle.write(record_line(records[key]) + "\n")
-    tmp.replace(out / SAMPLES)
     RunStore(out).write_manifest(merged_manifest(shards, out, gaps))
     score_run(out, rescore=False)
     return gaps

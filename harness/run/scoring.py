@@ -114,8 +114,8 @@ async def regrade(
                 stats.failed += 1
                 record["score_error"] = "sample no longer in the benchmark data"
                 continue
-            trajectory = Trajectory.from_dict(record["trajectory"])
-            try:
+            try:  # reading the trajectory back is part of scoring it
+                trajectory = Trajectory.from_dict(record["trajectory"])
                 score = await adapter.score(sample, trajectory, services)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1
@@ -205,20 +205,38 @@ def check_overrides(overrides: dict[str, dict[str, Any]]) -> None:
     add_config_secrets(overrides)
 
 
+def check_overrides_apply(
+    overrides: dict[str, dict[str, Any]], records: list[dict[str, Any]]
+) -> None:
+    """Each benchmark given an --option has records in the run: an option for
+    another benchmark would change nothing, yet be recorded in scores.json as if
+    the scores had been made with it."""
+    present = sorted({record["benchmark"] for record in records})
+    for benchmark in overrides:
+        if benchmark not in present:
+            raise ConfigError(
+                f"--option {benchmark}.*: the run has no {benchmark} records "
+                f"(it has: {', '.join(present) or 'none'})"
+            )
+
+
 def score_run(
     run_dir: Path,
     services: Services | None = None,
     rescore: bool = True,
     overrides: dict[str, dict[str, Any]] | None = None,
+    write: bool = True,
 ) -> dict[str, Any]:
-    """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json.
-    ``overrides`` (benchmark -> load options) regrade with other settings than the run
-    was made with; they are recorded in scores.json."""
+    """Regrade (unless ``rescore`` is False) and aggregate a run; write scores.json
+    (unless ``write`` is False: a command that only reads the run). ``overrides``
+    (benchmark -> load options) regrade with other settings than the run was made
+    with; they are recorded in scores.json."""
     check_overrides(overrides or {})
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     # Aggregating alone reads no conversation: the records without it (run_store).
     records = list(store.records(conversation=rescore).values())
+    check_overrides_apply(overrides or {}, records)
     data_dir = DataDirs.of(manifest.get("data_dir"))
     stats = RegradeStats()
     if rescore:
@@ -274,5 +292,6 @@ def score_run(
             for r in records
         },
     }
-    write_json_atomic(store.scores_path, scores)
+    if write:
+        write_json_atomic(store.scores_path, scores)
     return scores

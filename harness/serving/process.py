@@ -38,6 +38,17 @@ from harness.serving.specs import mask_secret_args, secret_values
 HOST = "127.0.0.1"
 DEFAULT_STOP_TIMEOUT_S = 30.0
 LOG_TAIL_LINES = 25
+# The server.log line that records a started server's process group (its pid).
+STARTED_MARK = "=== harness: server process group "
+
+
+def started_groups(log_text: str) -> list[int]:
+    """The process groups a server.log records as started (STARTED_MARK lines)."""
+    return [
+        int(line[len(STARTED_MARK) :])
+        for line in log_text.splitlines()
+        if line.startswith(STARTED_MARK) and line[len(STARTED_MARK) :].isdigit()
+    ]
 
 
 class ServerError(ConfigError):
@@ -181,6 +192,10 @@ class ManagedServer:
             )
         except OSError as exc:
             raise ServerError(f"cannot start the {self.label} server: {exc}") from None
+        # Its process group, for whoever must end a server its harness could not
+        # (CI after a killed test tier): the pid is the group's id (a new session).
+        with self.log_path.open("a", encoding="utf-8") as log:
+            log.write(f"{STARTED_MARK}{self.process.pid}\n")
         self._pump = _LogPump(self.process.stdout, self.log_path, secret_values(self.command))
         self._pump.start()
 
@@ -206,10 +221,11 @@ class ManagedServer:
     def _served_models(self) -> list[str] | None:
         """The model ids the server lists, or None while it does not answer."""
         import urllib.error
-        import urllib.request
+
+        from harness.models.probes import open_probe
 
         try:
-            with urllib.request.urlopen(join_url(self.url, "models"), timeout=2.0) as response:
+            with open_probe(join_url(self.url, "models"), timeout=2.0) as response:
                 data = json.loads(response.read())
         except (urllib.error.URLError, OSError, ValueError):
             return None

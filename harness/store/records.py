@@ -12,24 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-OK = "ok"
+from harness.store.shapes import RECORD
 
-# The fields every reader relies on, and their types.
-REQUIRED: dict[str, tuple[type, ...]] = {
-    "key": (str,),
-    "benchmark": (str,),
-    "subset": (str,),
-    "sample_id": (str, int),
-    "trial": (int,),
-    "status": (str,),
-}
-# Fields that may be missing or None, and their types when present.
-OPTIONAL: dict[str, tuple[type, ...]] = {
-    "score": (dict,),
-    "error": (dict, str),
-    "trajectory": (dict,),
-    "metadata": (dict,),
-}
+OK = "ok"
 
 
 def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
@@ -51,16 +36,11 @@ def split_known(
 
 
 def record_problem(data: Any) -> str | None:
-    """Why a parsed samples.jsonl line is not a record, or None."""
+    """Why a parsed samples.jsonl line is not a record, or None: the first field,
+    at any level a reader reads, that does not have its type (store/shapes.py)."""
     if not isinstance(data, dict):
         return f"a JSON {type(data).__name__}, not a record"
-    for name, types in REQUIRED.items():
-        if not has_type(data.get(name), types):
-            return f"'{name}' missing or not {' or '.join(t.__name__ for t in types)}"
-    for name, types in OPTIONAL.items():
-        if data.get(name) is not None and not has_type(data[name], types):
-            return f"'{name}' is not {' or '.join(t.__name__ for t in types)}"
-    return None
+    return RECORD.problem(data, "")
 
 
 class RecordError(ValueError):
@@ -104,11 +84,17 @@ class Record:
     @classmethod
     def from_dict(cls, data: Any) -> Record:
         """RecordError (with the reason) if ``data`` is not a record."""
-        problem = record_problem(data)
-        if problem is not None:
-            raise RecordError(problem)
-        values, extra = split_known(data, _FIELD_NAMES)
-        return cls(**values, extra=extra)
+        return parse_record(data)
+
+
+def parse_record(data: Any) -> Record:
+    """The one validating reader of a record: a parsed line as a Record, or
+    RecordError naming the first field that does not fit its shape."""
+    problem = record_problem(data)
+    if problem is not None:
+        raise RecordError(problem)
+    values, extra = split_known(data, _FIELD_NAMES)
+    return Record(**values, extra=extra)
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(Record) if f.name != "extra")

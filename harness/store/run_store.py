@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.boundary.atomic import write_atomic
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import mask, may_need_masking
 from harness.store.manifest import Manifest, manifest_problem, shape_problem
 from harness.store.records import OK, Record, record_key, record_problem
+from harness.store.shapes import SCORED_RECORD, MapOf
 
 __all__ = [
     "OK",
@@ -60,9 +62,7 @@ def check_not_a_folder(path: Path) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
     the held secrets masked first."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(dumps_safe(mask(data), indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, dumps_safe(mask(data), indent=2, default=str))
 
 
 # scores.json entries readers use (it is derived: `harness score` rebuilds it).
@@ -113,11 +113,11 @@ def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
             except (ValueError, RecursionError):
                 torn += 1
                 continue
+            if not conversation:  # before the check: what is left out is not read
+                _drop_conversation(record)
             problem = record_problem(record)
             if problem is not None:
                 raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
-            if not conversation:
-                _drop_conversation(record)
             latest[record["key"]] = record
     return LoadedRecords(latest, torn)
 
@@ -126,8 +126,8 @@ def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
 CONVERSATION = ("messages", "turns", "reset_histories", "final_state")
 
 
-def _drop_conversation(record: dict[str, Any]) -> None:
-    trajectory = record.get("trajectory")
+def _drop_conversation(record: Any) -> None:
+    trajectory = record.get("trajectory") if isinstance(record, dict) else None
     if isinstance(trajectory, dict):
         for name in CONVERSATION:
             trajectory.pop(name, None)
@@ -198,6 +198,8 @@ class RunStore:
             benchmarks = scores["benchmarks"] or {}
             if not all(isinstance(entry, dict) for entry in benchmarks.values()):
                 problem = "a benchmark entry is not an object"
+            else:
+                problem = MapOf(SCORED_RECORD).problem(scores.get("records") or {}, "records")
         if problem is not None:
             raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
         return scores

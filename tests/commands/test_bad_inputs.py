@@ -65,6 +65,7 @@ BAD_SUITES = {
     "name_mapping": "name: {a: 1}\nentries:\n  - benchmark: toy\n",
     "unknown_top_key": "name: toy\nentries:\n  - benchmark: toy\nsamples: 3\n",
     "duplicate_anchor_alias": "name: *nothing\nentries:\n  - benchmark: toy\n",
+    "control_character": "name: x\x1b\nentries: []\n",
 }
 
 MODEL_CONFIGS = {
@@ -182,9 +183,14 @@ def world(tmp_path_factory):
         root, "bfcl_run", [record("bfcl", "simple_python", "simple_python_0")], {"bfcl": {}}
     )
     paths["bfcl_run"] = str(bfcl)
+    traversal = make_run(
+        root, "bfcl_unknown_subset", [record("bfcl", "../../x", "x_0")], {"bfcl": {}}
+    )
+    paths["bfcl_unknown_subset"] = str(traversal)
     disjoint = make_run(root, "disjoint", [record("toy", "hard", "hard-9")], {"toy": {}})
     paths["disjoint"] = str(disjoint)
     (root / "not_a_run").mkdir()
+    (root / "dangling").symlink_to(root / "nowhere")
     paths["not_a_run"] = str(root / "not_a_run")
     yield paths
     env.undo()
@@ -265,6 +271,20 @@ CASES: list[tuple[str, list[str]]] = [
     ("model_empty", run_args("--model", "")),
     ("model_unknown_bare", run_args("--model", "nosuch-model-xyz")),
     ("model_unknown_provider", run_args("--model", "nosuchprovider/m")),
+    (
+        "model_name_too_long_for_a_folder",
+        [
+            "run",
+            "--suite",
+            "{suite}",
+            "--model",
+            "openai/" + "m" * 300,
+            "--quiet",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--no-preflight",
+        ],
+    ),  # fmt: skip
     ("user_model_empty", run_args("--user-model", "")),
     ("judge_model_empty", run_args("--judge-model", "")),
     ("api_base_empty", remote("--api-base", "")),
@@ -434,6 +454,11 @@ CASES: list[tuple[str, list[str]]] = [
     ("score_no_folder", ["score"]),
     ("score_samples_a_folder", ["score", "{samples_a_folder}"]),
     ("score_option_malformed", ["score", "{good}", "--option", "toy.x=["]),
+    (
+        "score_option_benchmark_not_in_run",
+        ["score", "{good}", "--option", "tau2.malformed_calls=explode"],
+    ),
+    ("score_option_control_character", ["score", "{good}", "--option", "toy.mode=\x1b"]),
     ("leaderboard_samples_a_folder", ["leaderboard", "{samples_a_folder}"]),
     # -- leaderboard ------------------------------------------------------------------------------
     ("leaderboard_missing", ["leaderboard", "{root}/missing"]),
@@ -522,6 +547,8 @@ CASES: list[tuple[str, list[str]]] = [
     ),  # fmt: skip
     ("export_bad_manifest", ["export-bfcl", "{manifest_binary}", "{root}/exp"]),
     ("export_one_argument", ["export-bfcl", "{bfcl_run}"]),
+    ("export_out_dangling_symlink", ["export-bfcl", "{bfcl_run}", "{root}/dangling"]),
+    ("export_unknown_subset", ["export-bfcl", "{bfcl_unknown_subset}", "{root}/exp_subset"]),
     # -- sweep ------------------------------------------------------------------------------------
     ("sweep_no_checkpoints", ["sweep", "--suite", "{suite}"]),
     ("sweep_matches_nothing", ["sweep", "--suite", "{suite}", "--checkpoints", "{root}/none_*"]),

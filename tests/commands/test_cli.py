@@ -195,3 +195,17 @@ def test_vitabench_default_judge_is_the_benchmarks_own(shared_data, tmp_path, mo
     assert main([*args, "--out", str(tmp_path / "vita")]) == 2
     err = capsys.readouterr().err.strip()
     assert "'anthropic/claude-3-7-sonnet-20250219' needs ANTHROPIC_API_KEY" in err
+
+
+def test_reading_a_run_without_scores_json_writes_nothing_into_it(toy_env, tmp_path, capsys):
+    """A read-only folder (another user's run) is read as any other: the scores are
+    computed from the records and shown, and the folder is left as it was."""
+    assert main(["run", "--suite", str(toy_env), "--model", "oracle", "--quiet"]) == 0
+    run_dir = tmp_path / "results" / "toy__oracle__plain"
+    (run_dir / "scores.json").unlink()
+    before = sorted(path.name for path in run_dir.iterdir())
+    capsys.readouterr()
+    for argv in (["leaderboard", str(run_dir)], ["compare", str(run_dir), str(run_dir)]):
+        assert main([*argv, "--n-boot", "20"]) == 0
+    assert "100.00" in capsys.readouterr().out
+    assert sorted(path.name for path in run_dir.iterdir()) == before

@@ -97,7 +97,7 @@ def test_record_and_manifest_round_trip_keep_what_this_version_does_not_know():
     record = Record.from_dict(line)
     assert record.passed is True and record.extra == {"added_later": {"x": 1}}
     assert {k: v for k, v in record.to_dict().items() if v is not None} == line
-    with pytest.raises(RecordError, match="'trial' missing or not int"):
+    with pytest.raises(RecordError, match="trial: a boolean, not a whole number"):
         Record.from_dict({**line, "trial": True})
     old = {"run_id": "r", "model": {"name": "m"}, "trials": 2, "from_the_future": [1]}
     manifest = Manifest.from_dict(old)
@@ -119,3 +119,19 @@ def test_the_typed_choices_of_run_config_are_the_ones_checked_at_run_time():
     assert get_args(run_config.InlineReasoning) == INLINE_REASONING
     assert run_config.TOOL_CHOICES == WIRE_TOOL_CHOICES
     assert run_config.ENV_FEEDBACK == ("standard", "augmented")
+
+
+def test_a_score_s_verdict_is_written_as_a_json_boolean():
+    """numpy's boolean (a verdict computed with numpy) is no bool: JSON would write
+    it as the text "True", which the typed record check refuses when read back."""
+    import numpy as np
+
+    from harness.store.records import parse_record
+    from harness.store.run_store import record_line
+    from harness.types import Score
+
+    score = Score(passed=np.float64(1.0) >= 1.0, reward=1.0)
+    line = {"key": "b/s/1#0", "benchmark": "b", "subset": "s", "sample_id": "1", "trial": 0}
+    record = parse_record({**line, "status": "ok", "score": score.to_dict()})
+    written = json.loads(record_line(record))
+    assert written["score"]["passed"] is True and parse_record(written).passed is True

@@ -21,6 +21,7 @@ MODEL_LAYER_MAY_IMPORT = {
     "harness.boundary.sanitise",
     "harness.boundary.threadsafe_ast",  # the call-text parser's (models/calls.py)
     "harness.boundary.deadline",  # a leaf: asyncio only
+    "harness.boundary.atomic",  # a leaf: the one file writer (the response cache's)
 }
 
 

@@ -550,3 +550,42 @@ def test_llamacpp_tools_get_a_system_message_to_live_in():
         )
     )
     assert other.seen == [question]
+
+
+def _end_servers_script():
+    import importlib.util
+
+    from support import REPO
+
+    spec = importlib.util.spec_from_file_location("end_servers", REPO / "scripts/end_servers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_server_left_running_is_ended_by_the_group_its_log_records(tmp_path):
+    """CI ends the servers a killed test tier left by the process groups their
+    server.log files record, never by a name pattern (another job's would match)."""
+    from harness.serving.process import started_groups
+
+    server = managed(tmp_path)
+    with server:
+        assert started_groups((tmp_path / "server.log").read_text()) == [server.pid]
+    assert not group_alive(server.pid)
+    # A server whose harness was killed: still running, its group in its log.
+    run = tmp_path / "tier" / "run-1"
+    run.mkdir(parents=True)
+    leftover = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                start_new_session=True)  # fmt: skip
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                 start_new_session=True)  # fmt: skip
+    try:
+        (run / "server.log").write_text(f"=== harness: server process group {leftover.pid}\n")
+        assert _end_servers_script().end_servers(tmp_path / "tier") == [leftover.pid]
+        assert leftover.wait(timeout=10) == -signal.SIGKILL
+        assert bystander.poll() is None  # the same command line, not recorded: left alone
+    finally:
+        bystander.kill()
+        bystander.wait()
+    ci = (Path(__file__).parents[2] / ".ci/run").read_text()
+    assert "pkill" not in ci and "scripts/end_servers.py" in ci

@@ -77,6 +77,27 @@ def test_another_version_is_refused_naming_the_first_file_that_differs(tmp_path)
     assert checkout.first_difference(root) == "src/tau2/registry.py is missing"
 
 
+def test_an_extra_task_or_document_is_refused_naming_it(monkeypatch, tmp_path):
+    root = mirror(checkout_or_skip(), tmp_path / "clone")
+    banking = root / "data/tau2/domains/banking_knowledge"
+    (banking / "tasks/task_000.json").write_text('{"id": "evil_000"}')
+    extra_task = "data/tau2/domains/banking_knowledge/tasks/task_000.json"
+    assert (
+        checkout.first_difference(root)
+        == f"{extra_task} is not part of the release (an extra file)"
+    )
+    monkeypatch.setenv(checkout.DATA_DIR_ENV, str(root / "data"))  # named through the variable
+    with pytest.raises(ConfigError) as refused:
+        checkout.load(None)
+    assert extra_task in str(refused.value) and "\n" not in str(refused.value)
+    (banking / "tasks/task_000.json").unlink()
+    (banking / "documents/planted.json").write_text('{"id": "planted"}')
+    assert checkout.first_difference(root) == (
+        "data/tau2/domains/banking_knowledge/documents/planted.json is not part of the release "
+        "(an extra file)"
+    )
+
+
 def test_tau2_data_dir_elsewhere_is_refused_while_loading(monkeypatch, tmp_path):
     root = checkout_or_skip().resolve()
     monkeypatch.setenv(checkout.DATA_DIR_ENV, str(tmp_path))
