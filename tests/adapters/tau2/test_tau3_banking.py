@@ -90,8 +90,10 @@ def test_an_embedding_configuration_runs_through_an_openai_compatible_endpoint(
     assert (tmp_path / "data" / ".embeddings_cache").is_dir()
 
 
-def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch):
+def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # A PATH without sandbox-runtime, whether or not this machine has it installed.
+    monkeypatch.setenv("PATH", str(tmp_path))
     domains._pristine.cache_clear()  # as in a new process: nothing built yet
     with pytest.raises(ConfigError) as no_key:
         load(checkout, "openai_embeddings")
@@ -100,6 +102,6 @@ def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch):
     with pytest.raises(ConfigError, match="unknown retrieval variant 'bm26'.*bm25"):
         load(checkout, "bm26")
     with pytest.raises(ConfigError, match="retrieval 'terminal_use' cannot run here"):
-        load(checkout, "terminal_use")  # no sandbox-runtime on this machine
+        load(checkout, "terminal_use")  # no srt on PATH
     with pytest.raises(ConfigError, match="unknown option"):
         ADAPTER.load("airline", data_dir=checkout, options={"retreival": "bm25"})
