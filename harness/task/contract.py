@@ -413,6 +413,11 @@ class Adapter(ABC):
         judge grades only some subsets narrows ``needs_judge_model`` here)."""
         return self.needs_judge_model
 
+    def needs_judge_for_sample(self, sample: Sample) -> bool:
+        """Whether scoring this sample may need the judge model (a benchmark whose
+        judge grades only some tasks narrows ``needs_judge_for`` here)."""
+        return self.needs_judge_for([sample.subset])
+
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         """A built-in stand-in for the user simulator or judge (``role`` "user" or
         "judge") named ``name`` on the command line, e.g. an offline stub judge."""

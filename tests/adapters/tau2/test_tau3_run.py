@@ -186,3 +186,81 @@ def test_a_regrade_replays_tasks_whose_setup_changes_the_environment():
     regraded = adapter.score_now(sample, stored, Services())
     assert regraded.details["state_source"] == "replay"
     assert first.reward == regraded.reward == 1.0
+
+
+def test_a_retail_run_builds_the_judge_and_scores_every_task(tmp_path):
+    """Retail tasks carry NL assertions too: a run without banking_knowledge gets
+    the judge it is given, and no record ends as a score error."""
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: retail-only\nuser_model: scripted\nentries:\n"
+        "  - benchmark: tau3\n    subsets: [retail]\n"
+    )
+    run_dir = tmp_path / "run"
+    done = harness(
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "oracle",
+        "--judge-model",
+        "stub",
+        "--quiet",
+        "--data-dir",
+        f"tau3={checkout}",
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["judge_model"] == "stub"
+    scored = records(run_dir)
+    assert len(scored) == 114
+    assert all(r["status"] == "ok" and r["score"]["reward"] == 1.0 for r in scored)
+    judged = [r for r in scored if r["score"]["details"].get("judge") == "stub"]
+    assert len(judged) == 40
+
+
+def test_a_run_needing_a_judge_and_given_none_is_refused_before_it_starts(tmp_path):
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: retail-only\nuser_model: scripted\nentries:\n"
+        "  - benchmark: tau3\n    subsets: [retail]\n    limit: 3\n"
+    )
+    run_dir = tmp_path / "run"
+    done = harness(
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "oracle",
+        "--judge-model",
+        "scripted",
+        "--data-dir",
+        f"tau3={checkout}",
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "judge model" in lines[0], done.stderr
+    assert not (run_dir / "samples.jsonl").exists()
+
+
+def test_the_judged_domains_are_those_whose_tasks_carry_assertions():
+    from harness.adapters.tau2 import Tau3Adapter, nl_judge
+
+    checkout = checkout_or_skip()
+    adapter = Tau3Adapter()
+    judged: dict[str, int] = {}
+    for domain in ("airline", "retail", "telecom", "banking_knowledge"):
+        options = {"retrieval": "bm25"} if domain == "banking_knowledge" else {}
+        samples = adapter.load(domain, data_dir=checkout, options=options)
+        judged[domain] = sum(adapter.needs_judge_for_sample(s) for s in samples)
+    assert judged == {"airline": 0, "retail": 40, "telecom": 0, "banking_knowledge": 1}
+    assert nl_judge.JUDGED_DOMAINS == {d for d, n in judged.items() if n}
+    assert not adapter.needs_judge_for(["airline", "telecom"])
+    assert adapter.needs_judge_for(["retail"])
