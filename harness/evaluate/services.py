@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.errors import ConfigError
 from harness.config.run_config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, RunConfig
+from harness.errors import ConfigError
 
 if TYPE_CHECKING:
     from harness.config.suites import Suite
