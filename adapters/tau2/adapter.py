@@ -256,7 +256,9 @@ class Tau2Adapter(Adapter):
                 subset=name.name,
                 tools=tools,
                 initial_messages=self._initial_messages(domain, task),
-                make_environment=functools.partial(Tau2Environment, domain, task),
+                make_environment=functools.partial(
+                    Tau2Environment, domain, task, rules.malformed_calls_continue
+                ),
                 make_user=functools.partial(make_user, domain, task, rules),
                 limits=limits,
                 gold=task.model_dump(mode="json"),
