@@ -103,6 +103,7 @@ def subset_metrics(records: Sequence[RecordView]) -> SubsetResult:
         n_samples=len({r.sample_id for r in records}),
         n_records=len(records),
         n_infra_errors=sum(1 for r in records if r.status != OK),
+        n_excluded=sum(1 for r in records if r.score is not None and r.score.excluded),
     )
 
 

@@ -6,6 +6,7 @@ from harness.report.leaderboard.rows import BenchmarkEntry, MetricValue, RunResu
 from harness.report.leaderboard.table import (
     Column,
     Table,
+    binned_column,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -72,6 +73,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         Column("coverage", "coverage"),
         Column("records", "records", "count"),
         Column("infra_errors", "infra errors", "count"),
+        *binned_column(results, [bench]),
         Column("score_errors", "score errors", "count"),
         Column("missing", "missing", "count"),
         Column("not_run", "not run"),
@@ -118,6 +120,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
             counts = entry.counts or NO_COUNTS
             cells["records"] = counts.records
             cells["infra_errors"] = counts.infra_errors
+            cells["binned"] = counts.excluded
             cells["score_errors"] = counts.score_errors
             cells["missing"] = entry.missing
             cells["not_run"] = (

@@ -8,6 +8,7 @@ from harness.report.leaderboard.table import (
     Column,
     Table,
     benchmarks_of,
+    binned_column,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -49,6 +50,7 @@ def summary_table(results: list[RunResult]) -> Table:
     columns += [
         Column("records", "records", "count"),
         Column("errors", "infra/score errors", "count"),
+        *binned_column(results, benchmarks),
         Column("missing", "missing", "count"),
         Column("not_run", "not run"),
         Column("calls", "model calls", "count"),
@@ -108,6 +110,7 @@ def summary_table(results: list[RunResult]) -> Table:
         if not result.is_reference:
             cells["records"] = sum((e.counts or NO_COUNTS).records for e in entries)
             cells["errors"] = sum(e.errors for e in entries)
+            cells["binned"] = sum((e.counts or NO_COUNTS).excluded for e in entries)
             cells["missing"] = sum(e.missing for e in entries)
             cells["not_run"] = _not_run_cell(entries)
         if result.cost is not None:

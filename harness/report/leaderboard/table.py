@@ -8,6 +8,7 @@ from typing import Any
 from harness.report.leaderboard.rows import BenchmarkEntry, RunResult
 from harness.results import nonstandard
 from harness.results.coverage import LEGEND, PARTIAL_MARK, Coverage
+from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_label, sort_benchmarks
 
 PERCENT_HEADER = " (%)"
@@ -32,6 +33,18 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+
+
+def binned_column(results: list[RunResult], benchmarks: list[str]) -> list[Column]:
+    """The column of records a benchmark's own rule left out (binned), where a run has any."""
+    shown = any(
+        (entry.counts or NO_COUNTS).excluded
+        for result in results
+        if not result.is_reference
+        for bench, entry in result.benchmarks.items()
+        if bench in benchmarks
+    )
+    return [Column("binned", "binned by rule", "count")] if shown else []
 
 
 def identity_cells(result: RunResult) -> dict[str, Any]:
