@@ -243,11 +243,16 @@ class BenchmarkResult:
     # Settings of these records that are not the benchmark's own (harness.results.nonstandard):
     # every table marks the benchmark's numbers and names them.
     nonstandard: list[str] = field(default_factory=list)
+    # What the numbers were measured under that the benchmark's name does not say
+    # (e.g. "user gpt-5.2"): named beside its label wherever its columns are shown.
+    conditions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.nonstandard:
             del data["nonstandard"]  # scores of standard runs read as they always did
+        if not self.conditions:
+            del data["conditions"]
         for subset in data["subsets"].values():
             if not subset["n_excluded"]:
                 del subset["n_excluded"]  # benchmarks without the rule read as they did

@@ -7,6 +7,7 @@ from harness.report.leaderboard.table import (
     Column,
     Table,
     binned_column,
+    column_label,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -138,7 +139,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         rows.append(cells)
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
-    title = f"{benchmark_label(bench)} ({bench}; metrics in %)"
+    title = f"{column_label(bench, results)} ({bench}; metrics in %)"
     return Table(bench, title, columns, rows, notes)
 
 
@@ -191,5 +192,5 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
     ]
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
-    title = f"{benchmark_label(bench)} pass^k by subset (metrics in %)"
+    title = f"{column_label(bench, results)} pass^k by subset (metrics in %)"
     return Table(f"{bench}:pass^k", title, columns, rows, notes)

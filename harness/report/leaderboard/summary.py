@@ -9,6 +9,7 @@ from harness.report.leaderboard.table import (
     Table,
     benchmarks_of,
     binned_column,
+    column_label,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -43,7 +44,9 @@ def summary_table(results: list[RunResult]) -> Table:
     columns = list(identity)
     for bench in benchmarks:
         metric = benchmark_info(bench).primary or _first_primary(results, bench) or "?"
-        columns.append(Column(f"bench:{bench}", f"{benchmark_label(bench)} {metric}", "metric"))
+        columns.append(
+            Column(f"bench:{bench}", f"{column_label(bench, results)} {metric}", "metric")
+        )
     composite = _shown_composite(results)
     if composite is not None:
         columns.append(Column("composite", composite.label, "metric"))

@@ -35,6 +35,19 @@ class Table:
     notes: list[str] = field(default_factory=list)
 
 
+def column_label(bench: str, results: list[RunResult]) -> str:
+    """The benchmark's label with what its rows were measured under (e.g. the user
+    simulator), each condition once, in the rows' order."""
+    conditions: list[str] = []
+    for result in results:
+        entry = result.benchmarks.get(bench)
+        for condition in entry.conditions if entry is not None else []:
+            if condition not in conditions:
+                conditions.append(condition)
+    label = benchmark_label(bench)
+    return f"{label} [{'; '.join(conditions)}]" if conditions else label
+
+
 def binned_column(results: list[RunResult], benchmarks: list[str]) -> list[Column]:
     """The column of records a benchmark's own rule left out (binned), where a run has any."""
     shown = any(

@@ -85,6 +85,11 @@ def test_a_tau3_run_records_its_task_set_and_regrades_with_it(tmp_path):
     assert sources <= {"replay", None} and "replay" in sources
     banking = next(r for r in records(run_dir) if r["subset"] == "banking_knowledge")
     assert banking["metadata"]["retrieval"] == "bm25"
+    # Every τ³ column names the user simulator and the retrieval the numbers were made with.
+    board = harness("leaderboard", str(run_dir), cwd=tmp_path)
+    assert board.returncode == 0, board.stderr
+    assert "τ³-Bench (v1.0.1) [user scripted; retrieval bm25] tau2_mean" in board.stdout
+    assert "τ³-Bench (v1.0.1) [user scripted; retrieval bm25] (tau3" in board.stdout
 
 
 def test_a_malformed_call_is_run_again_then_binned_as_tau2_bench_does(tmp_path):
