@@ -11,10 +11,11 @@ demo:
 	$(UV) run harness run --suite smoke --model oracle --out results/smoke-oracle
 
 # The HTML report's test opens the report in headless Chromium (installed here
-# from the Debian package when missing).
+# from the Debian package when missing); tau3's alltools retrieval needs its sandbox.
 test:
 	@bash scripts/bootstrap.sh
 	@bash .ci/install-chromium.sh
+	@bash .ci/install-sandbox.sh
 	$(UV) run pytest -q
 
 # The tests marked slow (official parity, servers, whole runs); CI runs them after `make test`.

@@ -256,7 +256,9 @@ class Tau2Adapter(Adapter):
                 subset=name.name,
                 tools=tools,
                 initial_messages=self._initial_messages(domain, task),
-                make_environment=functools.partial(Tau2Environment, domain, task),
+                make_environment=functools.partial(
+                    Tau2Environment, domain, task, rules.malformed_calls_continue
+                ),
                 make_user=functools.partial(make_user, domain, task, rules),
                 limits=limits,
                 gold=task.model_dump(mode="json"),
@@ -408,11 +410,14 @@ class Tau3Adapter(Tau2Adapter):
     # tau2's reporting (its family, pass^k, primary metric) under its own label and column.
     reporting = dataclasses.replace(Tau2Adapter.reporting, label=V1_0_1.label, table_order=21)
     task_set = V1_0_1
-    needs_judge_model = True  # one banking_knowledge task is graded by tau2's NL judge
+    needs_judge_model = True  # retail and banking_knowledge tasks carry NL assertions
     default_judge_model = nl_judge.DEFAULT_JUDGE
 
     def needs_judge_for(self, subsets: list[str]) -> bool:
-        return any(subset.partition(":")[0] == BANKING for subset in subsets)
+        return any(subset.partition(":")[0] in nl_judge.JUDGED_DOMAINS for subset in subsets)
+
+    def needs_judge_for_sample(self, sample: Sample) -> bool:
+        return nl_judge.task_is_judged(sample.gold)
 
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         return nl_judge.builtin_judge(name) if role == "judge" else None

@@ -82,6 +82,15 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
+def tau2_cannot_parse(call: ToolCall) -> bool:
+    """Whether tau2's ``generate`` raises on these arguments (its ``json.loads`` of the
+    text, then its ``ToolCall`` model): not a JSON object, or blank text, which the
+    harness reads as ``{}`` (some servers send ``""`` for calls without arguments)."""
+    if call.parse_error is not None or call.arguments is None:
+        return True
+    return call.raw_verbatim and call.raw_arguments.strip() == ""
+
+
 def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
     """Why a call must not reach tau2 (see the module docstring), or None."""
     if name != "calculate":
@@ -117,9 +126,12 @@ def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
 class Tau2Environment(Environment):
     """A fresh tau2 environment in one task's initial state."""
 
-    def __init__(self, domain: Domain, task: Task):
+    def __init__(self, domain: Domain, task: Task, runs_blank_arguments: bool = False):
+        """``runs_blank_arguments``: run a call with blank arguments as ``{}`` (option
+        ``malformed_calls: continue``); by tau2's rule it never reaches the tools."""
         self.domain = domain
         self.task = task
+        self.runs_blank_arguments = runs_blank_arguments
         self.env = initialized_environment(domain, task)
         self._tool_call = domain.package.module("data_model.message").ToolCall
         # The calls that reached tau2 and that its replay would run again, in order.
@@ -141,6 +153,8 @@ class Tau2Environment(Environment):
         """Run one call for the agent (``assistant``) or the user (``user``)."""
         if call.parse_error is not None or call.arguments is None:
             return ToolResult(f"Error: the arguments of '{call.name}' are not a JSON object", True)
+        if not self.runs_blank_arguments and tau2_cannot_parse(call):
+            return ToolResult(f"Error: the arguments of '{call.name}' are blank, not JSON", True)
         reason = unsafe_call_reason(call.name, call.arguments)
         if reason is not None:
             return ToolResult(f"Error: {reason}", True)

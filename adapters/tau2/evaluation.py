@@ -279,7 +279,7 @@ def evaluate(
     """tau2's reward for a transcript that ended with the user's (or agent's) stop;
     ``live`` is the episode's live state if it may be used (live_state.py).
 
-    A task whose reward basis has NL_ASSERTION (one banking_knowledge task) needs
+    A task whose reward basis has NL_ASSERTION (retail, banking_knowledge) needs
     tau2's LLM judge: its assertions are returned in ``nl_assertions_pending`` and
     the reward here leaves that part out; the adapter asks the judge (nl_judge.py)
     and multiplies it in."""

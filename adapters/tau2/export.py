@@ -33,11 +33,18 @@ What the leaderboard's rules refuse is refused in one line (ConfigError): a run
 that is not tau3, fewer than 4 trials, a domain whose base tasks are not all
 there with every trial scored, a stand-in user or judge or agent, a "standard"
 submission of a run that is not the standard scaffold, an output folder that is
-not empty. A trial tau2-bench's runner binned as an infrastructure error (every
-attempt void, ``Score.excluded``) is not a scored trial: tau2-bench's metrics leave
-such a simulation out only under pandas < 3 (under pandas 3 its comparison of the
-termination column with the enum matches nothing, and the simulation counts as a
-failure), so a file holding one would give other pass^k on other machines.
+not empty.
+
+A trial tau2-bench's runner binned as an infrastructure error (every attempt
+void, ``Score.excluded``) is written as its ``run_with_retry`` writes it: a
+simulation with no messages and no reward, termination ``infrastructure_error``.
+tau2-bench's ``check_num_trials`` counts it as a trial, so the leaderboard accepts
+the file. Its metrics leave such a simulation out in tau2-bench's locked
+environment (pandas 2.3.3); under pandas >= 3 its comparison of the termination
+column with the enum matches nothing and the simulation counts as a failure. The
+pass^k written are therefore tau2-bench's own, computed without the binned
+simulations, which is what its locked environment computes (and the run's own
+numbers). ``strict`` keeps such a run out instead.
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ from .official import official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
 from .task_sets import BANKING, BASE_SPLIT, ORIGINAL, V1_0_1
+from .transcript import INFRASTRUCTURE_ERROR
 
 BENCHMARK = V1_0_1.benchmark  # "tau3"
 MIN_TRIALS = 4  # the leaderboard's "4+ trials"
@@ -120,6 +128,17 @@ class DomainPlan:
     rules: Rules
     tasks: tuple[Any, ...]  # tau2 Task objects, in tau2's order
     records: dict[tuple[str, int], dict[str, Any]]
+
+    @property
+    def binned(self) -> int:
+        """Trials tau2-bench's runner binned (written as its placeholder simulation)."""
+        return sum(1 for record in self.records.values() if _is_binned(record))
+
+
+@dataclass(frozen=True)
+class Exported:
+    folder: Path
+    binned: int  # binned simulations written as tau2-bench writes them
 
 
 # --- reading and refusing ------------------------------------------------------------
@@ -285,9 +304,12 @@ def _one_value(records: Iterable[dict[str, Any]], name: str, default: Any, domai
     return next(iter(values.values()), default)
 
 
-def plan_domain(package: Tau2Package, run: RunData, name: str, trials: int) -> DomainPlan:
-    """The domain's base tasks and a scored record for each of its trials; refuses,
-    naming the first task (in tau2's order) that is missing or not scored."""
+def plan_domain(
+    package: Tau2Package, run: RunData, name: str, trials: int, strict: bool = False
+) -> DomainPlan:
+    """The domain's base tasks and a scored (or binned) record for each of its trials;
+    refuses, naming the first task (in tau2's order) that is missing or not scored
+    (``strict``: or binned)."""
     from .adapter import Tau3Adapter
 
     records = [r for r in run.records if r["subset"] == name]
@@ -304,7 +326,7 @@ def plan_domain(package: Tau2Package, run: RunData, name: str, trials: int) -> D
     by_key = {(str(r["sample_id"]), int(r["trial"])): r for r in records}
     for task in tasks:
         for trial in range(trials):
-            problem = _unscored(by_key.get((task.id, trial)))
+            problem = _unscored(by_key.get((task.id, trial)), strict)
             if problem is not None:
                 raise ConfigError(
                     f"{BENCHMARK} {name}: task {task.id} trial {trial} {problem}; a submission "
@@ -314,8 +336,12 @@ def plan_domain(package: Tau2Package, run: RunData, name: str, trials: int) -> D
     return DomainPlan(domain, rules, tasks, chosen)
 
 
-def _unscored(record: dict[str, Any] | None) -> str | None:
-    """Why a record is not a scored trial (None: it is)."""
+def _is_binned(record: dict[str, Any]) -> bool:
+    return bool((record.get("score") or {}).get("excluded"))
+
+
+def _unscored(record: dict[str, Any] | None, strict: bool) -> str | None:
+    """Why a record is not a trial to export (None: it is)."""
     if record is None:
         return "is missing (run the same `harness run` command again to finish it)"
     status = record.get("status")
@@ -323,10 +349,12 @@ def _unscored(record: dict[str, Any] | None) -> str | None:
         return "is an infrastructure error (rerun the same `harness run` command to retry it)"
     if status != OK or not record.get("score") or record.get("score_error"):
         return f"is not scored ({record.get('score_error') or status}; see `harness score`)"
-    if record["score"].get("excluded"):
+    if _is_binned(record):
+        if not strict:
+            return None  # written as tau2-bench's runner writes it
         return (
             "was binned as an infrastructure error by tau2-bench's runner (every attempt void) "
-            "and is not scored"
+            "and is not scored (--strict)"
         )
     if not (record.get("trajectory") or {}).get("messages"):
         return "has no stored transcript"
@@ -358,12 +386,43 @@ def reward_info(package: Tau2Package, task: Any, score: dict[str, Any]) -> Any:
     )
 
 
+def _simulation_id(run_id: str, record: dict[str, Any]) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{run_id}:{record['key']}"))
+
+
+def binned_simulation(plan: DomainPlan, record: dict[str, Any], run_id: str) -> Any:
+    """A binned trial as tau2-bench's ``run_with_retry`` writes one when every attempt
+    failed: no messages, no reward, ``INFRASTRUCTURE_ERROR``, the failure in ``info``."""
+    simulation = plan.domain.package.module("data_model.simulation")
+    details = record["score"].get("details") or {}
+    when = str(record.get("started_at") or record.get("finished_at") or "")
+    return simulation.SimulationRun(
+        id=_simulation_id(run_id, record),
+        task_id=str(record["sample_id"]),
+        timestamp=when,
+        start_time=when,
+        end_time=when,
+        duration=0.0,
+        termination_reason=simulation.TerminationReason.INFRASTRUCTURE_ERROR,
+        messages=[],
+        trial=int(record["trial"]),
+        seed=record.get("seed"),
+        info={
+            "error": str(record["score"]["excluded"]),
+            "error_type": str(details.get("abort_cause") or "aborted"),
+            "failed_after_attempts": details.get("attempts"),
+        },
+    )
+
+
 def simulation_of(plan: DomainPlan, task: Any, record: dict[str, Any], run_id: str) -> Any:
     """One (task, trial) record as a tau2 ``SimulationRun``."""
+    if _is_binned(record):
+        return binned_simulation(plan, record, run_id)
     trajectory = Trajectory.from_dict(record["trajectory"])
     base = simulation_run(plan.domain, task, trajectory, plan.rules)
     update: dict[str, Any] = {
-        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{run_id}:{record['key']}")),
+        "id": _simulation_id(run_id, record),
         "trial": int(record["trial"]),
         "seed": record.get("seed"),
         "reward_info": reward_info(plan.domain.package, task, record["score"]),
@@ -465,6 +524,13 @@ def check_with_tau2(package: Tau2Package, paths: Sequence[Path]) -> list[Any]:
     if not ok:
         raise RuntimeError(f"tau2-bench refuses the trajectory set: {error}")
     return loaded
+
+
+def without_binned(results: Any) -> Any:
+    """The results without binned simulations: what tau2-bench's metrics read in its
+    locked environment, whatever pandas is installed here (see the module docstring)."""
+    kept = [s for s in results.simulations if s.termination_reason != INFRASTRUCTURE_ERROR]
+    return results.model_copy(update={"simulations": kept})
 
 
 def check_against_run(name: str, plan: DomainPlan, metrics: Any) -> None:
@@ -608,8 +674,10 @@ def export_tau2(
     fields: SubmissionFields,
     data_dir: Path | None = None,
     domains: Sequence[str] | None = None,
-) -> Path:
-    """Write the submission folder of a tau3 run; returns it."""
+    strict: bool = False,
+) -> Exported:
+    """Write the submission folder of a tau3 run; returns it and its binned count
+    (``strict``: a binned trial is refused instead)."""
     fields = dataclasses.replace(fields, submission_date=fields.submission_date or date.today())
     check_out_dir(out_dir)
     run = read_run(run_dir)
@@ -618,10 +686,11 @@ def export_tau2(
     trials = check_trials(run)
     check_submission_type(run, fields.submission_type)
     package = _package(run, data_dir)
-    plans = {name: plan_domain(package, run, name, trials) for name in chosen}
+    plans = {name: plan_domain(package, run, name, trials, strict) for name in chosen}
     folder = submission_folder(out_dir, fields, run)
     try:
-        return _write(package, fields, run, plans, trials, folder)
+        _write(package, fields, run, plans, trials, folder)
+        return Exported(folder, sum(plan.binned for plan in plans.values()))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # made here: OUT was new or empty
         raise
@@ -654,7 +723,7 @@ def _write(
         files[name] = f"{name}_results.json"  # prepare's name for a results.json
         domain_results(plan, run, trials).save(trajectories / files[name], format="json")
     loaded = check_with_tau2(package, [trajectories / f for f in files.values()])
-    metrics, computed, _, _ = prepare.get_metrics(loaded)
+    metrics, computed, _, _ = prepare.get_metrics([without_binned(r) for r in loaded])
     for name, plan in plans.items():
         check_against_run(name, plan, metrics[name])
     submission = build_submission(package, fields, run, computed, files, trials)

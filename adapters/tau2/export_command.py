@@ -20,6 +20,10 @@ Writes OUT/<model>_<organization>_<date>/submission.json and trajectories/<domai
 (one tau2-bench Results per domain), as tau2-bench v1.0.1's `tau2 submit prepare` does;
 pass^k are computed by tau2-bench's own code. Check the result with `tau2 submit validate`.
 
+A trial tau2-bench's runner binned as an infrastructure error (every attempt void) is
+written as its runner writes it (no messages, termination infrastructure_error), which
+tau2-bench's own checks count as a trial; their number is said. --strict refuses them.
+
 Refused: a run that is not tau3 (the original task set cannot be submitted), fewer than
 4 trials, a domain whose base tasks are not all there with every trial scored, the
 scripted user, the stub judge (where it graded a record), the built-in oracle/null agents, an OUT
@@ -86,6 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="the tau2-bench v1.0.1 checkout (default: the run's --data-dir for tau3)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a run with a binned simulation (default: export it as tau2-bench does)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,12 +114,24 @@ def run(args: argparse.Namespace) -> int:
         is_new=not args.not_new,
         submission_date=args.submission_date,
     )
-    folder = export_tau2(
-        args.run_dir, args.out_dir, fields, data_dir=args.data_dir, domains=args.domain
+    exported = export_tau2(
+        args.run_dir,
+        args.out_dir,
+        fields,
+        data_dir=args.data_dir,
+        domains=args.domain,
+        strict=args.strict,
+    )
+    folder = exported.folder
+    binned = (
+        f"; {exported.binned} binned simulation(s) written as tau2-bench's runner writes them "
+        "(infrastructure_error, counted as trials, left out of pass^k)"
+        if exported.binned
+        else ""
     )
     print(
         f"wrote {folder} (submission.json and trajectories/); it passed tau2-bench's trajectory "
-        f"checks; next: tau2 submit validate {folder}",
+        f"checks{binned}; next: tau2 submit validate {folder}",
         file=sys.stderr,
     )
     return 0

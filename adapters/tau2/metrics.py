@@ -33,7 +33,7 @@ from harness.task.estimators import Estimator, mean_of, ratio
 from harness.types import Score
 
 from .domains import parse_subset
-from .task_sets import BASE_SPLIT, TaskSet
+from .task_sets import BASE_SPLIT, V1_0_1, TaskSet
 
 OK = "ok"
 
@@ -103,7 +103,24 @@ def subset_metrics(records: Sequence[RecordView]) -> SubsetResult:
         n_samples=len({r.sample_id for r in records}),
         n_records=len(records),
         n_infra_errors=sum(1 for r in records if r.status != OK),
+        n_excluded=sum(1 for r in records if r.score is not None and r.score.excluded),
     )
+
+
+def conditions(task_set: TaskSet, records: Sequence[RecordView]) -> list[str]:
+    """What a τ³ number depends on beyond the task set, for its column labels: the user
+    simulator (the leaderboard's rows use gpt-5.2 or gpt-4.1) and banking_knowledge's
+    retrieval configuration."""
+    if task_set is not V1_0_1:
+        return []  # the original task set's labels stay as they were
+    users = sorted(
+        {str(r.score.details["user"]) for r in records if r.score and r.score.details.get("user")}
+    )
+    retrievals = sorted(
+        {str(r.metadata["retrieval"]) for r in records if (r.metadata or {}).get("retrieval")}
+    )
+    found = [f"user {', '.join(users)}"] if users else []
+    return found + ([f"retrieval {', '.join(retrievals)}"] if retrievals else [])
 
 
 def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResult:
@@ -155,6 +172,7 @@ def aggregate(task_set: TaskSet, records: Sequence[RecordView]) -> BenchmarkResu
             "as an error and the episode went on; tau2 ends the simulation there)"
         )
     return BenchmarkResult(
+        conditions=conditions(task_set, records),
         benchmark=task_set.benchmark,
         headline=headline,
         subsets=subsets,

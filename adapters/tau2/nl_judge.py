@@ -1,9 +1,10 @@
 """tau2-bench v1.0.1's NL-assertion judge, through the harness's judge client.
 
-One banking_knowledge task (task_102) has NL_ASSERTION in its reward basis:
-tau2's ``NLAssertionsEvaluator`` asks an LLM (``DEFAULT_LLM_NL_ASSERTIONS``,
-temperature 0) whether the conversation meets each assertion. Here the same
-request goes to the run's judge model (``--judge-model``, default tau2-bench's):
+Tasks with NL assertions in their reward basis (40 retail tasks, banking_knowledge's
+task_102; none in airline or telecom) are graded in part by tau2's
+``NLAssertionsEvaluator``: it asks an LLM (``DEFAULT_LLM_NL_ASSERTIONS``,
+temperature 0) whether the conversation meets each assertion. Here the same request
+goes to the run's judge model (``--judge-model``, default tau2-bench's):
 
 - the system prompt and the user prompt are the checkout's own texts, read from
   ``evaluator/evaluator_nl_assertions.py`` with ``ast`` (a literal and an
@@ -37,6 +38,18 @@ if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
     from .domains import Domain
+
+# The domains of v1.0.1 with a task graded by the judge (a test reads the task files).
+JUDGED_DOMAINS = frozenset({"retail", "banking_knowledge"})
+
+
+def task_is_judged(task: dict[str, Any] | None) -> bool:
+    """Whether tau2's NL judge grades part of this task (a task dump, ``Sample.gold``):
+    NL_ASSERTION in its reward basis and assertions to judge (tau2 asks no LLM for none)."""
+    criteria = (task or {}).get("evaluation_criteria") or {}
+    basis = criteria.get("reward_basis") or []
+    return "NL_ASSERTION" in basis and bool(criteria.get("nl_assertions"))
+
 
 # tau2-bench v1.0.1's DEFAULT_LLM_NL_ASSERTIONS (tau2/config.py; a test compares).
 DEFAULT_JUDGE = "gpt-4.1-2025-04-14"

@@ -127,13 +127,14 @@ def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
 
 
 def _official_message(package: Any, turn: Turn) -> Any:
-    """One recorded turn as the official message class; a malformed call raises the
-    exception tau2's ``generate`` raises on it (``json.loads`` of its arguments)."""
+    """One recorded turn as the official message class. The arguments are read as
+    tau2's ``generate`` reads the text the model sent (``json.loads``), whatever the
+    harness made of it, so a call tau2 cannot parse raises what it raises there."""
     message_module = package.module("data_model.message")
     calls = []
     for record in turn.calls:
         arguments = record.call.arguments
-        if record.malformed:
+        if record.call.raw_verbatim:
             arguments = json.loads(record.call.raw_arguments)  # raises as tau2 does
             if not isinstance(arguments, dict):
                 raise ValueError("tool call arguments are not a JSON object")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import warnings
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -43,8 +44,18 @@ class Tau2Package:
         return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
 
     def quiet(self) -> None:
-        """Silence its loguru output (it logs every tool response at DEBUG)."""
+        """Silence its loguru output (it logs every tool response at DEBUG) and the
+        serializer warnings pydantic prints when tau2 dumps one of its models holding a
+        value of another type than the field's (a number a model sent as a string, say):
+        third-party noise in a run's output, not a result."""
         _silence(self.import_name)
+        # Not cached: a caller's warnings.catch_warnings() would drop it on exit. Adding
+        # the same filter again replaces it.
+        warnings.filterwarnings("ignore", message=SERIALIZER_WARNING, category=UserWarning)
+
+
+# The text pydantic starts every serializer warning with (pydantic-core's to_python).
+SERIALIZER_WARNING = r"Pydantic serializer warnings"
 
 
 @functools.cache

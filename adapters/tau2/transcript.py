@@ -23,7 +23,8 @@ results, which is why the flag comes first).
 Two kinds of message make tau2's own code raise mid-simulation, so that its
 runner, not its orchestrator, decides what follows (task_sets.py): a message
 with neither text nor tool calls (``validate()``), and a tool call whose
-arguments are not a JSON object (``json.loads`` in its ``generate``).
+arguments are not a JSON object (``json.loads`` in its ``generate``; blank text
+``""`` included, which the harness's parser reads as ``{}``).
 ``tau2_ending`` reports the first such message as ``ABORTED`` with its cause;
 with ``malformed_calls_continue`` a malformed call is instead an error result the
 agent sees, and the episode goes on (the harness's lenient option).
@@ -38,7 +39,7 @@ from typing import Any
 
 from harness.types import Message, ToolCall
 
-from .environment import unsafe_call_reason
+from .environment import tau2_cannot_parse, unsafe_call_reason
 from .package import Tau2Package
 
 ERROR_PREFIX = "Error: "
@@ -89,8 +90,8 @@ class CallRecord:
 
     @property
     def malformed(self) -> bool:
-        """Arguments that are not a JSON object (tau2's ``generate`` raises on them)."""
-        return self.call.parse_error is not None
+        """Arguments tau2's ``generate`` raises on: not a JSON object, or blank."""
+        return tau2_cannot_parse(self.call)
 
 
 @dataclass

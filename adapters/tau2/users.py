@@ -31,7 +31,7 @@ from harness.task.contract import UserSource, UserTurn
 from harness.types import Message, SamplingParams, ToolCall, ToolResult, ToolSchema, Usage
 
 from .domains import Domain
-from .environment import Tau2Environment
+from .environment import Tau2Environment, tau2_cannot_parse
 from .rules import Rules
 from .transcript import STOP_TOKENS, Turn, executed_calls, parse_transcript
 
@@ -292,7 +292,7 @@ class SimulatedUser(_Tau2User):
                     "tool_calls": [call.to_openai() for call in calls],
                 }
             )
-            if not self.rules.malformed_calls_continue and any(c.parse_error for c in calls):
+            if not self.rules.malformed_calls_continue and any(tau2_cannot_parse(c) for c in calls):
                 # tau2's generate raises on a malformed call: nothing of it runs, and
                 # the rules end the simulation there (rules.py).
                 return UserTurn(

@@ -82,7 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--trials", type=int, help="trials per sample (default: the suite's)")
     parser.add_argument("--limit", type=int, help="at most N samples per subset")
-    parser.add_argument("--ids", help="comma-separated sample ids to run")
+    parser.add_argument(
+        "--ids",
+        help="comma-separated sample ids to run: plain (looked up in every entry) or "
+        "benchmark-qualified, BENCH/SUBSET:ID (e.g. tau3/retail:12)",
+    )
     parser.add_argument(
         "--concurrency", type=int, default=DEFAULTS.concurrency, help="samples in flight at once"
     )

@@ -93,10 +93,14 @@ class RunSummary(RunCounts):
             if self.cache_calls is None
             else f"{self.cache_hits} of {self.cache_calls} model calls from the cache"
         )
+        # Scored records the benchmark's own rule leaves out (e.g. a simulation its
+        # runner binned as an infrastructure error), beside the harness's own errors.
+        excluded = sum((e.counts.excluded if e.counts else 0) for e in self.benchmarks.values())
+        binned = f"{excluded} binned by the benchmark's rule, " if excluded else ""
         return (
             f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok, "
-            f"{self.infra_errors} infrastructure errors, {self.score_errors} scoring errors, "
-            f"{cache} in {self.command_s:.1f}s"
+            f"{self.infra_errors} infrastructure errors, {binned}{self.score_errors} scoring "
+            f"errors, {cache} in {self.command_s:.1f}s"
         )
 
 

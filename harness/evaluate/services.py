@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.config.run_config import DEFAULT_JUDGE_MODEL, DEFAULT_USER_MODEL, RunConfig
+from harness.errors import ConfigError
 
 if TYPE_CHECKING:
     from harness.config.suites import Suite
@@ -33,7 +34,7 @@ def user_model_name(config: RunConfig, suite: Suite, benchmarks: list[str]) -> s
 
 def judge_model_name(config: RunConfig, suite: Suite, plan: Plan) -> str | None:
     """The judge's model: the config's, the suite's, the first benchmark's own,
-    else the default; None when no subset the run holds is judged."""
+    else the default; None when no sample the run holds is judged."""
     from harness.task.registry import get_adapter
 
     benchmarks = planned_benchmarks(plan)
@@ -43,10 +44,7 @@ def judge_model_name(config: RunConfig, suite: Suite, plan: Plan) -> str | None:
         or suite.judge_model
         or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
     )
-    subsets_of = {
-        b: sorted({s.subset for s in plan.samples if s.benchmark == b}) for b in benchmarks
-    }
-    judged = any(get_adapter(b).needs_judge_for(subsets_of[b]) for b in benchmarks)
+    judged = any(get_adapter(s.benchmark).needs_judge_for_sample(s) for s in plan.samples)
     return wanted if judged else None
 
 
@@ -59,10 +57,17 @@ def plan_services(config: RunConfig, suite: Suite, plan: Plan, settings: ModelSe
     benchmarks = planned_benchmarks(plan)
     user_model = user_model_name(config, suite, benchmarks)
     judge_model = judge_model_name(config, suite, plan)
+    judge_client = aux_client(judge_model, "judge", benchmarks, settings)
+    if judge_model is not None and judge_client is None:
+        # Refused before any episode: otherwise every judged sample ends as a score error.
+        raise ConfigError(
+            f"this run has samples graded by a judge model, and '{judge_model}' is none: "
+            "give one (--judge-model)"
+        )
     return Services(
         user_client=aux_client(user_model, "user", benchmarks, settings),
         user_model=user_model,
-        judge_client=aux_client(judge_model, "judge", benchmarks, settings),
+        judge_client=judge_client,
         judge_model=judge_model,
         seed=config.seed,
         options={"prompt_mode": config.prompt_mode},

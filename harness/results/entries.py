@@ -100,6 +100,8 @@ class BenchmarkEntry:
     pass_hat_k: dict[str, dict[int, Estimate]] = field(default_factory=dict)
     # settings that are not the benchmark's own (harness.results.nonstandard)
     nonstandard: list[str] = field(default_factory=list)
+    # what the numbers were measured under (BenchmarkResult.conditions), for its labels
+    conditions: list[str] = field(default_factory=list)
 
     @property
     def primary_value(self) -> float | None:
@@ -277,6 +279,7 @@ def benchmark_entry(
         notes=list(result.get("notes") or []),
         subsets=result.get("subsets") or {},
         nonstandard=[str(item) for item in result.get("nonstandard") or []],
+        conditions=[str(item) for item in result.get("conditions") or []],
     )
     entry = _with_interval(_without_unscored(entry, tasks), tasks, n_boot, seed)
     trials = (scores.get("settings") or {}).get("trials") or manifest.trials or 1

@@ -365,6 +365,7 @@ AGGREGATE_COLUMNS = [
     "n_samples",
     "n_records",
     "n_infra_errors",
+    "n_excluded",  # scored, left out by the benchmark's own rule (e.g. binned)
     "partial",  # over less than the benchmark's official set (harness.results.coverage)
     "samples_scored",
     "samples_official",
@@ -401,6 +402,7 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                         "value": value,
                         "n_records": counts.get("records"),
                         "n_infra_errors": counts.get("infra_errors"),
+                        "n_excluded": counts.get("excluded", 0),
                         **_coverage_columns(covered),
                     }
                 )
@@ -417,6 +419,7 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
                             "n_samples": entry.get("n_samples"),
                             "n_records": entry.get("n_records"),
                             "n_infra_errors": entry.get("n_infra_errors"),
+                            "n_excluded": entry.get("n_excluded", 0),
                             **_coverage_columns(covered),
                         }
                     )
@@ -427,6 +430,7 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
             "n_samples",
             "n_records",
             "n_infra_errors",
+            "n_excluded",
             "samples_scored",
             "samples_official",
         )

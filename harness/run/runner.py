@@ -27,6 +27,7 @@ from harness.config.suites import Suite
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.models.redact import scrub_secrets
+from harness.run.id_selection import parse_ids
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.records import OK, Record, record_key
@@ -133,9 +134,15 @@ def plan_suite(
     ids: list[str] | None = None,
 ) -> Plan:
     """Load every sample a suite names; subsets that cannot run here are listed, not dropped.
-    ``data_dir``: a root with one folder per benchmark, or a DataDirs."""
+    ``data_dir``: a root with one folder per benchmark, or a DataDirs; ``ids``: plain or
+    benchmark-qualified sample ids (harness.run.id_selection)."""
     plan = Plan(samples=[])
     data_dirs = DataDirs.of(data_dir)
+    in_suite = {entry.benchmark for entry in suite.entries}
+    selection = parse_ids(
+        ids or [], lambda name: get_adapter(name).subsets() if name in in_suite else None
+    )
+    selected: set[tuple[str, str]] = set()
     for entry in suite.entries:
         adapter = get_adapter(entry.benchmark)
         known = adapter.subsets()
@@ -147,11 +154,16 @@ def plan_suite(
                 f"{', '.join(unknown)} (known: {', '.join(known)})"
             )
         for subset in subsets:
+            wanted_ids = entry.ids
+            if not selection.empty:
+                wanted_ids = selection.for_subset(entry.benchmark, subset)
+                if wanted_ids is None:
+                    continue  # --ids picks nothing of this subset
+                selected.add((entry.benchmark, subset))
             reason = adapter.unavailable_reason(subset)
             if reason:
                 plan.not_run.append(NotRun(entry.benchmark, subset, reason))
                 continue
-            wanted_ids = ids or entry.ids
             caps = [c for c in (entry.limit, limit) if c is not None]
             try:
                 samples = adapter.load(
@@ -167,6 +179,7 @@ def plan_suite(
             plan.samples.extend(samples)
             for sample in samples:
                 plan.load_options[sample.key] = dict(entry.options)
+    selection.check_covered(selected)
     return plan
 
 

@@ -32,6 +32,15 @@ class RegradeStats:
     failed: int = 0
 
 
+# What a score says: a regrade that changes only its details (how it was
+# computed, e.g. from the live state or a replay) changes no score.
+SCORE_VALUES = ("passed", "reward", "progress", "tool_tp", "tool_fp", "tool_fn", "excluded")
+
+
+def score_values(score: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    return None if not score else tuple(score.get(name) for name in SCORE_VALUES)
+
+
 def _record_view(record: dict[str, Any]) -> RecordView:
     score = record.get("score")
     return RecordView(
@@ -123,7 +132,7 @@ async def regrade(
                 continue
             new = score.to_dict()
             stats.regraded += 1
-            if record.get("score") != new:
+            if score_values(record.get("score")) != score_values(new):
                 stats.changed += 1
             record["score"] = new
     return stats

@@ -227,6 +227,7 @@ class SubsetResult:
     n_samples: int = 0
     n_records: int = 0
     n_infra_errors: int = 0
+    n_excluded: int = 0  # scored, left out of the metrics by the benchmark's own rule
 
 
 @dataclass
@@ -242,11 +243,19 @@ class BenchmarkResult:
     # Settings of these records that are not the benchmark's own (harness.results.nonstandard):
     # every table marks the benchmark's numbers and names them.
     nonstandard: list[str] = field(default_factory=list)
+    # What the numbers were measured under that the benchmark's name does not say
+    # (e.g. "user gpt-5.2"): named beside its label wherever its columns are shown.
+    conditions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.nonstandard:
             del data["nonstandard"]  # scores of standard runs read as they always did
+        if not self.conditions:
+            del data["conditions"]
+        for subset in data["subsets"].values():
+            if not subset["n_excluded"]:
+                del subset["n_excluded"]  # benchmarks without the rule read as they did
         return data
 
 
@@ -412,6 +421,11 @@ class Adapter(ABC):
         """Whether scoring these subsets needs the judge model (a benchmark whose
         judge grades only some subsets narrows ``needs_judge_model`` here)."""
         return self.needs_judge_model
+
+    def needs_judge_for_sample(self, sample: Sample) -> bool:
+        """Whether scoring this sample may need the judge model (a benchmark whose
+        judge grades only some tasks narrows ``needs_judge_for`` here)."""
+        return self.needs_judge_for([sample.subset])
 
     def builtin_client(self, role: str, name: str) -> ModelClient | None:
         """A built-in stand-in for the user simulator or judge (``role`` "user" or

@@ -79,3 +79,17 @@ def test_an_older_run_folder_loads(tmp_path):
 def test_a_path_that_holds_no_run_is_one_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="not a run folder"):
         results.records(tmp_path)
+
+
+def test_records_a_benchmark_s_rule_left_out_have_their_own_column(tmp_path):
+    run = make_run(tmp_path, "binned", pass_fail_records("toy", "easy", [True, False]), {})
+    scores = json.loads((run / "scores.json").read_text())
+    toy = scores["benchmarks"].setdefault("toy", {})
+    toy["headline"] = {"overall": 0.5}
+    toy["counts"] = {"records": 3, "ok": 3, "infra_errors": 0, "score_errors": 0, "excluded": 1}
+    toy["subsets"] = {
+        "easy": {"metrics": {"accuracy": 0.5}, "n_records": 3, "n_infra_errors": 0, "n_excluded": 1}
+    }
+    (run / "scores.json").write_text(json.dumps(scores))
+    table = results.aggregates(run)
+    assert table["n_excluded"].tolist() == [1, 1] and table["n_infra_errors"].tolist() == [0, 0]

@@ -6,6 +6,8 @@ from harness.report.leaderboard.rows import BenchmarkEntry, MetricValue, RunResu
 from harness.report.leaderboard.table import (
     Column,
     Table,
+    binned_column,
+    column_label,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -72,6 +74,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         Column("coverage", "coverage"),
         Column("records", "records", "count"),
         Column("infra_errors", "infra errors", "count"),
+        *binned_column(results, [bench]),
         Column("score_errors", "score errors", "count"),
         Column("missing", "missing", "count"),
         Column("not_run", "not run"),
@@ -118,6 +121,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
             counts = entry.counts or NO_COUNTS
             cells["records"] = counts.records
             cells["infra_errors"] = counts.infra_errors
+            cells["binned"] = counts.excluded
             cells["score_errors"] = counts.score_errors
             cells["missing"] = entry.missing
             cells["not_run"] = (
@@ -135,7 +139,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         rows.append(cells)
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
-    title = f"{benchmark_label(bench)} ({bench}; metrics in %)"
+    title = f"{column_label(bench, results)} ({bench}; metrics in %)"
     return Table(bench, title, columns, rows, notes)
 
 
@@ -188,5 +192,5 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
     ]
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
-    title = f"{benchmark_label(bench)} pass^k by subset (metrics in %)"
+    title = f"{column_label(bench, results)} pass^k by subset (metrics in %)"
     return Table(f"{bench}:pass^k", title, columns, rows, notes)

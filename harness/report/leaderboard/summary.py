@@ -8,6 +8,8 @@ from harness.report.leaderboard.table import (
     Column,
     Table,
     benchmarks_of,
+    binned_column,
+    column_label,
     coverage_note,
     identity_cells,
     nonstandard_note,
@@ -42,13 +44,16 @@ def summary_table(results: list[RunResult]) -> Table:
     columns = list(identity)
     for bench in benchmarks:
         metric = benchmark_info(bench).primary or _first_primary(results, bench) or "?"
-        columns.append(Column(f"bench:{bench}", f"{benchmark_label(bench)} {metric}", "metric"))
+        columns.append(
+            Column(f"bench:{bench}", f"{column_label(bench, results)} {metric}", "metric")
+        )
     composite = _shown_composite(results)
     if composite is not None:
         columns.append(Column("composite", composite.label, "metric"))
     columns += [
         Column("records", "records", "count"),
         Column("errors", "infra/score errors", "count"),
+        *binned_column(results, benchmarks),
         Column("missing", "missing", "count"),
         Column("not_run", "not run"),
         Column("calls", "model calls", "count"),
@@ -108,6 +113,7 @@ def summary_table(results: list[RunResult]) -> Table:
         if not result.is_reference:
             cells["records"] = sum((e.counts or NO_COUNTS).records for e in entries)
             cells["errors"] = sum(e.errors for e in entries)
+            cells["binned"] = sum((e.counts or NO_COUNTS).excluded for e in entries)
             cells["missing"] = sum(e.missing for e in entries)
             cells["not_run"] = _not_run_cell(entries)
         if result.cost is not None:

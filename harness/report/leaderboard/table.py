@@ -8,6 +8,7 @@ from typing import Any
 from harness.report.leaderboard.rows import BenchmarkEntry, RunResult
 from harness.results import nonstandard
 from harness.results.coverage import LEGEND, PARTIAL_MARK, Coverage
+from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_label, sort_benchmarks
 
 PERCENT_HEADER = " (%)"
@@ -32,6 +33,31 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+
+
+def column_label(bench: str, results: list[RunResult]) -> str:
+    """The benchmark's label with what its rows were measured under (e.g. the user
+    simulator), each condition once, in the rows' order."""
+    conditions: list[str] = []
+    for result in results:
+        entry = result.benchmarks.get(bench)
+        for condition in entry.conditions if entry is not None else []:
+            if condition not in conditions:
+                conditions.append(condition)
+    label = benchmark_label(bench)
+    return f"{label} [{'; '.join(conditions)}]" if conditions else label
+
+
+def binned_column(results: list[RunResult], benchmarks: list[str]) -> list[Column]:
+    """The column of records a benchmark's own rule left out (binned), where a run has any."""
+    shown = any(
+        (entry.counts or NO_COUNTS).excluded
+        for result in results
+        if not result.is_reference
+        for bench, entry in result.benchmarks.items()
+        if bench in benchmarks
+    )
+    return [Column("binned", "binned by rule", "count")] if shown else []
 
 
 def identity_cells(result: RunResult) -> dict[str, Any]:

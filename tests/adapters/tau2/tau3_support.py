@@ -36,6 +36,7 @@ KINDS = (
     "wrong_argument",
     "extra_read",
     "malformed",
+    "blank_arguments",
     "null",
 )
 
@@ -76,6 +77,10 @@ def imperfect_script(task, kind: str, write_tools: frozenset[str]) -> list[Assis
     if kind == "malformed":  # arguments that are not JSON, halfway through
         at = agent_steps[len(agent_steps) // 2] if agent_steps else 0
         return [*script[:at], _call(at, "get_user_details", None, '{"user_id": '), *script[at:]]
+    if kind == "blank_arguments":  # "" for the arguments of the gold's next call, halfway
+        at = agent_steps[len(agent_steps) // 2] if agent_steps else 0
+        name = script[at].tool_calls[0].name if agent_steps else "get_user_details"
+        return [*script[:at], _call(at, name, None, ""), *script[at:]]
     if kind == "wrong_argument":
         if not writes:
             return None

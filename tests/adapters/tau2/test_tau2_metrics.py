@@ -107,3 +107,35 @@ def test_the_lenient_malformed_call_option_is_marked_non_standard():
     assert "nonstandard" in result.to_dict()
     standard = aggregate(ORIGINAL, [record("airline", "a", 0, 1.0)])
     assert standard.nonstandard == [] and "nonstandard" not in standard.to_dict()
+
+
+def test_tau3_numbers_name_their_user_model_and_retrieval():
+    def scored(subset: str, user: str, metadata: dict) -> RecordView:
+        return RecordView("a", subset, 0, "ok", Score(True, 1.0, details={"user": user}), metadata)
+
+    records = [
+        scored("airline", "gpt-5.2", {}),
+        scored("banking_knowledge", "gpt-5.2", {"retrieval": "alltools"}),
+    ]
+    result = aggregate(V1_0_1, records)
+    assert result.conditions == ["user gpt-5.2", "retrieval alltools"]
+    assert result.to_dict()["conditions"] == result.conditions
+    assert result.subsets["airline"].n_excluded == 0
+    assert "n_excluded" not in result.to_dict()["subsets"]["airline"]
+    # The original task set's results read as they did.
+    original = aggregate(ORIGINAL, [scored("airline", "gpt-4.1-2025-04-14", {})])
+    assert original.conditions == [] and "conditions" not in original.to_dict()
+
+
+def test_the_leaderboard_suites_hold_the_published_configurations():
+    from harness.config.suites import load_suite
+
+    leaderboard = load_suite("tau3-leaderboard")
+    assert (leaderboard.user_model, leaderboard.trials) == ("gpt-5.2", 4)
+    (entry,) = leaderboard.entries
+    assert entry.options == {"retrieval": "alltools"}
+    assert set(entry.subsets) == {"airline", "retail", "telecom", "banking_knowledge"}
+    assert "gpt-5.2" in leaderboard.description and "v1.0.1" in leaderboard.description
+    default = load_suite("tau3")
+    assert default.user_model == "gpt-4.1-2025-04-14"
+    assert "tau3-leaderboard" in default.description

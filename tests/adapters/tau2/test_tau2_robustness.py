@@ -89,6 +89,35 @@ def test_by_default_a_malformed_call_ends_the_episode_as_tau2_ends_it(retail_tas
     assert "malformed_calls" not in retail_task.metadata
 
 
+def blank_arguments_agent() -> ScriptedClient:
+    return ScriptedClient(
+        [
+            calls(("list_all_product_types", "")),  # "": tau2's json.loads raises on it
+            calls(("return_delivered_order_items", json.dumps(RETURN))),
+            AssistantTurn(content="Your return is on its way."),
+        ]
+    )
+
+
+def test_blank_arguments_end_the_episode_by_the_task_set_s_rule(retail_task):
+    trajectory = run(retail_task, blank_arguments_agent())
+    assert trajectory.termination == "agent_error"
+    assert tool_results(trajectory) == [
+        "Error: the arguments of 'list_all_product_types' are blank, not JSON"
+    ]
+    score = ADAPTER.score_now(retail_task, trajectory, Services())
+    assert score.reward == 0.0 and score.details["abort_cause"] == "malformed_arguments (assistant)"
+
+
+def test_blank_arguments_are_read_as_no_arguments_with_the_lenient_option(lenient_retail_task):
+    trajectory = run(lenient_retail_task, blank_arguments_agent())
+    results = tool_results(trajectory)
+    assert len(results) == 2 and not results[0].startswith("Error: ")
+    assert trajectory.termination == "user_stop"
+    assert ADAPTER.score_now(lenient_retail_task, trajectory, Services()).reward == 1.0
+    assert lenient_retail_task.metadata["malformed_calls"] == "continue"  # marked § in tables
+
+
 def test_bad_calls_are_errors_and_the_gold_still_counts(lenient_retail_task):
     retail_task = lenient_retail_task
     agent = ScriptedClient(

@@ -5,6 +5,7 @@ server's /v1/embeddings), and what cannot run here is refused in one line."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from tau3_support import checkout_or_skip
@@ -90,8 +91,10 @@ def test_an_embedding_configuration_runs_through_an_openai_compatible_endpoint(
     assert (tmp_path / "data" / ".embeddings_cache").is_dir()
 
 
-def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch):
+def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # A PATH without sandbox-runtime, whether or not this machine has it installed.
+    monkeypatch.setenv("PATH", str(tmp_path))
     domains._pristine.cache_clear()  # as in a new process: nothing built yet
     with pytest.raises(ConfigError) as no_key:
         load(checkout, "openai_embeddings")
@@ -100,6 +103,47 @@ def test_what_cannot_run_here_is_refused_in_one_line(checkout, monkeypatch):
     with pytest.raises(ConfigError, match="unknown retrieval variant 'bm26'.*bm25"):
         load(checkout, "bm26")
     with pytest.raises(ConfigError, match="retrieval 'terminal_use' cannot run here"):
-        load(checkout, "terminal_use")  # no sandbox-runtime on this machine
+        load(checkout, "terminal_use")  # no srt on PATH
     with pytest.raises(ConfigError, match="unknown option"):
         ADAPTER.load("airline", data_dir=checkout, options={"retreival": "bm25"})
+
+
+SANDBOX_BINARIES = ("srt", "rg", "bwrap", "socat")
+
+
+def test_alltools_runs_offline_with_the_sandbox_and_a_fake_embedding_server(
+    checkout, monkeypatch, tmp_path
+):
+    """tau2-bench's default retrieval: its embedder against the fake server's
+    /v1/embeddings, its shell tool in the real sandbox-runtime (bubblewrap)."""
+    import shutil
+
+    missing = [name for name in SANDBOX_BINARIES if shutil.which(name) is None]
+    if missing:
+        why = f"sandbox-runtime's binaries are missing: {', '.join(missing)}"
+        if os.environ.get("CI") == "true":  # CI installs them (.ci/install-sandbox.sh)
+            pytest.fail(why)
+        pytest.skip(f"{why} (run .ci/install-sandbox.sh)")
+    monkeypatch.chdir(tmp_path)
+    with FakeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-embeddings")
+        samples = load(checkout, "alltools", ids=(TASK, "task_001"))
+        assert [oracle_reward(sample) for sample in samples] == [1.0, 1.0]
+        tools = {(t.get("function") or t)["name"] for t in samples[0].tools}
+        assert {"shell", "KB_search_dense", "KB_search_bm25"} <= tools, tools
+        environment = samples[0].make_environment()
+
+        def run(name: str, arguments: dict) -> str:
+            result = asyncio.run(environment.execute(ToolCall("c1", name, arguments)))
+            assert not result.is_error, result.content
+            return result.content
+
+        assert "doc_" in run("KB_search_dense", {"query": "foreign ATM fees"})
+        assert {request.path for request in server.requests} == {"/v1/embeddings"}
+    found = run("shell", {"command": "grep -ril 'foreign atm' . | head -3"})
+    assert found.count("doc_") == 3, found
+    # Twice more: sandbox-runtime's later releases leave stubs that break a second call.
+    assert "INDEX" in run("shell", {"command": "ls | head -1"})
+    escaped = run("shell", {"command": "cat ../../etc/passwd"})
+    assert "root:" not in escaped and "blocked" in escaped

@@ -48,8 +48,8 @@ JUDGE = "gpt-4.1-2025-04-14"
 TASKS = {"airline": 9, "retail": 9, "telecom": 10, "banking_knowledge": 10}
 # banking_knowledge's one task graded by the NL judge joins its first tasks.
 BANKING_NL_TASK = "task_102"
-# Kinds every task has, played as four trials of each task for the pass^k check.
-TRIAL_KINDS = ("oracle", "hallucinated", "malformed", "null")
+# Kinds every task has, played as five trials of each task for the pass^k check.
+TRIAL_KINDS = ("oracle", "hallucinated", "malformed", "blank_arguments", "null")
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +196,7 @@ def test_rewards_and_pass_k_equal_tau2_bench_v1_0_1(subset, checkout, judge_serv
     judge_server.clear()
     count, kinds = check_domain(subset, checkout, judge_server, monkeypatch, TASKS[subset])
     assert count >= 40, (count, dict(kinds))
-    assert kinds["malformed"] > 0 and kinds["hallucinated"] > 0
+    assert kinds["malformed"] > 0 and kinds["hallucinated"] > 0 and kinds["blank_arguments"] > 0
     if subset in ("retail", "banking_knowledge"):  # graded in part by tau2's NL judge
         assert judge_server.chat_requests
     # What was compared, for the CI log (test-artifacts/ is not tracked).

@@ -70,11 +70,14 @@ def test_a_tau3_run_records_its_task_set_and_regrades_with_it(tmp_path):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["versions"]["tau3.task_set"] == "v1.0.1"
     assert manifest["versions"]["tau3.commit"].startswith("fc0055dc4e0a")
-    assert manifest["judge_model"] == "stub"
+    # The first retail and banking tasks carry no NL assertion: no judge is built.
+    assert manifest["judge_model"] is None
     first = {r["key"]: r["score"]["reward"] for r in records(run_dir)}
     assert first and set(first.values()) == {1.0}
     regraded = harness("score", str(run_dir), cwd=tmp_path)
     assert regraded.returncode == 0, regraded.stderr
+    # Only how the score was computed changed (live state, then a replay): no score did.
+    assert f"regraded {len(first)} records (0 changed, 0 failed)" in regraded.stderr
     again = json.loads((run_dir / "scores.json").read_text())["records"]
     assert {key: entry["score"]["reward"] for key, entry in again.items()} == first
     # The regrade replayed the stored transcripts on tau2-bench v1.0.1's environments.
@@ -82,6 +85,11 @@ def test_a_tau3_run_records_its_task_set_and_regrades_with_it(tmp_path):
     assert sources <= {"replay", None} and "replay" in sources
     banking = next(r for r in records(run_dir) if r["subset"] == "banking_knowledge")
     assert banking["metadata"]["retrieval"] == "bm25"
+    # Every τ³ column names the user simulator and the retrieval the numbers were made with.
+    board = harness("leaderboard", str(run_dir), cwd=tmp_path)
+    assert board.returncode == 0, board.stderr
+    assert "τ³-Bench (v1.0.1) [user scripted; retrieval bm25] tau2_mean" in board.stdout
+    assert "τ³-Bench (v1.0.1) [user scripted; retrieval bm25] (tau3" in board.stdout
 
 
 def test_a_malformed_call_is_run_again_then_binned_as_tau2_bench_does(tmp_path):
@@ -126,9 +134,17 @@ def test_a_malformed_call_is_run_again_then_binned_as_tau2_bench_does(tmp_path):
     scores = json.loads((run_dir / "scores.json").read_text())
     tau3 = scores["benchmarks"]["tau3"]
     assert tau3["counts"]["excluded"] == 1
+    assert tau3["subsets"]["telecom"]["n_excluded"] == 1
+    assert tau3["subsets"]["telecom"]["n_infra_errors"] == 0  # the harness's own, apart
     assert any("binned as infrastructure errors" in note for note in tau3["notes"])
+    summary = [line for line in done.stderr.splitlines() if " ran, " in line]
+    assert (
+        len(summary) == 1
+        and "0 infrastructure errors, 1 binned by the benchmark's rule" in (summary[0])
+    ), done.stderr
     board = harness("leaderboard", str(run_dir), cwd=tmp_path)
     assert board.returncode == 0 and "left out by the benchmark's rule" in board.stdout
+    assert "binned by rule" in board.stdout, board.stdout
 
 
 def test_another_checkout_is_refused_in_one_line_with_exit_2(tmp_path):
@@ -186,3 +202,81 @@ def test_a_regrade_replays_tasks_whose_setup_changes_the_environment():
     regraded = adapter.score_now(sample, stored, Services())
     assert regraded.details["state_source"] == "replay"
     assert first.reward == regraded.reward == 1.0
+
+
+def test_a_retail_run_builds_the_judge_and_scores_every_task(tmp_path):
+    """Retail tasks carry NL assertions too: a run without banking_knowledge gets
+    the judge it is given, and no record ends as a score error."""
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: retail-only\nuser_model: scripted\nentries:\n"
+        "  - benchmark: tau3\n    subsets: [retail]\n"
+    )
+    run_dir = tmp_path / "run"
+    done = harness(
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "oracle",
+        "--judge-model",
+        "stub",
+        "--quiet",
+        "--data-dir",
+        f"tau3={checkout}",
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["judge_model"] == "stub"
+    scored = records(run_dir)
+    assert len(scored) == 114
+    assert all(r["status"] == "ok" and r["score"]["reward"] == 1.0 for r in scored)
+    judged = [r for r in scored if r["score"]["details"].get("judge") == "stub"]
+    assert len(judged) == 40
+
+
+def test_a_run_needing_a_judge_and_given_none_is_refused_before_it_starts(tmp_path):
+    checkout = checkout_or_skip()
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: retail-only\nuser_model: scripted\nentries:\n"
+        "  - benchmark: tau3\n    subsets: [retail]\n    limit: 3\n"
+    )
+    run_dir = tmp_path / "run"
+    done = harness(
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "oracle",
+        "--judge-model",
+        "scripted",
+        "--data-dir",
+        f"tau3={checkout}",
+        "--out",
+        str(run_dir),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "judge model" in lines[0], done.stderr
+    assert not (run_dir / "samples.jsonl").exists()
+
+
+def test_the_judged_domains_are_those_whose_tasks_carry_assertions():
+    from harness.adapters.tau2 import Tau3Adapter, nl_judge
+
+    checkout = checkout_or_skip()
+    adapter = Tau3Adapter()
+    judged: dict[str, int] = {}
+    for domain in ("airline", "retail", "telecom", "banking_knowledge"):
+        options = {"retrieval": "bm25"} if domain == "banking_knowledge" else {}
+        samples = adapter.load(domain, data_dir=checkout, options=options)
+        judged[domain] = sum(adapter.needs_judge_for_sample(s) for s in samples)
+    assert judged == {"airline": 0, "retail": 40, "telecom": 0, "banking_knowledge": 1}
+    assert nl_judge.JUDGED_DOMAINS == {d for d, n in judged.items() if n}
+    assert not adapter.needs_judge_for(["airline", "telecom"])
+    assert adapter.needs_judge_for(["retail"])
