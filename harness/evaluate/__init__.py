@@ -77,9 +77,10 @@ class RunSummary(RunCounts):
     def report_lines(self) -> list[str]:
         """What the command line prints to stderr after a run."""
         from harness.results.headlines import benchmark_label, sort_benchmarks
+        from harness.run.runner import not_run_lines
 
         lines = [self.line(), *self.notes]
-        lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
+        lines += [f"not run: {line}" for line in not_run_lines(self.not_run)]
         # Numbers over less than the benchmark's official set say so here too.
         for name in sort_benchmarks(self.benchmarks):
             coverage = self.benchmarks[name].coverage

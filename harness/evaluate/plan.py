@@ -61,12 +61,12 @@ def check_data_dirs(config: RunConfig) -> None:
 
 def plan_samples(config: RunConfig, suite: Suite, trials: int) -> Plan:
     """The suite's samples that can run here (ConfigError when none can, or too many)."""
-    from harness.run.runner import plan_suite
+    from harness.run.runner import not_run_lines, plan_suite
 
     ids = [i.strip() for i in config.ids] if config.ids else None
     plan = plan_suite(suite, limit=config.limit, data_dir=config.data_dirs, ids=ids)
     if not plan.samples:
-        reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
+        reasons = "; ".join(not_run_lines(plan.not_run)[:3])
         raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
     if len(plan.samples) * trials > MAX_WORK_ITEMS:
         raise ConfigError(

@@ -49,6 +49,22 @@ class NotRun:
     reason: str
 
 
+def not_run_lines(not_run: list[NotRun], names_shown: int = 4) -> list[str]:
+    """One line per distinct reason, naming the subsets it holds for (and how
+    many, when several): an offline Hub is one line, not one per subset."""
+    groups: dict[str, list[str]] = {}
+    for entry in not_run:
+        groups.setdefault(entry.reason, []).append(f"{entry.benchmark}/{entry.subset}")
+    lines = []
+    for reason, names in groups.items():
+        if len(names) == 1:
+            lines.append(f"{names[0]}: {reason}")
+            continue
+        shown = ", ".join(names[:names_shown]) + (", ..." if len(names) > names_shown else "")
+        lines.append(f"{len(names)} subsets ({shown}): {reason}")
+    return lines
+
+
 @dataclass
 class Plan:
     samples: list[Sample]
