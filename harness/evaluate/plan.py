@@ -133,6 +133,10 @@ class PlannedRun:
         from harness.store.manifest import check_resumable
 
         store, manifest = self.store, self.manifest
+        # A new run that fails before its first sample (its preflight, its
+        # server's start) leaves nothing that reads as a run.
+        new_run, folder_was_there = not store.exists(), self.run_dir.exists()
+        started_samples = False
         if store.exists():
             old = store.load_manifest()
             check_resumable(old.to_dict(), manifest.to_dict(), self.run_dir)
@@ -154,9 +158,10 @@ class PlannedRun:
                     if todo and self.config.preflight:
                         planned_model.preflight(self.settings)
                         planned_model.say_what_cannot_fit(self.settings, self.endpoint, todo)
+                    started_samples = True
                     yield session
             except BaseException:
-                if todo:  # an interrupted run still spent this time on the run
+                if todo and started_samples:  # an interrupted run still spent this time on it
                     manifest.add_active_span(started_at, time.monotonic() - started)
                     self.endpoint.record_server_spans(manifest)
                     store.write_manifest(manifest)
@@ -173,6 +178,8 @@ class PlannedRun:
             store.write_manifest(manifest)
         finally:
             store.close()
+            if new_run and not started_samples:
+                store.discard_unstarted(folder_was_there)
 
     async def run_items(self, session: Session) -> None:
         session.counts = await self._run_items(session.todo, session.skipped)

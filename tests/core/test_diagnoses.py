@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from support import harness_process, toy_reply
 
 from harness.cli import main
+from harness.results.frames import run_folders
 from harness.testing.fake_server import FakeServer, Reply
 
 
@@ -126,3 +127,24 @@ def test_not_run_subsets_with_the_same_reason_are_one_line():
         "5 subsets (b/s1, b/s2, b/s3, b/s4, ...): no data",
         "b/s6: needs a key",
     ]
+
+
+def test_a_run_that_fails_its_preflight_leaves_no_run_behind(toy_suite, tmp_path, capsys):
+    refusal = Reply.http_error(400, "no tools here")
+    results = tmp_path / "results"
+    with FakeServer(handler=toy_reply) as server:
+        server.enqueue(Reply.http_error(500, "one infrastructure error, run again on resume"))
+        assert run(toy_suite, server.url, results / "good", "--max-attempts", "1") == 1
+        server.preflight_reply = refusal
+        assert run(toy_suite, server.url, results / "refused") == 2
+        # A folder that was there before (with a file of its own) keeps that file.
+        (results / "kept").mkdir()
+        (results / "kept" / "notes.txt").write_text("mine")
+        assert run(toy_suite, server.url, results / "kept") == 2
+        # A run that has started is not taken back when a later resume is refused.
+        assert run(toy_suite, server.url, results / "good", "--max-attempts", "1") == 2
+    assert not (results / "refused").exists()
+    assert sorted(p.name for p in (results / "kept").iterdir()) == ["notes.txt"]
+    assert (results / "good" / "manifest.json").is_file()
+    # The runs a leaderboard over the folder finds: the started one only.
+    assert run_folders([results]) == [results / "good"]
