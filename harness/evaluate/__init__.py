@@ -52,6 +52,8 @@ class RunSummary(RunCounts):
     results: RunScores  # the run's scores, as scored at the end of the call
     not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
+    # This call's errors by kind, each with its count and likely cause.
+    error_lines: list[str] = field(default_factory=list)
 
     @property
     def benchmarks(self) -> dict[str, BenchmarkEntry]:
@@ -79,7 +81,7 @@ class RunSummary(RunCounts):
         from harness.results.headlines import benchmark_label, sort_benchmarks
         from harness.run.runner import not_run_lines
 
-        lines = [self.line(), *self.notes]
+        lines = [*self.lines(), *self.error_lines, *self.notes]
         lines += [f"not run: {line}" for line in not_run_lines(self.not_run)]
         # Numbers over less than the benchmark's official set say so here too.
         for name in sort_benchmarks(self.benchmarks):
@@ -88,17 +90,40 @@ class RunSummary(RunCounts):
                 lines.append(f"partial: {benchmark_label(name)}: {coverage.describe()}")
         return lines
 
-    def line(self) -> str:
+    def printed_lines(self, width: int = 100) -> list[str]:
+        """``report_lines`` as the command line prints them: each wrapped to
+        ``width`` columns, its continuation lines indented."""
+        import textwrap
+
+        printed: list[str] = []
+        for line in self.report_lines():
+            printed += textwrap.wrap(
+                line,
+                width,
+                subsequent_indent="  ",
+                break_long_words=False,  # a path or URL stays whole
+                break_on_hyphens=False,
+            ) or [line]
+        return printed
+
+    def lines(self) -> list[str]:
+        """The counts, in two lines that fit 100 columns (a short run folder's path)."""
         cache = (
             "no response cache"
             if self.cache_calls is None
             else f"{self.cache_hits} of {self.cache_calls} model calls from the cache"
         )
-        return (
-            f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok, "
-            f"{self.infra_errors} infrastructure errors, {self.score_errors} scoring errors, "
-            f"{cache} in {self.command_s:.1f}s"
-        )
+        return [
+            f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok "
+            f"in {self.command_s:.1f}s",
+            f"  {self.infra_errors} infrastructure errors, {self.score_errors} scoring errors; "
+            f"{cache}",
+        ]
+
+    def line(self) -> str:
+        """The counts on one line."""
+        first, second = self.lines()
+        return f"{first};{second[1:]}"
 
 
 def run_suite(config: RunConfig) -> RunSummary:
@@ -150,4 +175,5 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
         not_run=list(run.plan.not_run),
         results=read_scores(run.run_dir),
         notes=list(run.settings.fit_report.lines(run.config.timeout)),
+        error_lines=run.progress.errors.summary_lines() if run.progress is not None else [],
     )

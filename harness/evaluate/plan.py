@@ -24,6 +24,7 @@ from harness.store.manifest import Manifest
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.config.suites import Suite
     from harness.models.settings import ModelSettings
+    from harness.run.progress import RunProgress
     from harness.run.runner import Plan, Runner, WorkItem
     from harness.serving.plan import EndpointPlan
     from harness.store.run_store import RunStore
@@ -122,6 +123,7 @@ class PlannedRun:
     manifest: Manifest
     trials: int
     clients: list[Any]
+    progress: RunProgress | None = None  # what the run did, once it has run
 
     @contextlib.contextmanager
     def session(self, started: float, started_at: str) -> Iterator[Session]:
@@ -185,15 +187,23 @@ class PlannedRun:
         session.counts = await self._run_items(session.todo, session.skipped)
 
     async def _run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
-        from harness.run.progress import ProgressDisplay
+        from harness.run.progress import ProgressReporter, RunProgress
 
-        display = ProgressDisplay(total=len(todo) + skipped, enabled=self.config.progress)
-        self.runner.progress = display.advance
-        display.start(already_done=skipped)
+        self.progress = RunProgress(
+            total=len(todo) + skipped,
+            already_done=skipped,
+            calls=self.settings.calls,
+            api_base=self.settings.api_base,
+        )
+        reporter = ProgressReporter(
+            self.progress, enabled=self.config.progress, interval_s=self.config.progress_interval
+        )
+        self.runner.progress = reporter
+        reporter.start()
         try:
             return await self.runner.run_items(todo, skipped)
         finally:
-            display.stop()
+            reporter.stop()
             for client in self.clients:
                 if client is not None:
                     await client.aclose()

@@ -93,10 +93,10 @@ def probe_server(
 
 def unchecked_line(served: str, info: ServerInfo) -> str | None:
     """One line when the server did not answer the question that checks the
-    model name (the run goes on without the check), else None. Nothing
-    listening (connection refused) is said by the preflight, or by the run's
-    first error, instead."""
-    if info.reachable or info.problem == "connection refused":
+    model name in time (the run goes on without the check), else None. A
+    server that cannot be reached at all (nothing listening, a name that does
+    not resolve) is said by the preflight, or by the run's first error, instead."""
+    if info.reachable or not (info.problem or "").startswith("no answer within"):
         return None
     return (
         f"the server at {redact_url(info.api_base)} did not answer GET /models "

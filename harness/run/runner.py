@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.boundary.deadline import Deadline
 from harness.config.data_dirs import DataDirs
@@ -40,6 +40,14 @@ INFRA_ERROR = "infra_error"
 SCORE_ERROR = "score_error"
 
 ModelProvider = Callable[[Sample], ModelClient]
+
+
+class ProgressSink(Protocol):
+    """What the runner tells about its work as it goes (harness/run/progress.py)."""
+
+    def started(self, key: str) -> None: ...
+
+    def finished(self, record: Record) -> None: ...
 
 
 @dataclass
@@ -283,7 +291,7 @@ class Runner:
         concurrency: int = 8,
         base_seed: int = 0,
         episode_timeout_s: float | None = None,
-        progress: Callable[[str, bool], None] | None = None,
+        progress: ProgressSink | None = None,
         load_options: dict[str, dict[str, Any]] | None = None,
         shard: Shard | None = None,
     ):
@@ -324,6 +332,8 @@ class Runner:
         """The episode of one (sample, trial), not yet scored; never raises for
         one sample's failure (the outcome then holds its record already)."""
         outcome = EpisodeOutcome(item, self.trial_seed(item.trial), now_iso(), time.monotonic())
+        if self.progress:
+            self.progress.started(item.key)
         try:
             outcome.options = self.load_options.get(item.sample.key, {})
             seed = outcome.seed
@@ -422,7 +432,7 @@ class Runner:
             written = self._append(await self.score_episode(outcome))
             counts[written.status] += 1
             if self.progress:
-                self.progress(written.key, written.ok)
+                self.progress.finished(written)
 
         timeout = self.episode_timeout_s
         pool: WorkerPool[WorkItem, EpisodeOutcome] = WorkerPool(
