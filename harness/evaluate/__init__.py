@@ -91,12 +91,14 @@ class RunSummary(RunCounts):
         return lines
 
     def printed_lines(self, width: int = 100) -> list[str]:
-        """``report_lines`` as the command line prints them: each wrapped to
-        ``width`` columns, its continuation lines indented."""
+        """``report_lines`` as the command line prints them: the counts as they
+        are (one line each, to be found by what reads the output), every other
+        line wrapped to ``width`` columns, its continuation lines indented."""
         import textwrap
 
-        printed: list[str] = []
-        for line in self.report_lines():
+        counts = self.lines()
+        printed = list(counts)
+        for line in self.report_lines()[len(counts) :]:
             printed += textwrap.wrap(
                 line,
                 width,
