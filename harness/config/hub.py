@@ -66,6 +66,12 @@ def unreachable_message(problem: str) -> str:
     )
 
 
+OFFLINE_MESSAGE = (
+    "HF_HUB_OFFLINE is set and the data is not in the local Hugging Face Hub cache: pass a "
+    "downloaded copy with --data-dir, or download it once with network (docs/running.md)"
+)
+
+
 class HubUnreachableError(DataNotFoundError):
     """The Hub cannot be reached and the data is not in the local Hub cache: the
     same line for every subset (a loader passes it on unchanged)."""
@@ -74,10 +80,15 @@ class HubUnreachableError(DataNotFoundError):
 def fetch_from_hub(fetch: Callable[[bool], T]) -> T:
     """``fetch(local_files_only)``: from the Hub when it can be reached, else
     from the local Hub cache only; HubUnreachableError when it is not there."""
+    if hub_offline():
+        try:
+            return fetch(True)
+        except Exception as exc:  # not in the cache (LocalEntryNotFoundError and kin)
+            raise HubUnreachableError(OFFLINE_MESSAGE) from exc
     problem = hub_unreachable()
     if problem is None:
         return fetch(False)
     try:
         return fetch(True)
-    except Exception as exc:  # not in the cache (LocalEntryNotFoundError and kin)
+    except Exception as exc:
         raise HubUnreachableError(unreachable_message(problem)) from exc

@@ -118,6 +118,17 @@ def test_an_unreachable_hub_is_one_line_within_seconds(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+def test_with_hf_hub_offline_missing_data_is_one_line_at_once(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    argv = ["run", "--suite", "finmcp", "--model", "oracle", "--limit", "1"]
+    process = harness_process([*argv, "--out", str(tmp_path / "r")], env=env, cwd=tmp_path)
+    out, err = process.communicate(timeout=60)
+    lines = err.strip().splitlines()
+    assert process.returncode == 2 and len(lines) == 1, err
+    assert "3 subsets" in lines[0] and "HF_HUB_OFFLINE is set" in lines[0]
+    assert "--data-dir" in lines[0]
+
+
 def test_not_run_subsets_with_the_same_reason_are_one_line():
     from harness.run.runner import NotRun, not_run_lines
 
