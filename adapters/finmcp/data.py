@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config.hub import HubUnreachableError
 from harness.errors import ConfigError, DataNotFoundError
 
 HF_DATASET = "DianJin/FinMCP-Bench"
@@ -186,7 +187,16 @@ def download_from_hub() -> Path:
     """The local folder of the dataset's ``test/*.json`` (downloaded or from the cache)."""
     from huggingface_hub import snapshot_download  # lazy: only when no folder is given
 
-    folder = snapshot_download(HF_DATASET, repo_type="dataset", allow_patterns=["test/*.json"])
+    from harness.config.hub import fetch_from_hub
+
+    folder = fetch_from_hub(
+        lambda cached_only: snapshot_download(
+            HF_DATASET,
+            repo_type="dataset",
+            allow_patterns=["test/*.json"],
+            local_files_only=cached_only,
+        )
+    )
     return Path(folder)
 
 
@@ -214,6 +224,8 @@ def load_source(local: Path | None) -> DataSource:
                 local_problem = str(exc)
     try:
         return read_local(download_from_hub())
+    except HubUnreachableError:  # one line, the same for every subset
+        raise
     except Exception as exc:  # offline, gated, renamed: one clear message instead
         hub_problem = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
         raise DataNotFoundError(missing_data_message(local, local_problem, hub_problem)) from exc

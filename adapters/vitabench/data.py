@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.config.hub import HubUnreachableError
 from harness.errors import ConfigError
 from harness.errors import DataNotFoundError as HarnessDataNotFoundError
 
@@ -70,7 +71,18 @@ def download_from_hub(relative: str) -> Path:
     """Fetch one file of the dataset (or take it from the local Hub cache)."""
     from huggingface_hub import hf_hub_download  # lazy: only when no folder is given
 
-    return Path(hf_hub_download(repo_id=HF_DATASET, repo_type="dataset", filename=relative))
+    from harness.config.hub import fetch_from_hub
+
+    return Path(
+        fetch_from_hub(
+            lambda cached_only: hf_hub_download(
+                repo_id=HF_DATASET,
+                repo_type="dataset",
+                filename=relative,
+                local_files_only=cached_only,
+            )
+        )
+    )
 
 
 def how_to_get_data() -> str:
@@ -102,6 +114,8 @@ def locate_task_file(
     relative = relative_task_path(scenario, language)
     try:
         return downloader(relative)
+    except HubUnreachableError:  # one line, the same for every subset
+        raise
     except Exception as exc:  # offline, missing cache, hub errors: one clear message
         raise DataNotFoundError(
             f"VitaBench {scenario} tasks ({language}) not found: no data directory was given, "

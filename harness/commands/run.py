@@ -197,7 +197,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ray-address", help="the Ray cluster to use (default: RAY_ADDRESS, else a local Ray)"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, no leaderboard")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress panel or lines, no first-seen error lines, no leaderboard",
+    )
+    parser.add_argument(
+        "--progress-every",
+        type=float,
+        default=DEFAULTS.progress_interval,
+        metavar="SECONDS",
+        help="without a terminal: a progress line every SECONDS (and at each 10%% of the "
+        f"work; default {DEFAULTS.progress_interval:g})",
+    )
     parser.add_argument(
         "--adopt",
         action="store_true",
@@ -293,6 +305,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         cache_dir=args.cache_dir,
         adopt=args.adopt,
         progress=not args.quiet,
+        progress_interval=args.progress_every,
     )
     config.check()
     return config
@@ -306,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         from harness.evaluate import run_suite
 
         summary = run_suite(config)
-        for line in summary.report_lines():
+        for line in summary.printed_lines():
             print(line, file=sys.stderr)
         run_dir, exit_code = summary.run_dir, summary.exit_code
     else:

@@ -135,7 +135,8 @@ class RunConfig:
     cross_run_cache: bool = False
     cache_dir: Path | None = None
     adopt: bool = False
-    progress: bool = True  # the progress bar on stderr
+    progress: bool = True  # the progress panel (or lines) and first-seen errors on stderr
+    progress_interval: float = 30.0  # seconds between progress lines without a terminal
 
     @property
     def model_object(self) -> ModelClient | None:
@@ -167,6 +168,7 @@ class RunConfig:
         validate.positive("--limit", self.limit)
         validate.positive("--timeout", self.timeout)
         validate.positive("--episode-timeout", self.episode_timeout)
+        validate.positive("--progress-every", self.progress_interval)
         validate.positive("--max-attempts", self.max_attempts)
         validate.not_negative("--retry-delay", self.retry_delay)
         validate.not_negative("--temperature", self.temperature)

@@ -52,6 +52,8 @@ class RunSummary(RunCounts):
     results: RunScores  # the run's scores, as scored at the end of the call
     not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
+    # This call's errors by kind, each with its count and likely cause.
+    error_lines: list[str] = field(default_factory=list)
 
     @property
     def benchmarks(self) -> dict[str, BenchmarkEntry]:
@@ -77,9 +79,10 @@ class RunSummary(RunCounts):
     def report_lines(self) -> list[str]:
         """What the command line prints to stderr after a run."""
         from harness.results.headlines import benchmark_label, sort_benchmarks
+        from harness.run.runner import not_run_lines
 
-        lines = [self.line(), *self.notes]
-        lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
+        lines = [*self.lines(), *self.error_lines, *self.notes]
+        lines += [f"not run: {line}" for line in not_run_lines(self.not_run)]
         # Numbers over less than the benchmark's official set say so here too.
         for name in sort_benchmarks(self.benchmarks):
             coverage = self.benchmarks[name].coverage
@@ -87,7 +90,26 @@ class RunSummary(RunCounts):
                 lines.append(f"partial: {benchmark_label(name)}: {coverage.describe()}")
         return lines
 
-    def line(self) -> str:
+    def printed_lines(self, width: int = 100) -> list[str]:
+        """``report_lines`` as the command line prints them: the counts as they
+        are (one line each, to be found by what reads the output), every other
+        line wrapped to ``width`` columns, its continuation lines indented."""
+        import textwrap
+
+        counts = self.lines()
+        printed = list(counts)
+        for line in self.report_lines()[len(counts) :]:
+            printed += textwrap.wrap(
+                line,
+                width,
+                subsequent_indent="  ",
+                break_long_words=False,  # a path or URL stays whole
+                break_on_hyphens=False,
+            ) or [line]
+        return printed
+
+    def lines(self) -> list[str]:
+        """The counts, in two lines that fit 100 columns (a short run folder's path)."""
         cache = (
             "no response cache"
             if self.cache_calls is None
@@ -97,11 +119,17 @@ class RunSummary(RunCounts):
         # runner binned as an infrastructure error), beside the harness's own errors.
         excluded = sum((e.counts.excluded if e.counts else 0) for e in self.benchmarks.values())
         binned = f"{excluded} binned by the benchmark's rule, " if excluded else ""
-        return (
-            f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok, "
-            f"{self.infra_errors} infrastructure errors, {binned}{self.score_errors} scoring "
-            f"errors, {cache} in {self.command_s:.1f}s"
-        )
+        return [
+            f"{self.run_dir}: {self.ran} ran, {self.skipped} already done, {self.ok} ok "
+            f"in {self.command_s:.1f}s",
+            f"  {self.infra_errors} infrastructure errors, {binned}{self.score_errors} scoring "
+            f"errors; {cache}",
+        ]
+
+    def line(self) -> str:
+        """The counts on one line."""
+        first, second = self.lines()
+        return f"{first};{second[1:]}"
 
 
 def run_suite(config: RunConfig) -> RunSummary:
@@ -153,4 +181,5 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
         not_run=list(run.plan.not_run),
         results=read_scores(run.run_dir),
         notes=list(run.settings.fit_report.lines(run.config.timeout)),
+        error_lines=run.progress.errors.summary_lines() if run.progress is not None else [],
     )

@@ -79,6 +79,7 @@ def plan_model(config: RunConfig, endpoint: EndpointPlan, run_dir: Path) -> Plan
             spec=endpoint.spec,
             revision=config.model_revision,
             builtin=is_builtin(model),
+            say=say,
         )
     settings.fingerprint = fingerprint["id"]
     return PlannedModel(settings, fingerprint, cache_scope)
@@ -116,7 +117,7 @@ def preflight(settings: ModelSettings) -> None:
     if not settings.api_base or settings.prompt_mode:
         return
     from harness.models.openai_http import served_name
-    from harness.models.preflight import check_reachable
+    from harness.models.preflight import check_reachable, unanswered_line
     from harness.models.preflight import preflight as check_server
     from harness.models.redact import redact_url
     from harness.models.settings import is_builtin
@@ -131,6 +132,8 @@ def preflight(settings: ModelSettings) -> None:
     for line in check_reachable(found):  # stops the run when no endpoint answers
         say(line)
     for url, findings in found.items():
+        if findings.unanswered:
+            say(unanswered_line(url, settings.timeout_s))
         if findings.tools_need_system_message and not settings.tool_placement.system_message:
             settings.tool_placement.system_message = True
             say(

@@ -24,6 +24,7 @@ from harness.store.manifest import Manifest
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.config.suites import Suite
     from harness.models.settings import ModelSettings
+    from harness.run.progress import RunProgress
     from harness.run.runner import Plan, Runner, WorkItem
     from harness.serving.plan import EndpointPlan
     from harness.store.run_store import RunStore
@@ -61,12 +62,12 @@ def check_data_dirs(config: RunConfig) -> None:
 
 def plan_samples(config: RunConfig, suite: Suite, trials: int) -> Plan:
     """The suite's samples that can run here (ConfigError when none can, or too many)."""
-    from harness.run.runner import plan_suite
+    from harness.run.runner import not_run_lines, plan_suite
 
     ids = [i.strip() for i in config.ids] if config.ids else None
     plan = plan_suite(suite, limit=config.limit, data_dir=config.data_dirs, ids=ids)
     if not plan.samples:
-        reasons = "; ".join(f"{n.benchmark}/{n.subset}: {n.reason}" for n in plan.not_run[:3])
+        reasons = "; ".join(not_run_lines(plan.not_run)[:3])
         raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
     if len(plan.samples) * trials > MAX_WORK_ITEMS:
         raise ConfigError(
@@ -122,6 +123,7 @@ class PlannedRun:
     manifest: Manifest
     trials: int
     clients: list[Any]
+    progress: RunProgress | None = None  # what the run did, once it has run
 
     @contextlib.contextmanager
     def session(self, started: float, started_at: str) -> Iterator[Session]:
@@ -133,6 +135,10 @@ class PlannedRun:
         from harness.store.manifest import check_resumable
 
         store, manifest = self.store, self.manifest
+        # A new run that fails before its first sample (its preflight, its
+        # server's start) leaves nothing that reads as a run.
+        new_run, folder_was_there = not store.exists(), self.run_dir.exists()
+        started_samples = False
         if store.exists():
             old = store.load_manifest()
             check_resumable(old.to_dict(), manifest.to_dict(), self.run_dir)
@@ -154,9 +160,10 @@ class PlannedRun:
                     if todo and self.config.preflight:
                         planned_model.preflight(self.settings)
                         planned_model.say_what_cannot_fit(self.settings, self.endpoint, todo)
+                    started_samples = True
                     yield session
             except BaseException:
-                if todo:  # an interrupted run still spent this time on the run
+                if todo and started_samples:  # an interrupted run still spent this time on it
                     manifest.add_active_span(started_at, time.monotonic() - started)
                     self.endpoint.record_server_spans(manifest)
                     store.write_manifest(manifest)
@@ -173,20 +180,30 @@ class PlannedRun:
             store.write_manifest(manifest)
         finally:
             store.close()
+            if new_run and not started_samples:
+                store.discard_unstarted(folder_was_there)
 
     async def run_items(self, session: Session) -> None:
         session.counts = await self._run_items(session.todo, session.skipped)
 
     async def _run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
-        from harness.run.progress import ProgressDisplay
+        from harness.run.progress import ProgressReporter, RunProgress
 
-        display = ProgressDisplay(total=len(todo) + skipped, enabled=self.config.progress)
-        self.runner.progress = display.advance
-        display.start(already_done=skipped)
+        self.progress = RunProgress(
+            total=len(todo) + skipped,
+            already_done=skipped,
+            calls=self.settings.calls,
+            api_base=self.settings.api_base,
+        )
+        reporter = ProgressReporter(
+            self.progress, enabled=self.config.progress, interval_s=self.config.progress_interval
+        )
+        self.runner.progress = reporter
+        reporter.start()
         try:
             return await self.runner.run_items(todo, skipped)
         finally:
-            display.stop()
+            reporter.stop()
             for client in self.clients:
                 if client is not None:
                     await client.aclose()

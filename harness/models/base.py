@@ -29,6 +29,14 @@ class ModelError(Exception):
         self.kind = kind
 
 
+class CallMeter:
+    """Model calls in flight now, over every client of a run that shares it
+    (the progress display shows it)."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+
+
 class ModelClient(ABC):
     """Turns (messages, tools, sampling params) into one assistant turn."""
 

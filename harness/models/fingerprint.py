@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +140,12 @@ def run_fingerprint(
     spec: Any = None,
     revision: str | None = None,
     builtin: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The fingerprint of what a run evaluates; ConfigError when ``api_base``
-    lists its models and ``model`` is not among them.
+    lists its models and ``model`` is not among them. A server that does not
+    answer within the probe's few seconds is not waited for: ``say`` gets one
+    line, and the run goes on unchecked.
 
     ``spec`` is the ServerSpec of a server the run starts (``--serve``).
     """
@@ -150,13 +154,16 @@ def run_fingerprint(
     if builtin or not api_base:
         return name_fingerprint(model, revision)
     from harness.models.openai_http import served_name
-    from harness.models.server_info import check_model_served
+    from harness.models.server_info import check_model_served, unchecked_line
 
     served = served_name(model)
     urls = [url.strip().rstrip("/") for url in api_base.split(",")]
     fingerprint, infos = endpoint_fingerprint(urls, served, revision)
     for info in infos:
         check_model_served(served, info)
+        line = unchecked_line(served, info)
+        if line is not None and say is not None:
+            say(line)
     return fingerprint
 
 

@@ -197,7 +197,9 @@ class OpenAIHTTPClient(ModelClient):
         except asyncio.TimeoutError:
             raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None
         except aiohttp.ClientError as exc:
-            message = scrub_secrets(f"{type(exc).__name__}: {exc}", [self._api_key])
+            # Where it failed, for the reader: a run's error lines name the URL.
+            where = redact_url(url)
+            message = scrub_secrets(f"{type(exc).__name__} at {where}: {exc}", [self._api_key])
             raise ModelError(message[:1000], transient=True) from None
         # Replies read together are handled one loop pass apart (turnstile.py).
         await REPLY_TURNSTILE.wait_turn()

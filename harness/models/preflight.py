@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -133,6 +134,33 @@ class PreflightFindings:
 
     tools_need_system_message: bool = False
     unreachable: str | None = None  # why nothing answered (connection refused), else None
+    unanswered: bool = False  # no answer within the preflight's time: nothing learnt
+
+
+# The longest the preflight waits for its answers (or the run's --timeout, if
+# shorter): a busy one-slot server may take much longer, and the run's own
+# retries deal with that; the run is not held up before it starts.
+PREFLIGHT_TIMEOUT_S = 15.0
+
+
+def unanswered_line(url: str, timeout: float) -> str:
+    return (
+        f"the server at {redact_url(url)} did not answer the preflight request within "
+        f"{min(timeout, PREFLIGHT_TIMEOUT_S):g} s (busy?): the run goes on unchecked"
+    )
+
+
+def missing_v1_hint(url: str, status: int) -> str | None:
+    """Where a 404 for ``chat/completions`` most likely comes from: an --api-base
+    without the ``/v1`` under which OpenAI-compatible servers answer."""
+    path = urllib.parse.urlsplit(url).path.rstrip("/")
+    if status != 404 or path.endswith("/v1"):
+        return None
+    suggested = join_url(url, "v1")
+    return (
+        f"the server at {redact_url(url)} has no chat/completions there (HTTP 404): "
+        f"OpenAI-compatible servers answer under /v1, try --api-base {redact_url(suggested)}"
+    )
 
 
 def preflight(url: str, model: str, tool_choice: str, timeout: float) -> PreflightFindings:
@@ -149,16 +177,20 @@ def preflight(url: str, model: str, tool_choice: str, timeout: float) -> Preflig
     }
     if tool_choice != "omit":  # with the server's own default, where it shows them is not asked
         bodies["framed"] = chat_request(model, with_system, [PING_TOOL], params, tool_choice)
+    timeout = min(timeout, PREFLIGHT_TIMEOUT_S)
     answers = _post_all(url, bodies, timeout)
     refusal = answers["parallel"]
     if isinstance(refusal, Unreachable):
         return PreflightFindings(unreachable=refusal.reason)
     if refusal is None:  # no answer in time: nothing learnt
-        return PreflightFindings()
+        return PreflightFindings(unanswered=True)
     if isinstance(refusal, Accepted):
         return _findings(answers["tools"], answers.get("framed"))
     plain = answers["tools"] if isinstance(answers["tools"], Refusal) else None
     where = redact_url(url)
+    hint = missing_v1_hint(url, refusal.status)
+    if hint is not None:
+        raise ConfigError(hint)
     if plain is not None and tool_choice not in ("auto", "omit"):
         # The server may take tools but not this tool_choice (llama-cpp-python: "required").
         auto = chat_request(model, TOOLS_ONLY, [PING_TOOL], params, "auto")

@@ -31,7 +31,13 @@ from typing import Any, NoReturn
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from harness.boundary.deadline import Deadline
-from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError, WrappedClient
+from harness.models.base import (
+    CONTEXT_OVERFLOW,
+    CallMeter,
+    ModelClient,
+    ModelError,
+    WrappedClient,
+)
 from harness.models.local_server import FitReport, LocalPatience
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -269,7 +275,13 @@ class ConcurrencyLimitedClient(WrappedClient):
     wrapped client, so separate client objects for one server share the limit.
     """
 
-    def __init__(self, inner: ModelClient, max_concurrency: int, key: str | None = None):
+    def __init__(
+        self,
+        inner: ModelClient,
+        max_concurrency: int,
+        key: str | None = None,
+        meter: CallMeter | None = None,
+    ):
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         super().__init__(inner)
@@ -277,17 +289,20 @@ class ConcurrencyLimitedClient(WrappedClient):
         self.key = key or endpoint_key(inner)
         self.in_flight = 0
         self.peak_in_flight = 0
+        self.meter = meter or CallMeter()  # shared with the run's other clients
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
         async with endpoint_semaphore(self.key, self.max_concurrency):
             self.in_flight += 1
+            self.meter.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             try:
                 return await self.inner.complete(messages, tools, params)
             finally:
                 self.in_flight -= 1
+                self.meter.in_flight -= 1
 
     def describe(self) -> dict[str, Any]:
         return {**self.inner.describe(), "max_concurrency": self.max_concurrency}

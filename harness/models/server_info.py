@@ -37,6 +37,7 @@ class ServerInfo:
     reachable: bool
     models: list[dict[str, Any]] | None = None  # /v1/models entries
     props: dict[str, Any] | None = None  # llama.cpp /props
+    problem: str | None = None  # why it did not answer (when it did not)
 
     def model_ids(self) -> list[str] | None:
         if self.models is None:
@@ -44,8 +45,8 @@ class ServerInfo:
         return [str(entry.get("id")) for entry in self.models]
 
 
-def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[bool, Any]:
-    """(reachable, parsed JSON or None)."""
+def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[str | None, Any]:
+    """(why it did not answer, or None when it did; parsed JSON or None)."""
     headers = {"Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
@@ -53,13 +54,23 @@ def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[bool, Any]
         with open_probe(url, timeout=timeout, headers=headers) as response:
             body = response.read(4 * 1024 * 1024)
     except urllib.error.HTTPError:
-        return True, None  # it answered, just not this question
-    except (urllib.error.URLError, OSError, ValueError):
-        return False, None
+        return None, None  # it answered, just not this question
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return _no_answer(exc, timeout), None
     try:
-        return True, json.loads(body)
+        return None, json.loads(body)
     except (ValueError, RecursionError):
-        return True, None
+        return None, None
+
+
+def _no_answer(exc: BaseException, timeout: float) -> str:
+    """Why a request got no answer, in a few words."""
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError
+        return f"no answer within {timeout:g} s"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    return f"{type(reason).__name__}: {reason}"[:200]
 
 
 def probe_server(
@@ -67,9 +78,9 @@ def probe_server(
 ) -> ServerInfo:
     """Ask ``api_base`` for its models (and llama.cpp's /props); never raises."""
     base = api_base.rstrip("/")
-    reachable, listing = _get_json(join_url(base, "models"), api_key, timeout)
-    info = ServerInfo(api_base=base, reachable=reachable)
-    if not reachable:
+    problem, listing = _get_json(join_url(base, "models"), api_key, timeout)
+    info = ServerInfo(api_base=base, reachable=problem is None, problem=problem)
+    if problem is not None:
         return info
     entries = listing.get("data") if isinstance(listing, dict) else None
     if isinstance(entries, list):
@@ -78,6 +89,19 @@ def probe_server(
     if isinstance(props, dict):
         info.props = props
     return info
+
+
+def unchecked_line(served: str, info: ServerInfo) -> str | None:
+    """One line when the server did not answer the question that checks the
+    model name in time (the run goes on without the check), else None. A
+    server that cannot be reached at all (nothing listening, a name that does
+    not resolve) is said by the preflight, or by the run's first error, instead."""
+    if info.reachable or not (info.problem or "").startswith("no answer within"):
+        return None
+    return (
+        f"the server at {redact_url(info.api_base)} did not answer GET /models "
+        f"({info.problem or 'no answer'}): '{served}' is not checked to be what it serves"
+    )
 
 
 def check_model_served(served: str, info: ServerInfo) -> None:

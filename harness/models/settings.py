@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.models.base import CallMeter
 from harness.models.cache import CacheStats
 from harness.models.local_server import (
     LOCAL_MAX_WAIT_S,
@@ -59,6 +60,8 @@ class ModelSettings:
     local: bool | None = None
     # Calls to a local server that outlasted timeout_s (shared, like cache_stats).
     fit_report: FitReport = field(default_factory=FitReport)
+    # Model calls in flight (shared, like cache_stats): the progress display's count.
+    calls: CallMeter = field(default_factory=CallMeter)
     # tool_choice sent with every request that offers tools (openai_wire.TOOL_CHOICES).
     tool_choice: str = "auto"
     # What happens to <think>...</think> in reply text: set apart before any

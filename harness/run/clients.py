@@ -87,7 +87,7 @@ def wrap_client(client: ModelClient, settings: ModelSettings) -> ModelClient:
         from harness.models.argument_bounds import BoundedStringArguments
 
         client = BoundedStringArguments(client, settings.argument_max_length)
-    client = ConcurrencyLimitedClient(client, settings.concurrency)
+    client = ConcurrencyLimitedClient(client, settings.concurrency, meter=settings.calls)
     client = RetryingClient(
         client,
         max_attempts=settings.max_attempts,
@@ -130,6 +130,7 @@ def aux_client(
         cache_dir=base.cache_dir,
         cache_stats=base.cache_stats,
         fit_report=base.fit_report,
+        calls=base.calls,
     )
     check_model(settings)
     return build_remote_client(settings)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.boundary.deadline import Deadline
 from harness.config.data_dirs import DataDirs
@@ -43,11 +43,35 @@ SCORE_ERROR = "score_error"
 ModelProvider = Callable[[Sample], ModelClient]
 
 
+class ProgressSink(Protocol):
+    """What the runner tells about its work as it goes (harness/run/progress.py)."""
+
+    def started(self, key: str) -> None: ...
+
+    def finished(self, record: Record) -> None: ...
+
+
 @dataclass
 class NotRun:
     benchmark: str
     subset: str
     reason: str
+
+
+def not_run_lines(not_run: list[NotRun], names_shown: int = 4) -> list[str]:
+    """One line per distinct reason, naming the subsets it holds for (and how
+    many, when several): an offline Hub is one line, not one per subset."""
+    groups: dict[str, list[str]] = {}
+    for entry in not_run:
+        groups.setdefault(entry.reason, []).append(f"{entry.benchmark}/{entry.subset}")
+    lines = []
+    for reason, names in groups.items():
+        if len(names) == 1:
+            lines.append(f"{names[0]}: {reason}")
+            continue
+        shown = ", ".join(names[:names_shown]) + (", ..." if len(names) > names_shown else "")
+        lines.append(f"{len(names)} subsets ({shown}): {reason}")
+    return lines
 
 
 @dataclass
@@ -280,7 +304,7 @@ class Runner:
         concurrency: int = 8,
         base_seed: int = 0,
         episode_timeout_s: float | None = None,
-        progress: Callable[[str, bool], None] | None = None,
+        progress: ProgressSink | None = None,
         load_options: dict[str, dict[str, Any]] | None = None,
         shard: Shard | None = None,
     ):
@@ -321,6 +345,8 @@ class Runner:
         """The episode of one (sample, trial), not yet scored; never raises for
         one sample's failure (the outcome then holds its record already)."""
         outcome = EpisodeOutcome(item, self.trial_seed(item.trial), now_iso(), time.monotonic())
+        if self.progress:
+            self.progress.started(item.key)
         try:
             outcome.options = self.load_options.get(item.sample.key, {})
             seed = outcome.seed
@@ -419,7 +445,7 @@ class Runner:
             written = self._append(await self.score_episode(outcome))
             counts[written.status] += 1
             if self.progress:
-                self.progress(written.key, written.ok)
+                self.progress.finished(written)
 
         timeout = self.episode_timeout_s
         pool: WorkerPool[WorkItem, EpisodeOutcome] = WorkerPool(

@@ -283,6 +283,23 @@ class RunStore:
         finally:
             self._release_lock()
 
+    def discard_unstarted(self, folder_was_there: bool) -> None:
+        """Take back what opening a new run (one without a manifest) wrote: its
+        manifest, its empty samples.jsonl, its lock, and the folder when it is
+        empty and was not there before; after it failed before its first sample:
+        only runs are results.
+        Anything else in the folder (a started server's log) stays. Call after
+        ``close``."""
+        written = [self.manifest_path, self.root / LOCK]
+        if self.samples_path.is_file() and self.samples_path.stat().st_size == 0:
+            written.append(self.samples_path)  # records adopted (--adopt) stay
+        for path in written:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        if not folder_was_there:
+            with contextlib.suppress(OSError):  # not empty: left as it is
+                self.root.rmdir()
+
     def _release_lock(self) -> None:
         if self._lock_handle is not None:
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)

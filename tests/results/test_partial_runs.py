@@ -238,8 +238,12 @@ def test_the_lines_after_a_run_say_which_numbers_are_partial(shared_data, tmp_pa
     out = tmp_path / "fin-limit"
     _cli_run(["run", "--suite", "finmcp", "--model", "oracle", "--limit", "1"] + [
         "--data-dir", str(shared_data / "finmcp"), "--out", str(out)])  # fmt: skip
-    err = capsys.readouterr().err
-    line = next(line for line in err.splitlines() if line.startswith("partial: "))
+    err = capsys.readouterr().err.splitlines()
+    start = next(i for i, line in enumerate(err) if line.startswith("partial: "))
+    # Printed wrapped to 100 columns, its continuation lines indented.
+    assert all(len(line) <= 100 for line in err[start:])
+    rest = [line[2:] for line in err[start + 1 :] if line.startswith("  ")]
+    line = " ".join([err[start], *rest])
     assert line.startswith("partial: FinMCP-Bench: 3/613 samples, 3/3 subsets, 1 trial")
     assert "run with a limit of 1 sample(s) per subset" in line
     assert partial_lines(out) == [line]
