@@ -47,7 +47,7 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.report.leaderboard import render
+    from harness.report.leaderboard import write_run_tables
     from harness.run.scoring import score_run
 
     overrides = parse_overrides(args.option)
@@ -58,5 +58,6 @@ def run(args: argparse.Namespace) -> int:
         f"{regrade['failed']} failed); wrote {args.run_dir / 'scores.json'}",
         file=sys.stderr,
     )
-    print(render([args.run_dir], "md"))
+    # The run folder's full tables follow its new scores; the terminal gets the compact one.
+    print(write_run_tables(args.run_dir), end="")
     return 0

@@ -196,7 +196,7 @@ def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
     from harness.report.plots import save_plots, step_plot
 
     if not quiet:
-        print(render(run_dirs, "md"))
+        print(render(run_dirs, "table"), end="")
     plot = step_plot([load_run(d) for d in run_dirs])
     if plot is None:
         print("score-against-step plot: needs two checkpoints with a step", file=sys.stderr)

@@ -74,14 +74,15 @@ class RunSummary(RunCounts):
     def exit_code(self) -> int:
         return 0 if self.succeeded else 1
 
-    def report_lines(self) -> list[str]:
-        """What the command line prints to stderr after a run."""
+    def report_lines(self, with_coverage: bool = True) -> list[str]:
+        """What the command line prints to stderr after a run; ``with_coverage`` False when
+        the table printed after them says what partial numbers cover."""
         from harness.results.headlines import benchmark_label, sort_benchmarks
 
         lines = [self.line(), *self.notes]
         lines += [f"not run: {n.benchmark}/{n.subset}: {n.reason}" for n in self.not_run]
         # Numbers over less than the benchmark's official set say so here too.
-        for name in sort_benchmarks(self.benchmarks):
+        for name in sort_benchmarks(self.benchmarks) if with_coverage else []:
             coverage = self.benchmarks[name].coverage
             if coverage is not None and coverage.partial:
                 lines.append(f"partial: {benchmark_label(name)}: {coverage.describe()}")
