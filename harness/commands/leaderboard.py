@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--columns",
         help="columns of the table and of latex, comma-separated: BENCH (its headline), "
-        "BENCH:METRIC (e.g. bfcl:overall_run) or overall (default: every headline)",
+        "BENCH:METRIC (any headline metric) or overall (default: every headline)",
     )
     parser.add_argument(
         "--with-reference",
