@@ -19,7 +19,12 @@ HELP = "tables over one or more runs"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.results.reference import available as reference_names
 
-    parser.add_argument("run_dirs", type=Path, nargs="+")
+    parser.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        help="run folders, or folders of them (a sweep); other folders are skipped",
+    )
     parser.add_argument(
         "--format",
         choices=["table", "md", "csv", "json", "latex"],
@@ -44,12 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.report.leaderboard import render
+    from harness.results.selection import runs_or_error
 
     validate.n_boot(args.n_boot)
     fmt = args.format or ("table" if sys.stdout.isatty() else "md")
     print(
         render(
-            args.run_dirs,
+            runs_or_error(args.run_dirs),
             fmt,
             reference=args.with_reference,
             n_boot=args.n_boot,

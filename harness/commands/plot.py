@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.labels import load_labels
     from harness.report.leaderboard import load_run
     from harness.report.plots import FORMATS, build_plots, figure_context, save_plots, step_figure
+    from harness.results.selection import runs_or_error
 
     n_boot(args.n_boot)
     writable_folder(args.out, "--out")
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--format takes {', '.join(FORMATS)}")
     if (args.metric or args.subsets) and "step" not in (kinds or []):
         raise ConfigError("--metric and --subsets are for the step plot (--x step)")
-    results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in args.run_dirs]
+    run_dirs = runs_or_error(args.run_dirs)
+    results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in run_dirs]
     context = figure_context(results, load_labels(args.labels))
     if kinds is not None and "step" in kinds:
         _check_steps(results)

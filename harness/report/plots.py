@@ -60,6 +60,10 @@ PARTIAL_NOTE = "hatched: partial (less than the full set)"
 NONSTANDARD_NOTE = f"{NONSTANDARD_MARK} on a value: not the benchmark's standard configuration"
 OPEN_NOTE = "open marker: partial (less than the full set)"
 OVERALL = "overall"
+# Text sizes (points) of small-multiple panels (pass^k, step per subset).
+PANEL_TITLE_SIZE = 12
+PANEL_LABEL_SIZE = 11
+PANEL_TICK_SIZE = 10
 # Value labels sit on a light box, so a dashed baseline through them leaves them legible.
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
 
@@ -308,7 +312,12 @@ def _percent_axis(ax: Any, top: float = 100.0) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def _legend_below(figure: Any, axes: list[Any], extra: Sequence[tuple[Any, str]] = ()) -> None:
+def _legend_below(
+    figure: Any,
+    axes: list[Any],
+    extra: Sequence[tuple[Any, str]] = (),
+    fontsize: str | float = "small",
+) -> None:
     """One legend for the figure, outside and below the axes, so it covers no line."""
     handles: dict[str, Any] = {}
     for ax in axes:
@@ -322,7 +331,7 @@ def _legend_below(figure: Any, axes: list[Any], extra: Sequence[tuple[Any, str]]
             list(handles),
             loc="outside lower center",
             ncols=min(len(handles), 3),
-            fontsize="small",
+            fontsize=fontsize,
             frameon=False,
         )
 
@@ -582,13 +591,17 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
                 alpha=0.15,
                 linewidth=0,
             )
-        ax.set_title(f"{benchmark_label(bench)} {subset}")
+        # Panels are small: text a size up from matplotlib's defaults, to read in a report.
+        ax.set_title(f"{benchmark_label(bench)} {subset}", fontsize=PANEL_TITLE_SIZE)
         _integer_ticks(ax)
-        ax.set_xlabel("k (trials that must all pass)")
-        ax.set_ylabel("pass^k (%), 95% CI band")
+        ax.set_xlabel("k (trials that must all pass)", fontsize=PANEL_LABEL_SIZE)
+        ax.set_ylabel("pass^k (%), 95% CI band", fontsize=PANEL_LABEL_SIZE)
+        ax.tick_params(labelsize=PANEL_TICK_SIZE)
         _percent_axis(ax)
         ax.set_ylim(-3, 105)
-    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
+    _legend_below(
+        figure, axes, [_open_marker_handle()] if any_partial else [], fontsize=PANEL_LABEL_SIZE
+    )
     return Plot("passk", "pass^k against k", figure)
 
 
@@ -874,11 +887,11 @@ def step_figure(
         if shown:
             ax.set_ylim(*scaled_limits(shown))
         if subsets:
-            ax.set_title(title, fontsize=11)
-        ax.set_xlabel("training step", fontsize=10)
+            ax.set_title(title, fontsize=PANEL_TITLE_SIZE)
+        ax.set_xlabel("training step", fontsize=PANEL_LABEL_SIZE)
         quantity = members[0].quantity
-        ax.set_ylabel(f"{quantity} (%), 95% CI", fontsize=10)
-        ax.tick_params(labelsize=9)
+        ax.set_ylabel(f"{quantity} (%), 95% CI", fontsize=PANEL_LABEL_SIZE)
+        ax.tick_params(labelsize=PANEL_TICK_SIZE)
         ax.grid(alpha=0.3)
         # Every panel spans all the steps, a panel with one point too.
         first, last = runs[0].step or 0, runs[-1].step or 0

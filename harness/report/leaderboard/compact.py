@@ -154,6 +154,8 @@ def table_notes(
     ]
     if partial:
         notes.append(f"{PARTIAL_MARK} partial: over less than the benchmark's official set.")
+        # Runs that cover the same (a sweep's checkpoints) share one line.
+        by_coverage: dict[str, list[str]] = {}
         for result, row in partial:
             shown = {s.benchmark for s, c in zip(columns, row, strict=True) if c.partial}
             parts = [
@@ -163,7 +165,9 @@ def table_notes(
                 and e.coverage.partial
                 and (b in shown or OVERALL in shown)
             ]
-            notes.append(f"  {result.name}: {'; '.join(parts)}")
+            by_coverage.setdefault("; ".join(parts), []).append(result.name)
+        for text, names in by_coverage.items():
+            notes.append(f"  {', '.join(names)}: {text}")
     for result in results:
         for bench, entry in result.benchmarks.items():
             if entry.nonstandard:
