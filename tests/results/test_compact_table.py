@@ -140,3 +140,12 @@ def test_a_run_ends_with_the_compact_table_and_keeps_the_full_ones(tmp_path, cap
     full = (out / "leaderboard.md").read_text(encoding="utf-8")
     assert full.startswith("\n### Summary across benchmarks")
     assert full == render([out], "md")
+
+
+def test_published_rows_sit_beside_the_runs_and_say_they_have_no_interval(tmp_path):
+    run = _full(tmp_path, "qwen3-8b-full")
+    table = render([run], "table", reference="envace", n_boot=50)
+    lines = table.splitlines()
+    assert max(map(len, lines)) <= WIDTH, table
+    assert any(line.startswith("EnvACE-8B (envace)") for line in lines)
+    assert "(envace): published rows, without intervals" in table

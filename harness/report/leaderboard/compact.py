@@ -26,6 +26,7 @@ from harness.results.stats import Interval
 WIDTH = 100
 GAP = "  "
 RUN_MIN = 12  # the run column is cut to no less than this when a row is too wide
+RUN_MAX = 36  # and to this at most, so the numbers stay near the names
 FULL_TABLES_HINT = (
     "Every metric, cost and setting: harness leaderboard --format md RUN... "
     "(a run folder keeps them in leaderboard.md)."
@@ -113,6 +114,7 @@ def _layout(header: list[tuple[str, str]], rows: list[list[str]], width: int) ->
         max(len(bottom), *(len(word) for word in top.split() or [""]), *(len(r[i]) for r in rows))
         for i, (top, bottom) in enumerate(header)
     ]
+    widths[0] = min(widths[0], RUN_MAX)
     over = len(GAP) * (len(widths) - 1) + sum(widths) - width
     if over > 0:
         widths[0] = max(RUN_MIN, widths[0] - over)
@@ -168,6 +170,12 @@ def table_notes(
             by_coverage.setdefault("; ".join(parts), []).append(result.name)
         for text, names in by_coverage.items():
             notes.append(f"  {', '.join(names)}: {text}")
+    tables = sorted({r.reference for r in results if r.reference})
+    if tables:
+        notes.append(
+            f"({', '.join(tables)}): published rows, without intervals; their sources and "
+            "settings: --format md."
+        )
     for result in results:
         for bench, entry in result.benchmarks.items():
             if entry.nonstandard:
