@@ -155,7 +155,9 @@ def latex_cell(cell: Cell) -> str:
 def caption(table: PaperTable) -> str:
     return (
         "Values in \\%: mean $\\pm$ half the width of the 95\\% "
-        "bootstrap interval over tasks. Bold: the best run per column. "
+        "bootstrap interval over tasks"
+        + ("; (n=N): an interval of no width over N tasks" if _any_zero_width(table) else "")
+        + ". Bold: the best run per column. "
         f"\\dag: differs from {latex_escape(table.baseline)} (McNemar's exact test on "
         "paired tasks, Holm-adjusted $p<0.05$ over the run's columns). "
         f"{PARTIAL_MARK}: over less than the benchmark's official set."
@@ -231,7 +233,9 @@ def render_markdown(table: PaperTable) -> str:
         lines.append("| " + " | ".join([row.label] + cells) + " |")
     lines += [
         "",
-        "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; bold: the best run "
+        "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; "
+        + ("(n=N): an interval of no width over N tasks; " if _any_zero_width(table) else "")
+        + "bold: the best run "
         f"per column; {SIGNIFICANT_MD}: differs from {table.baseline} (McNemar's exact test on "
         "paired tasks, Holm-adjusted p < 0.05 over the run's columns); "
         f"{PARTIAL_MARK}: over less than the benchmark's official set"
@@ -247,3 +251,11 @@ def render_markdown(table: PaperTable) -> str:
 
 def _any_nonstandard(table: PaperTable) -> bool:
     return any(cell.nonstandard for row in table.rows for cell in row.cells)
+
+
+def _any_zero_width(table: PaperTable) -> bool:
+    return any(
+        cell.interval is not None and cell.interval.zero_width
+        for row in [*table.rows, *table.references]
+        for cell in row.cells
+    )

@@ -127,14 +127,19 @@ def render_column_latex(
         lines.append(
             " & ".join([latex_escape(label)] + [column_cell_latex(c) for c in row]) + " \\\\"
         )
-    marks = f" {PARTIAL_MARK}: over less than the benchmark's official set."
-    if any(c.nonstandard for row in cells for c in row):
+    flat = [c for row in cells for c in row]
+    marks = ""
+    if any(c.interval is not None and c.interval.zero_width for c in flat):
+        marks += " (n=N): an interval of no width over N tasks."
+    if any(c.partial for c in flat):
+        marks += f" {PARTIAL_MARK}: over less than the benchmark's official set."
+    if any(c.nonstandard for c in flat):
         marks += " \\S: not the benchmark's standard configuration."
     lines += [
         "\\bottomrule",
         "\\end{tabular}",
         "\\caption{Values in \\%: mean $\\pm$ half the width of the 95\\% bootstrap interval "
-        f"over tasks; (n=N): an interval of no width over N tasks.{marks}}}",
+        f"over tasks.{marks}}}",
         "\\end{table}",
         *(f"% {' '.join(note.split())}" for note in notes),
         "",
