@@ -61,9 +61,9 @@ NONSTANDARD_NOTE = f"{NONSTANDARD_MARK} on a value: not the benchmark's standard
 OPEN_NOTE = "open marker: partial (less than the full set)"
 OVERALL = "overall"
 # Text sizes (points) of small-multiple panels (pass^k, step per subset).
-PANEL_TITLE_SIZE = 12
-PANEL_LABEL_SIZE = 11
-PANEL_TICK_SIZE = 10
+PANEL_TITLE_SIZE = 13
+PANEL_LABEL_SIZE = 12
+PANEL_TICK_SIZE = 11
 # Value labels sit on a light box, so a dashed baseline through them leaves them legible.
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
 

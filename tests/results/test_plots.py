@@ -103,6 +103,10 @@ def test_pass_k_plot_needs_only_one_run(tmp_path):
     plot = build_plots([load_run(run, n_boot=50)], ["passk"])[0]
     line = plot.figure.axes[0].get_lines()[0]
     assert list(line.get_ydata()) == pytest.approx([75.0, 50.0, 25.0, 0.0])
+    # Read in a report at page width: text larger than matplotlib's defaults (12/10/10).
+    ax = plot.figure.axes[0]
+    assert ax.title.get_fontsize() > 12 and ax.xaxis.label.get_fontsize() > 10
+    assert all(t.get_fontsize() > 10 for t in ax.get_yticklabels())
 
 
 @pytest.mark.parametrize(
