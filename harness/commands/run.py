@@ -295,10 +295,13 @@ def run_config(args: argparse.Namespace) -> RunConfig:
 
 
 def print_wrapped(line: str, width: int = 100) -> None:
-    """One summary line on stderr, wrapped to the width the tables keep."""
+    """One summary line on stderr, wrapped to the width the tables keep (a path stays whole)."""
     import textwrap
 
-    print("\n".join(textwrap.wrap(line, width, subsequent_indent="  ")) or line, file=sys.stderr)
+    wrapped = textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+    print("\n".join(wrapped) or line, file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

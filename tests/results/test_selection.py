@@ -116,3 +116,10 @@ def test_the_report_compares_only_runs_that_share_a_benchmark(tmp_path):
     legend = LEGEND.replace("'", "&#x27;")
     blocks = page.split('class="baseline"')[1:]
     assert len(blocks) == 4 and [block.count(legend) for block in blocks[:3]] == [1, 1, 1]
+
+
+def test_the_table_of_a_sweep_shows_each_checkpoints_step(results_folder, capsys):
+    argv = ["leaderboard", str(results_folder / "sweep__tau2"), "--format", "table"]
+    assert main([*argv, "--n-boot", "50"]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()]
+    assert ["run", "step"] in rows and ["step_100", "100"] in rows and ["step_200", "200"] in rows

@@ -200,7 +200,9 @@ def render_compact(
     """The compact table of ``results`` over ``columns`` (``parse_columns``), every line
     at most ``width`` characters when it can be (a run name is cut to fit)."""
     cells = [[column_cell(r, spec, n_boot, seed) for spec in columns] for r in results]
-    header = [("run", "")]
+    # A checkpoint series shows each run's training step beside its name.
+    steps = any(r.step is not None for r in results)
+    header = [("run", ""), *([("step", "")] if steps else [])]
     header += [(top, f"{bottom} %") for top, bottom in column_headers(columns, results)]
     header += [("records", ""), ("errors", "")]
     rows = []
@@ -209,7 +211,8 @@ def render_compact(
             cell_text(c) if c.value is not None else _unscored_text(result, s)
             for s, c in zip(columns, row, strict=True)
         ]
-        rows.append([row_label(result), *texts, *_counts(result)])
+        step = [] if not steps else ["-" if result.step is None else str(result.step)]
+        rows.append([row_label(result), *step, *texts, *_counts(result)])
     widths = _layout(header, rows, width)
     right = [False] + [True] * (len(header) - 1)
     lines = [
