@@ -117,7 +117,11 @@ def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource
 class BFCLAdapter(Adapter):
     name = "bfcl"
     reporting = Reporting(
-        label="BFCL-v4", primary_metric="overall", primary_quantity="pass rate", table_order=10
+        label="BFCL-v4",
+        primary_metric="overall",
+        primary_quantity="pass rate",
+        table_order=10,
+        run_metric="overall_run",
     )
 
     def subsets(self) -> list[str]:

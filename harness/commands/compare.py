@@ -46,13 +46,14 @@ def run(args: argparse.Namespace) -> int:
     from harness.config.validate import n_boot
     from harness.errors import ConfigError
     from harness.report.leaderboard import load_run
+    from harness.results.selection import one_run
     from harness.results.stats import compare_runs
 
     n_boot(args.n_boot)
     if args.max_flips < 0:
         raise ConfigError("--max-flips must be >= 0 (0: list all)")
-    a = load_run(args.run_a, n_boot=args.n_boot, seed=args.seed)
-    b = load_run(args.run_b, n_boot=args.n_boot, seed=args.seed)
+    a = load_run(one_run(args.run_a), n_boot=args.n_boot, seed=args.seed)
+    b = load_run(one_run(args.run_b), n_boot=args.n_boot, seed=args.seed)
     comparisons = compare_runs(a.tasks, b.tasks, n_boot=args.n_boot, seed=args.seed)
     unpaired = different_task_sets(a, b, args.run_a, args.run_b)
     if not comparisons:

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.paper_table import render_latex as table_latex
     from harness.report.paper_table import render_markdown as table_markdown
     from harness.report.plots import FORMATS, build_plots, figure_context, save_plots
+    from harness.results.selection import runs_or_error
 
     n_boot(args.n_boot)
     writable_folder(args.out, "--out")
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if not formats or any(f not in FORMATS for f in formats):
         raise ConfigError(f"--format takes {', '.join(FORMATS)}")
     specs = load_labels(args.labels)
-    run_dirs = list(args.run_dirs)
+    run_dirs = runs_or_error(args.run_dirs)
     if not any(_same_folder(d, args.baseline) for d in run_dirs):
         # As report's --baseline: a name that is none of the runs is a typo, not a run to add.
         listed = ", ".join(str(d) for d in run_dirs)

@@ -27,6 +27,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="shorthand for the line plot with this x axis (step: training step of checkpoints)",
     )
     parser.add_argument(
+        "--metric",
+        help="the step plot's metric: any headline metric (overall_run, pass^1/airline) or "
+        "BENCH:METRIC (default: each benchmark's headline over the subsets run)",
+    )
+    parser.add_argument(
+        "--subsets",
+        action="store_true",
+        help="the step plot as small multiples, one panel per benchmark subset",
+    )
+    parser.add_argument(
         "--format", default="png,pdf,svg", help="comma-separated: png, pdf (TrueType fonts), svg"
     )
     parser.add_argument(
@@ -42,7 +52,8 @@ def _kinds(args: argparse.Namespace) -> list[str] | None:
     if args.x:
         return [X_AXES[args.x]]
     if args.kind == "auto":
-        return None
+        # --metric and --subsets are the step plot's: they ask for it.
+        return ["step"] if args.metric or args.subsets else None
     kinds = [k.strip() for k in args.kind.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
@@ -50,12 +61,26 @@ def _kinds(args: argparse.Namespace) -> list[str] | None:
     return kinds
 
 
+def _check_steps(results: list) -> None:
+    """One line when the step plot cannot be drawn: no run, or one run, has a step."""
+    from harness.errors import ConfigError
+    from harness.report.plots import stepped_runs
+
+    stepped = stepped_runs(results)  # ConfigError when none has a step
+    if len(stepped) < 2:
+        raise ConfigError(
+            f"the step plot needs two runs with a training step; only {stepped[0].name} "
+            f"has one (step {stepped[0].step})"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.config.validate import n_boot, writable_folder
     from harness.errors import ConfigError
     from harness.report.labels import load_labels
     from harness.report.leaderboard import load_run
-    from harness.report.plots import FORMATS, build_plots, figure_context, save_plots
+    from harness.report.plots import FORMATS, build_plots, figure_context, save_plots, step_figure
+    from harness.results.selection import runs_or_error
 
     n_boot(args.n_boot)
     writable_folder(args.out, "--out")
@@ -63,14 +88,26 @@ def run(args: argparse.Namespace) -> int:
     formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
     if not formats or any(f not in FORMATS for f in formats):
         raise ConfigError(f"--format takes {', '.join(FORMATS)}")
-    results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in args.run_dirs]
+    if (args.metric or args.subsets) and "step" not in (kinds or []):
+        raise ConfigError("--metric and --subsets are for the step plot (--x step)")
+    run_dirs = runs_or_error(args.run_dirs)
+    results = [load_run(d, n_boot=args.n_boot, seed=args.seed) for d in run_dirs]
     context = figure_context(results, load_labels(args.labels))
-    plots = build_plots(results, kinds, context)
+    if kinds is not None and "step" in kinds:
+        _check_steps(results)
+        others = [k for k in kinds if k != "step"]
+        plots = build_plots(results, others, context) if others else []
+        figure = step_figure(
+            results, context, args.metric, args.subsets, n_boot=args.n_boot, seed=args.seed
+        )
+        plots += [figure] if figure is not None else []
+    else:
+        plots = build_plots(results, kinds, context)
     if not plots:
         wanted = ", ".join(kinds or KINDS)
         raise ConfigError(f"no data for the requested plot(s) ({wanted}) in these runs")
     if kinds:
-        missing = sorted(set(kinds) - {p.name for p in plots})
+        missing = sorted(set(kinds) - {p.name.partition("_")[0] for p in plots})
         for kind in missing:
             print(f"no data for the '{kind}' plot in these runs", file=sys.stderr)
     for path in save_plots(plots, args.out, formats):

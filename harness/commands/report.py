@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.config.validate import n_boot, writable_file
     from harness.errors import ConfigError
     from harness.report.html import ReportOptions, build_report
+    from harness.results.selection import runs_or_error
 
     if args.max_chars < 0:
         raise ConfigError("--max-chars must be >= 0")
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         title=args.title,
         baseline=args.baseline,
     )
-    summary = build_report(args.run_dirs, args.out, options)
+    summary = build_report(runs_or_error(args.run_dirs), args.out, options)
     print(
         f"wrote {summary.path} ({summary.samples} samples, {summary.size_bytes / 1e6:.1f} MB)",
         file=sys.stderr,

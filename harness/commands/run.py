@@ -311,15 +311,25 @@ def run_config(args: argparse.Namespace) -> RunConfig:
     return config
 
 
+def print_wrapped(line: str, width: int = 100) -> None:
+    """One summary line on stderr, wrapped to the width the tables keep (a path stays whole)."""
+    import textwrap
+
+    wrapped = textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+    print("\n".join(wrapped) or line, file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    from harness.report.leaderboard import render
+    from harness.report.leaderboard import write_run_tables
 
     config = run_config(args)
     if args.executor == "local" and args.parts == 1:
         from harness.evaluate import run_suite
 
         summary = run_suite(config)
-        for line in summary.printed_lines():
+        for line in summary.printed_lines(with_coverage=args.quiet):
             print(line, file=sys.stderr)
         run_dir, exit_code = summary.run_dir, summary.exit_code
     else:
@@ -328,6 +338,8 @@ def run(args: argparse.Namespace) -> int:
 
         outcome = run_in_parts(config, args.executor, args.parts, args.ray_address)
         run_dir, exit_code = outcome.run_dir, outcome.exit_code
-    if not args.quiet:
-        print(render([run_dir], "md"))
+    # The full tables stay in the run folder; the terminal gets the compact one.
+    compact = write_run_tables(run_dir)
+    if not args.quiet and compact:
+        print(compact, end="")
     return exit_code

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +46,17 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.report.leaderboard import render
+    from harness.commands.run import print_wrapped
+    from harness.report.leaderboard import write_run_tables
     from harness.run.scoring import score_run
 
     overrides = parse_overrides(args.option)
     scores = score_run(args.run_dir, rescore=not args.no_rescore, overrides=overrides)
     regrade = scores["regrade"]
-    print(
+    print_wrapped(
         f"{args.run_dir}: regraded {regrade['regraded']} records ({regrade['changed']} changed, "
-        f"{regrade['failed']} failed); wrote {args.run_dir / 'scores.json'}",
-        file=sys.stderr,
+        f"{regrade['failed']} failed); wrote {args.run_dir / 'scores.json'}"
     )
-    print(render([args.run_dir], "md"))
+    # The run folder's full tables follow its new scores; the terminal gets the compact one.
+    print(write_run_tables(args.run_dir), end="")
     return 0

@@ -192,11 +192,13 @@ def merge_parts(jobs: list[Any], results: list[Any], folders: dict[str, Path]) -
 
 def report(sweep_dir: Path, run_dirs: list[Path], quiet: bool) -> None:
     """The leaderboard over the checkpoints and the score-against-step plot."""
-    from harness.report.leaderboard import load_run, render
+    from harness.report.leaderboard import load_run, render, write_run_tables
     from harness.report.plots import save_plots, step_plot
 
+    for run_dir in run_dirs:  # each checkpoint's folder keeps its full tables
+        write_run_tables(run_dir)
     if not quiet:
-        print(render(run_dirs, "md"))
+        print(render(run_dirs, "table"), end="")
     plot = step_plot([load_run(d) for d in run_dirs])
     if plot is None:
         print("score-against-step plot: needs two checkpoints with a step", file=sys.stderr)

@@ -76,21 +76,22 @@ class RunSummary(RunCounts):
     def exit_code(self) -> int:
         return 0 if self.succeeded else 1
 
-    def report_lines(self) -> list[str]:
-        """What the command line prints to stderr after a run."""
+    def report_lines(self, with_coverage: bool = True) -> list[str]:
+        """What the command line prints to stderr after a run; ``with_coverage`` False when
+        the table printed after them says what partial numbers cover."""
         from harness.results.headlines import benchmark_label, sort_benchmarks
         from harness.run.runner import not_run_lines
 
         lines = [*self.lines(), *self.error_lines, *self.notes]
         lines += [f"not run: {line}" for line in not_run_lines(self.not_run)]
         # Numbers over less than the benchmark's official set say so here too.
-        for name in sort_benchmarks(self.benchmarks):
+        for name in sort_benchmarks(self.benchmarks) if with_coverage else []:
             coverage = self.benchmarks[name].coverage
             if coverage is not None and coverage.partial:
                 lines.append(f"partial: {benchmark_label(name)}: {coverage.describe()}")
         return lines
 
-    def printed_lines(self, width: int = 100) -> list[str]:
+    def printed_lines(self, width: int = 100, with_coverage: bool = True) -> list[str]:
         """``report_lines`` as the command line prints them: the counts as they
         are (one line each, to be found by what reads the output), every other
         line wrapped to ``width`` columns, its continuation lines indented."""
@@ -98,7 +99,7 @@ class RunSummary(RunCounts):
 
         counts = self.lines()
         printed = list(counts)
-        for line in self.report_lines()[len(counts) :]:
+        for line in self.report_lines(with_coverage)[len(counts) :]:
             printed += textwrap.wrap(
                 line,
                 width,

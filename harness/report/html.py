@@ -40,7 +40,7 @@ from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import masker
 from harness.report.compare import COLUMNS as COMPARE_COLUMNS
-from harness.report.compare import coverage_notes, row_cells, scope_partial
+from harness.report.compare import row_cells, scope_partial
 from harness.report.leaderboard import (
     RunResult,
     Table,
@@ -57,6 +57,8 @@ from harness.report.sample_list import (
 )
 from harness.report.samples import PackedSamples, compress_text, pack_samples
 from harness.results import stats
+from harness.results.coverage import LEGEND
+from harness.results.headlines import benchmark_label
 from harness.results.reference import ReferenceTable
 from harness.store.records import Record
 from harness.store.run_store import RunStore
@@ -262,7 +264,13 @@ def flips_html(a: RunResult, b: RunResult, label: str, benchmark: str, keys: lis
     )
 
 
+def share_a_benchmark(a: RunResult, b: RunResult) -> bool:
+    return bool(set(a.benchmarks) & set(b.benchmarks))
+
+
 def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
+    """B against A on their shared tasks; what partial numbers cover is said once per
+    baseline (``coverage_html``), not under every comparison."""
     comparisons = stats.compare_runs(a.tasks, b.tasks, n_boot=n_boot, seed=seed)
     parts = [f"<h3>B = {_esc(b.name)} against A = {_esc(a.name)}</h3>"]
     if not comparisons:
@@ -284,7 +292,6 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
                 + "</tr>"
             )
             warnings += [f"{item.label}: {w}" for w in item.warnings]
-        warnings += coverage_notes(a, b, comparison)
         head = comparison.headline
         flips.append(flips_html(a, b, "A passed, B failed", comparison.benchmark, head.a_only))
         flips.append(flips_html(a, b, "B passed, A failed", comparison.benchmark, head.b_only))
@@ -305,6 +312,20 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
     return "".join(parts)
 
 
+def coverage_html(runs: list[RunResult]) -> str:
+    """The partial mark explained once, then each run's partial benchmarks once."""
+    lines = [
+        f"{run.name} {benchmark_label(bench)}: {entry.coverage.describe()}"
+        for run in runs
+        for bench, entry in run.benchmarks.items()
+        if entry.coverage is not None and entry.partial
+    ]
+    if not lines:
+        return ""
+    items = "".join(f"<li>{_esc(line)}</li>" for line in [LEGEND, *lines])
+    return f'<ul class="warnings coverage">{items}</ul>'
+
+
 def baseline_index(runs: list[RunResult], name: str | None) -> int:
     if name is None:
         return 0
@@ -322,11 +343,16 @@ def comparisons_html(runs: list[RunResult], options: ReportOptions) -> str:
     blocks, choices = [], []
     for i in bases:
         base = runs[i]
-        inner = "".join(
-            comparison_html(base, other, options.n_boot, options.seed)
-            for other in runs
-            if other is not base
-        )
+        # A run of other benchmarks has nothing to pair with: one line, not a section.
+        others = [r for r in runs if r is not base and share_a_benchmark(base, r)]
+        apart = [r.name for r in runs if r is not base and r not in others]
+        inner = "".join(comparison_html(base, r, options.n_boot, options.seed) for r in others)
+        inner += coverage_html([base, *others])
+        if apart:
+            inner += (
+                f'<p class="notes">Not compared with {_esc(base.name)} (no benchmark in '
+                f"common): {_esc(', '.join(apart))}</p>"
+            )
         hidden = "" if i == chosen else " hidden"
         blocks.append(f'<div class="baseline" data-baseline="{i}"{hidden}>{inner}</div>')
         selected = " selected" if i == chosen else ""

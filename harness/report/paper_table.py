@@ -19,46 +19,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import ConfigError
-from harness.report.leaderboard import CI_TOLERANCE, RunResult, latex_escape
+from harness.report.leaderboard import RunResult, latex_escape
+from harness.report.leaderboard.cells import zero_width_text
+from harness.report.leaderboard.columns import (
+    OVERALL,
+    Cell,
+    ColumnSpec,
+    column_cell,
+    parse_columns,
+)
 from harness.results import stats
 from harness.results.coverage import PARTIAL_MARK
-from harness.results.headlines import benchmark_info, benchmark_label, estimator_for, primary_metric
+from harness.results.headlines import benchmark_info
 from harness.results.nonstandard import NONSTANDARD_MARK
-from harness.results.stats import Interval
 
-ALPHA = 0.05
-OVERALL = "overall"
+__all__ = ["Cell", "ColumnSpec", "build_table", "parse_columns", "render_latex", "render_markdown"]
 SIGNIFICANT_LATEX = r"\textsuperscript{\dag}"
 SIGNIFICANT_MD = "†"
-
-
-@dataclass(frozen=True)
-class ColumnSpec:
-    benchmark: str  # or "overall"
-    metric: str | None  # None: the benchmark's primary metric
-
-    @property
-    def header(self) -> str:
-        if self.benchmark == OVERALL:
-            return "Overall"
-        label = benchmark_label(self.benchmark)
-        return label if self.metric is None else f"{label} {self.metric}"
-
-
-@dataclass
-class Cell:
-    value: float | None  # a fraction
-    interval: Interval | None = None
-    partial: bool = False
-    p_value: float | None = None  # raw, against the baseline
-    p_adjusted: float | None = None  # Holm, within the run's tested columns
-    bold: bool = False
-    nonstandard: bool = False  # not the benchmark's own configuration (harness.results.nonstandard)
-
-    @property
-    def significant(self) -> bool:
-        return self.p_adjusted is not None and self.p_adjusted < ALPHA
 
 
 @dataclass
@@ -75,84 +52,6 @@ class PaperTable:
     rows: list[PaperRow]
     references: list[PaperRow] = field(default_factory=list)
     baseline: str = ""
-
-
-def parse_columns(text: str | None, results: list[RunResult]) -> list[ColumnSpec]:
-    """Columns from ``--columns`` (comma-separated), default every benchmark's primary
-    metric, then the composite when some run has it."""
-    runs = [r for r in results if not r.is_reference]
-    if not text:
-        from harness.results.headlines import sort_benchmarks
-
-        specs = [
-            ColumnSpec(b, None) for b in sort_benchmarks({b for r in runs for b in r.benchmarks})
-        ]
-        if any(r.composite.value is not None for r in runs):
-            specs.append(ColumnSpec(OVERALL, None))
-        return specs
-    known = {b for r in results for b in r.benchmarks}
-    specs = []
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        bench, _, metric = item.partition(":")
-        if bench == OVERALL and not metric:
-            specs.append(ColumnSpec(OVERALL, None))
-            continue
-        if bench not in known:
-            raise ConfigError(
-                f"--columns: no run has benchmark '{bench}' (have: {', '.join(sorted(known))}"
-                f"{', overall' if known else ''})"
-            )
-        if metric and not any(
-            metric in r.benchmarks[bench].headline for r in results if bench in r.benchmarks
-        ):
-            raise ConfigError(f"--columns: no run of '{bench}' has the metric '{metric}'")
-        specs.append(ColumnSpec(bench, metric or None))
-    if not specs:
-        raise ConfigError("--columns names no column")
-    return specs
-
-
-def _metric_interval(
-    result: RunResult, spec: ColumnSpec, value: float, n_boot: int, seed: int
-) -> Interval | None:
-    """The 95% interval of a non-primary headline metric, when its adapter declares an
-    estimator that reproduces the official value."""
-    if spec.metric not in benchmark_info(spec.benchmark).estimators:
-        return None
-    tasks = [t for t in result.tasks.values() if t.benchmark == spec.benchmark]
-    if not tasks:
-        return None
-    found = stats.estimate(
-        stats.by_subset(tasks),
-        estimator_for(spec.benchmark, spec.metric),
-        n_boot,
-        stats.derive_seed(seed, spec.benchmark, spec.metric),
-    )
-    return found.interval if abs(found.value - value) <= CI_TOLERANCE else None
-
-
-def _cell(result: RunResult, spec: ColumnSpec, n_boot: int, seed: int) -> Cell:
-    if spec.benchmark == OVERALL:
-        composite = result.composite
-        return Cell(composite.value, composite.interval, bool(composite.caveats))
-    entry = result.benchmarks.get(spec.benchmark)
-    if entry is None:
-        return Cell(None)
-    metric = spec.metric or primary_metric(spec.benchmark, entry.headline)
-    value = entry.headline.get(metric) if metric else None
-    if metric is None or value is None:
-        return Cell(None)
-    if metric == entry.primary:
-        interval = entry.interval
-    elif result.is_reference:
-        interval = None
-    else:
-        interval = _metric_interval(result, spec, float(value), n_boot, seed)
-    cell = Cell(float(value), interval, entry.metric_partial(metric))
-    cell.nonstandard = bool(entry.nonstandard)
-    return cell
 
 
 def _p_values(
@@ -193,7 +92,7 @@ def build_table(
     """``labels``: run name -> the label to print (labels file); references: published rows."""
     rows = []
     for result in runs:
-        cells = [_cell(result, spec, n_boot, seed) for spec in columns]
+        cells = [column_cell(result, spec, n_boot, seed) for spec in columns]
         is_baseline = result.name == baseline.name
         if not is_baseline:
             raw = _p_values(result, baseline, columns, n_boot, seed)
@@ -211,7 +110,7 @@ def build_table(
         PaperRow(
             labels.get(f"ref:{r.reference}/{r.model}", f"{r.model} ({r.reference})"),
             r,
-            [_cell(r, s, n_boot, seed) for s in columns],
+            [column_cell(r, s, n_boot, seed) for s in columns],
         )
         for r in references
     ]
@@ -223,9 +122,16 @@ def build_table(
 
 
 def _half_width(cell: Cell) -> str:
-    if cell.interval is None:
+    if cell.interval is None or cell.interval.zero_width:
         return ""
     return f"{100 * (cell.interval.high - cell.interval.low) / 2:.1f}"
+
+
+def _zero_width(cell: Cell) -> str:
+    """'n=N' for a zero-width interval (never '± 0.0'), '' otherwise."""
+    if cell.interval is None or not cell.interval.zero_width:
+        return ""
+    return zero_width_text(cell.interval)
 
 
 def latex_cell(cell: Cell) -> str:
@@ -235,6 +141,8 @@ def latex_cell(cell: Cell) -> str:
     half = _half_width(cell)
     if half:
         text += rf" {{\scriptsize $\pm$ {half}}}"
+    elif _zero_width(cell):
+        text += rf" {{\scriptsize ({_zero_width(cell)})}}"
     if cell.partial:
         text += PARTIAL_MARK
     if cell.nonstandard:
@@ -247,7 +155,9 @@ def latex_cell(cell: Cell) -> str:
 def caption(table: PaperTable) -> str:
     return (
         "Values in \\%: mean $\\pm$ half the width of the 95\\% "
-        "bootstrap interval over tasks. Bold: the best run per column. "
+        "bootstrap interval over tasks"
+        + ("; (n=N): an interval of no width over N tasks" if _any_zero_width(table) else "")
+        + ". Bold: the best run per column. "
         f"\\dag: differs from {latex_escape(table.baseline)} (McNemar's exact test on "
         "paired tasks, Holm-adjusted $p<0.05$ over the run's columns). "
         f"{PARTIAL_MARK}: over less than the benchmark's official set."
@@ -299,6 +209,8 @@ def markdown_cell(cell: Cell) -> str:
     value = f"**{_shown(cell.value)}**" if cell.bold else _shown(cell.value)
     half = _half_width(cell)
     text = f"{value} ± {half}" if half else value
+    if _zero_width(cell):
+        text += f" ({_zero_width(cell)})"
     if cell.partial:
         text += PARTIAL_MARK
     if cell.nonstandard:
@@ -321,7 +233,9 @@ def render_markdown(table: PaperTable) -> str:
         lines.append("| " + " | ".join([row.label] + cells) + " |")
     lines += [
         "",
-        "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; bold: the best run "
+        "Values in %: mean ± half the width of the 95% bootstrap interval over tasks; "
+        + ("(n=N): an interval of no width over N tasks; " if _any_zero_width(table) else "")
+        + "bold: the best run "
         f"per column; {SIGNIFICANT_MD}: differs from {table.baseline} (McNemar's exact test on "
         "paired tasks, Holm-adjusted p < 0.05 over the run's columns); "
         f"{PARTIAL_MARK}: over less than the benchmark's official set"
@@ -337,3 +251,11 @@ def render_markdown(table: PaperTable) -> str:
 
 def _any_nonstandard(table: PaperTable) -> bool:
     return any(cell.nonstandard for row in table.rows for cell in row.cells)
+
+
+def _any_zero_width(table: PaperTable) -> bool:
+    return any(
+        cell.interval is not None and cell.interval.zero_width
+        for row in [*table.rows, *table.references]
+        for cell in row.cells
+    )

@@ -8,8 +8,10 @@ Kinds:
 - ``passk``: pass^k against k for each run, with 95% bootstrap bands (needs at least
   two trials per task);
 - ``cost``: score against tokens per episode (all roles: actor, user, judge, rehearsal);
-- ``step``: score against training step for a series of checkpoints (the manifest's
-  "step" or "checkpoint", or a number in the run name such as ``step_200``).
+- ``step``: score against training step for a series of checkpoints, any headline
+  metric (default: the one covering what was run), or one panel per subset, the y axis
+  scaled to the data. A run's step: ``harness.results.frames.training_step`` (the
+  manifest's step or checkpoint, its ``--model-revision``, or its name).
 
 Every figure follows the same rules: a run has one label and one colour in every
 figure (``FigureContext``, from a labels file, see ``harness.report.labels``); one axis
@@ -31,9 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.boundary.atomic import write_atomic
+from harness.errors import ConfigError
 from harness.report.labels import LabelSpec, RunStyle, assign_styles
 from harness.report.leaderboard import RunResult
-from harness.results.headlines import benchmark_label, primary_quantity, sort_benchmarks
+from harness.report.leaderboard.cells import zero_width_text
+from harness.report.leaderboard.columns import ColumnSpec, column_cell
+from harness.results import stats
+from harness.results.headlines import (
+    benchmark_info,
+    benchmark_label,
+    is_count_metric,
+    primary_quantity,
+    sort_benchmarks,
+)
 from harness.results.nonstandard import NONSTANDARD_MARK
 from harness.results.stats import Interval
 
@@ -49,6 +61,10 @@ PARTIAL_NOTE = "hatched: partial (less than the full set)"
 NONSTANDARD_NOTE = f"{NONSTANDARD_MARK} on a value: not the benchmark's standard configuration"
 OPEN_NOTE = "open marker: partial (less than the full set)"
 OVERALL = "overall"
+# Text sizes (points) of small-multiple panels (pass^k, step per subset).
+PANEL_TITLE_SIZE = 13
+PANEL_LABEL_SIZE = 12
+PANEL_TICK_SIZE = 11
 # Value labels sit on a light box, so a dashed baseline through them leaves them legible.
 LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
 
@@ -297,7 +313,12 @@ def _percent_axis(ax: Any, top: float = 100.0) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def _legend_below(figure: Any, axes: list[Any], extra: Sequence[tuple[Any, str]] = ()) -> None:
+def _legend_below(
+    figure: Any,
+    axes: list[Any],
+    extra: Sequence[tuple[Any, str]] = (),
+    fontsize: str | float = "small",
+) -> None:
     """One legend for the figure, outside and below the axes, so it covers no line."""
     handles: dict[str, Any] = {}
     for ax in axes:
@@ -311,7 +332,7 @@ def _legend_below(figure: Any, axes: list[Any], extra: Sequence[tuple[Any, str]]
             list(handles),
             loc="outside lower center",
             ncols=min(len(handles), 3),
-            fontsize="small",
+            fontsize=fontsize,
             frameon=False,
         )
 
@@ -571,13 +592,17 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
                 alpha=0.15,
                 linewidth=0,
             )
-        ax.set_title(f"{benchmark_label(bench)} {subset}")
+        # Panels are small: text a size up from matplotlib's defaults, to read in a report.
+        ax.set_title(f"{benchmark_label(bench)} {subset}", fontsize=PANEL_TITLE_SIZE)
         _integer_ticks(ax)
-        ax.set_xlabel("k (trials that must all pass)")
-        ax.set_ylabel("pass^k (%), 95% CI band")
+        ax.set_xlabel("k (trials that must all pass)", fontsize=PANEL_LABEL_SIZE)
+        ax.set_ylabel("pass^k (%), 95% CI band", fontsize=PANEL_LABEL_SIZE)
+        ax.tick_params(labelsize=PANEL_TICK_SIZE)
         _percent_axis(ax)
         ax.set_ylim(-3, 105)
-    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
+    _legend_below(
+        figure, axes, [_open_marker_handle()] if any_partial else [], fontsize=PANEL_LABEL_SIZE
+    )
     return Plot("passk", "pass^k against k", figure)
 
 
@@ -629,60 +654,268 @@ def cost_plot(results: list[RunResult], context: FigureContext | None = None) ->
     return Plot("cost", "Score against cost", figure)
 
 
-def step_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
-    context = context or default_context(results)
-    stepped = sorted(
-        (r for r in results if r.step is not None and not r.is_reference),
-        key=lambda r: r.step or 0,
-    )
-    if len(stepped) < 2:
+NO_STEP = (
+    "no run has a training step: name the run folders step_N or checkpoint-N, or run with "
+    "--model-revision step-N (where a step comes from: docs/results.md)"
+)
+# The least span of the y axis (percent points), so that noise is not blown up.
+MIN_SPAN = 4.0
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line: a metric of a benchmark (or the composite) at each step."""
+
+    key: str  # benchmark, or "overall" for the composite
+    metric: str | None  # None: the benchmark's primary metric (or the composite)
+    label: str
+    quantity: str  # the kind of number: one panel per kind
+    subset: str = ""  # a subset's own quantity (small multiples)
+
+
+@dataclass(frozen=True)
+class StepPoint:
+    step: int
+    point: Point
+    partial: bool
+
+
+def stepped_runs(results: list[RunResult]) -> list[RunResult]:
+    """The runs (not published rows) that have a step, by step; ConfigError when none has."""
+    runs = [r for r in results if r.step is not None and not r.is_reference]
+    if not runs:
+        raise ConfigError(NO_STEP)
+    return sorted(runs, key=lambda r: r.step or 0)
+
+
+def _metrics_of(runs: list[RunResult], bench: str) -> list[str]:
+    found: dict[str, None] = {}
+    for result in runs:
+        entry = result.benchmarks.get(bench)
+        for key in entry.headline if entry is not None else []:
+            if not is_count_metric(key):
+                found.setdefault(key)
+    return list(found)
+
+
+def default_metric(runs: list[RunResult], bench: str) -> str | None:
+    """The benchmark's run metric (``Reporting.run_metric``) when some checkpoint left
+    a subset out and the run metric is there to say how it did on the rest; None (its
+    primary) otherwise."""
+    run_metric = benchmark_info(bench).run_metric
+    if not run_metric:
         return None
-    strategies = sorted({r.strategy for r in stepped})
-    groups = _by_quantity(_series_keys(stepped))
-    figure = _new_figure(max(6.0, 4.8 * len(groups)), 4.4)
-    axes = _panels(figure, len(groups))
+    for result in runs:
+        entry = result.benchmarks.get(bench)
+        if entry is None or entry.coverage is None or run_metric not in entry.headline:
+            continue
+        if entry.coverage.subsets_missing:
+            return run_metric
+    return None
+
+
+def _series(bench: str, metric: str | None) -> Series:
+    info = benchmark_info(bench)
+    name = metric or info.primary or "primary"
+    label = f"{info.label} {name}"
+    if metric is not None and metric == info.run_metric and info.primary:
+        label += f" (subsets run; official: {info.primary})"
+    quantity = info.quantity if metric in (None, info.primary, info.run_metric) else name
+    return Series(bench, metric, label, quantity)
+
+
+def choose_series(runs: list[RunResult], metric: str | None) -> list[Series]:
+    """The lines to draw: ``metric`` (``NAME`` in every benchmark that has it, or
+    ``BENCH:NAME``), else each benchmark's default metric and the composite."""
+    benches = sort_benchmarks({b for r in runs for b in r.benchmarks})
+    if metric is None:
+        chosen = [_series(b, default_metric(runs, b)) for b in benches]
+        if any(r.composite.value is not None for r in runs):
+            chosen.append(Series(OVERALL, None, "Overall", quantity_of(OVERALL)))
+        return chosen
+    bench, sep, name = metric.partition(":")
+    wanted = [bench] if sep else benches
+    name = name if sep else metric
+    chosen = [_series(b, name) for b in wanted if name in _metrics_of(runs, b)]
+    if not chosen:
+        known = "; ".join(f"{b}: {', '.join(_metrics_of(runs, b))}" for b in benches)
+        raise ConfigError(f"--metric {metric}: no run with a step has it (metrics: {known})")
+    return chosen
+
+
+def subset_series(runs: list[RunResult]) -> list[Series]:
+    """One series per benchmark subset the checkpoints ran (small multiples)."""
+    out = []
+    for bench in sort_benchmarks({b for r in runs for b in r.benchmarks}):
+        estimator = benchmark_info(bench).subset_estimator
+        subsets = sorted({t.subset for r in runs for t in r.tasks.values() if t.benchmark == bench})
+        for subset in subsets:
+            label = f"{benchmark_label(bench)} {subset}"
+            out.append(Series(bench, None, label, estimator.name, subset))
+    return out
+
+
+def _subset_point(result: RunResult, series: Series, n_boot: int, seed: int) -> StepPoint | None:
+    tasks = [
+        t for t in result.tasks.values() if t.benchmark == series.key and t.subset == series.subset
+    ]
+    if not tasks or result.step is None:
+        return None
+    estimator = benchmark_info(series.key).subset_estimator
+    found = stats.estimate(
+        {series.subset: tasks},
+        estimator,
+        n_boot,
+        stats.derive_seed(seed, series.key, series.subset),
+    )
+    entry = result.benchmarks.get(series.key)
+    coverage = entry.coverage if entry is not None else None
+    partial = coverage is not None and coverage.restrict([series.subset]).partial
+    return StepPoint(result.step, Point(found.value, found.interval), partial)
+
+
+def series_point(
+    result: RunResult, series: Series, context: FigureContext, n_boot: int, seed: int
+) -> StepPoint | None:
+    """The value of one series at one checkpoint, with its interval and partial mark."""
+    if result.step is None:
+        return None
+    if series.subset:
+        return _subset_point(result, series, n_boot, seed)
+    if series.key == OVERALL:
+        point = _points(result).get(OVERALL)
+        if point is None:
+            return None
+        return StepPoint(result.step, point, context.is_partial(result, OVERALL))
+    cell = column_cell(result, ColumnSpec(series.key, series.metric), n_boot, seed)
+    if cell.value is None:
+        return None
+    return StepPoint(result.step, Point(cell.value, cell.interval), cell.partial)
+
+
+def scaled_limits(values: list[float]) -> tuple[float, float]:
+    """The y range (percent) for ``values`` (points and interval ends): the data with
+    a margin, at least ``MIN_SPAN`` points, within 0-100."""
+    low, high = min(values), max(values)
+    span = max(high - low, MIN_SPAN)
+    centre = (low + high) / 2
+    bottom, top = centre - 0.6 * span, centre + 0.6 * span
+    if bottom < 0:
+        bottom, top = 0.0, top - bottom
+    if top > 100:
+        bottom, top = max(0.0, bottom - (top - 100)), 100.0
+    return bottom, min(100.0, top + 0.04 * (top - bottom))  # room for a value label
+
+
+def _draw_series(
+    ax: Any, points: list[StepPoint], colour: str, label: str
+) -> tuple[list[float], bool]:
+    """A line with error bars and value labels; the values the axis must show."""
+    steps = [p.step for p in points]
+    ys = [100 * p.point.value for p in points]
+    low = [
+        100 * (p.point.value - p.point.interval.low) if p.point.interval else 0.0 for p in points
+    ]
+    high = [
+        100 * (p.point.interval.high - p.point.value) if p.point.interval else 0.0 for p in points
+    ]
+    ax.plot(steps, ys, color=colour, linewidth=1.6, label=label)
+    ax.errorbar(
+        steps, ys, yerr=[[max(0.0, v) for v in low], [max(0.0, v) for v in high]],
+        fmt="none", ecolor=colour, capsize=4, elinewidth=1.0,
+    )  # fmt: skip
+    for p, y in zip(points, ys, strict=True):
+        face = "white" if p.partial else colour
+        ax.plot([p.step], [y], marker="o", markersize=6, linestyle="", mfc=face, mec=colour)
+        text = _fmt(y)
+        if p.point.interval is not None and p.point.interval.zero_width:
+            # No bar to draw: the label says how few tasks the point rests on.
+            text += f" ({zero_width_text(p.point.interval)})"
+        ax.annotate(
+            text, (p.step, y), xytext=(5, 5), textcoords="offset points", fontsize=9,
+            bbox=LABEL_BOX,
+        )  # fmt: skip
+    shown = ys + [y - d for y, d in zip(ys, low, strict=True)]
+    shown += [y + d for y, d in zip(ys, high, strict=True)]
+    return shown, any(p.partial for p in points)
+
+
+def step_figure(
+    results: list[RunResult],
+    context: FigureContext | None = None,
+    metric: str | None = None,
+    subsets: bool = False,
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+) -> Plot | None:
+    """Score against training step; None when fewer than two runs have a step.
+
+    ``metric``: any headline metric of a benchmark (``NAME`` in every benchmark that has
+    it, or ``BENCH:NAME``); by default the headline that covers what was run (a
+    benchmark's run metric when its official number counts a subset not run as 0 and
+    some checkpoint left one out, its label saying so). ``subsets``: small multiples,
+    one panel per benchmark subset (the adapter's per-subset quantity). Each point has
+    its 95% interval as an error bar where it can be recomputed to the official value,
+    an open marker when partial; the y axis is scaled to the data and the intervals."""
+    context = context or default_context(results)
+    runs = [r for r in results if r.step is not None and not r.is_reference]
+    if len(runs) < 2:
+        return None
+    runs.sort(key=lambda r: r.step or 0)
+    chosen = subset_series(runs) if subsets else choose_series(runs, metric)
     from harness.report.labels import PALETTE
 
-    # Lines here are benchmarks, not runs: coloured by benchmark, the same in every panel.
-    colours = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(_series_keys(stepped))}
+    # Lines are series, not runs: coloured by series, the same in every panel.
+    colours = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(chosen)}
+    panels: dict[str, list[Series]] = {}
+    for series in chosen:
+        panels.setdefault(series.label if subsets else series.quantity, []).append(series)
+    figure = _new_figure(*_figure_size(len(panels), subsets))
+    axes = _panels(figure, len(panels))
     any_partial = False
-    for ax, (quantity, group) in zip(axes, groups.items(), strict=True):
-        for key in group:
-            for strategy in strategies:
-                members = [r for r in stepped if r.strategy == strategy and key in _points(r)]
-                if not members:
-                    continue
-                series = [_points(r)[key] for r in members]
-                steps = [r.step for r in members]
-                label = _label(key) if len(strategies) == 1 else f"{_label(key)} ({strategy})"
-                ys = [100 * p.value for p in series]
-                line = ax.plot(steps, ys, color=colours[key], label=label)[0]
-                for x, y, result in zip(steps, ys, members, strict=True):
-                    partial = context.is_partial(result, key)
-                    any_partial = any_partial or partial
-                    face = "white" if partial else colours[key]
-                    ax.plot([x], [y], marker="o", linestyle="", mfc=face, mec=colours[key])
-                    ax.annotate(
-                        _fmt(y), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
-                        bbox=LABEL_BOX,
-                    )  # fmt: skip
-                bands = [p.interval for p in series if p.interval is not None]
-                if len(bands) == len(series):
-                    ax.fill_between(
-                        steps,
-                        [100 * band.low for band in bands],
-                        [100 * band.high for band in bands],
-                        color=line.get_color(),
-                        alpha=0.15,
-                        linewidth=0,
-                    )
-            _reference_lines(ax, context, key)
-        ax.set_xlabel("training step")
-        ax.set_ylabel(_axis_label(quantity, ", 95% CI band"))
-        _percent_axis(ax)
-        ax.margins(x=0.08)
-    _legend_below(figure, axes, [_open_marker_handle()] if any_partial else [])
-    return Plot("step", "Score against training step", figure)
+    for ax, (title, members) in zip(axes, panels.items(), strict=True):
+        shown: list[float] = []
+        for series in members:
+            points = [series_point(r, series, context, n_boot, seed) for r in runs]
+            present = [p for p in points if p is not None]
+            if not present:
+                continue
+            values, partial = _draw_series(ax, present, colours[series], series.label)
+            shown += values
+            any_partial = any_partial or partial
+            if not subsets and series.metric is None:
+                _reference_lines(ax, context, series.key)
+        if shown:
+            ax.set_ylim(*scaled_limits(shown))
+        if subsets:
+            ax.set_title(title, fontsize=PANEL_TITLE_SIZE)
+        ax.set_xlabel("training step", fontsize=PANEL_LABEL_SIZE)
+        quantity = members[0].quantity
+        ax.set_ylabel(f"{quantity} (%), 95% CI", fontsize=PANEL_LABEL_SIZE)
+        ax.tick_params(labelsize=PANEL_TICK_SIZE)
+        ax.grid(alpha=0.3)
+        # Every panel spans all the steps, a panel with one point too.
+        first, last = runs[0].step or 0, runs[-1].step or 0
+        pad = 0.08 * (last - first) or 1.0
+        ax.set_xlim(first - pad, last + pad)
+    # Small multiples are titled by their series: the legend only explains the markers.
+    extra = [_open_marker_handle()] if any_partial else []
+    _legend_below(figure, [] if subsets else axes, extra)
+    name = "step_subsets" if subsets else "step"
+    return Plot(name, "Score against training step", figure)
+
+
+def _figure_size(panels: int, subsets: bool) -> tuple[float, float]:
+    if not subsets:
+        return max(6.0, 4.8 * panels), 4.4
+    columns = min(panels, 3)
+    rows = (panels + columns - 1) // columns
+    return 4.2 * columns, 3.2 * rows + 0.8
+
+
+def step_plot(results: list[RunResult], context: FigureContext | None = None) -> Plot | None:
+    """Score against training step with each benchmark's default metric (``step_figure``)."""
+    return step_figure(results, context)
 
 
 BUILDERS: dict[str, Callable[[list[RunResult], FigureContext | None], Plot | None]] = {

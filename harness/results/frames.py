@@ -98,13 +98,17 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
 
 def training_step(manifest: Manifest, run_name: str) -> int | None:
     """The checkpoint's training step: the manifest's "step", else a number in its
-    "checkpoint" or in the run's name (``step_200``, ``checkpoint-200``)."""
+    "checkpoint", in the ``--model-revision`` the run was given (``step-100``, or a
+    bare number), or in the run's name (``step_200``, ``checkpoint-200``)."""
     step: Any = manifest.step  # written by other versions as text, too
     if isinstance(step, int) and not isinstance(step, bool):
         return step
     if isinstance(step, str) and step.isdigit():
         return int(step)
-    for text in (str(manifest.checkpoint or ""), run_name):
+    revision = str((manifest.fingerprint or {}).get("revision") or "")
+    if revision.isdigit():
+        return int(revision)
+    for text in (str(manifest.checkpoint or ""), revision, run_name):
         found = step_in(text)
         if found is not None:
             return found

@@ -28,6 +28,7 @@ class BenchmarkInfo:
     name: str
     label: str
     primary: str  # "" when the adapter does not name one
+    run_metric: str = ""  # the primary over the subsets run only (Reporting.run_metric)
     quantity: str = "score"  # what kind of number the primary metric is
     estimators: dict[str, Estimator] = field(default_factory=dict)
     subset_estimator: Estimator = MEAN_PASS
@@ -53,6 +54,7 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
         name=benchmark,
         label=reporting.label_for(benchmark),
         primary=reporting.primary_metric,
+        run_metric=reporting.run_metric,
         quantity=reporting.primary_quantity or "score",
         estimators=dict(adapter.estimators()),
         subset_estimator=adapter.subset_estimator(),

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any
 
@@ -42,6 +42,8 @@ ALPHA = 0.05
 POWER = 0.80
 SCORED_SUFFIX = "_scored"
 PASS_HAT_PREFIX = "pass^"
+# An interval narrower than this (in fraction units) has no width to show.
+ZERO_WIDTH = 1e-9
 # Bootstrap indices are drawn in blocks of at most this many cells, to bound memory.
 _BLOCK_CELLS = 1_000_000
 
@@ -51,6 +53,13 @@ class Interval:
     low: float
     high: float
     level: float = LEVEL
+    # The tasks resampled, when known: a zero-width interval is shown as its n
+    # (too few tasks, or no variation), not as a confident range.
+    n: int | None = field(default=None, compare=False)
+
+    @property
+    def zero_width(self) -> bool:
+        return self.high - self.low < ZERO_WIDTH
 
     def contains(self, value: float) -> bool:
         return self.low <= value <= self.high
@@ -395,7 +404,8 @@ def estimate(
     """Point value and bootstrap CI of a metric over tasks grouped in strata."""
     value, replicates = bootstrap_replicates(strata, estimator, n_boot, seed)
     n_tasks = sum(len(tasks) for tasks in strata.values())
-    return Estimate(value, percentile_interval(replicates, level), n_tasks, replicates)
+    interval = replace(percentile_interval(replicates, level), n=n_tasks)
+    return Estimate(value, interval, n_tasks, replicates)
 
 
 # --- tests of a paired difference ------------------------------------------------------

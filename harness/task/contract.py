@@ -311,6 +311,10 @@ class Reporting:
     # each task's scored trials (unscored ones left out); "all": unscored trials
     # count as failures.
     pass_hat_k_trials: str = ""
+    # The headline key of the primary metric taken over the subsets run only, when
+    # the official one counts a subset not run as 0 (so a partial run's official
+    # number says little of how the model did): plots of partial runs default to it.
+    run_metric: str = ""
 
     def label_for(self, name: str) -> str:
         """The display name of the benchmark named ``name``: ``label``, else the name."""

@@ -1,4 +1,5 @@
-"""`make demo` shows the harness's own lines only: no library's warning.
+"""`make demo` shows the harness's own lines only, none wider than 100 columns, and no
+library's warning.
 
 The demo is the smoke suite with the built-in oracle (BFCL and tau2); it and a
 regrade of it run here as the Makefile runs them, each a process of its own from
@@ -51,6 +52,8 @@ def test_the_demo_and_its_regrade_print_no_third_party_warning(tmp_path):
         text = process.stdout + process.stderr
         assert process.returncode == 0, text[-3000:]
         assert _third_party_warnings(text) == [], args
+        # A terminal of 100 columns shows every line whole (the compact table).
+        assert max(map(len, text.splitlines())) <= 100, text
     assert "τ²-Bench" in text  # the leaderboard, with the tau2 column the warning came with
 
 

@@ -76,11 +76,11 @@ def test_markdown_summary_and_tables_say_why_instead_of_a_number(errored_run):
 
 
 def test_latex_says_why_instead_of_a_number(errored_run):
-    latex = render([errored_run], "latex", n_boot=100)
-    fin_table = next(t for t in latex.split("\\begin{table}") if "\\caption{FinMCP" in t)
-    row = next(line for line in fin_table.splitlines() if line.startswith("errored"))
-    assert "no scored record: 6 infrastructure errors" in row
-    assert not re.search(r"\d+\.\d\d", row) and "scriptsize" not in row
+    latex = render([errored_run], "latex", n_boot=100, columns="finmcp")
+    row = next(line for line in latex.splitlines() if line.startswith("errored"))
+    assert row.split(" & ")[1].strip() == "-- \\\\" and "scriptsize" not in row
+    notes = [line for line in latex.splitlines() if line.startswith("% errored")]
+    assert any("no scored record: 6 infrastructure errors" in line for line in notes)
 
 
 def test_csv_and_json_hold_no_value_and_the_reason(errored_run):

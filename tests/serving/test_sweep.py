@@ -67,8 +67,15 @@ def test_a_sweep_evaluates_each_checkpoint_then_resumes_without_serving(
         assert starts(folder) == 1
     assert overall(folders[0]) < overall(folders[1]) < overall(folders[2]) == 1.0
     # The table has a row per checkpoint with its step; the plot is written.
+    rows = [line.split() for line in captured.out.splitlines() if line.startswith("step_")]
+    assert [row[:2] for row in rows] == [
+        ["step_100", "100"],
+        ["step_200", "200"],
+        ["step_300", "300"],
+    ]
     for step in (100, 200, 300):
-        assert f"| step_{step} | openai/step_{step} | plain |" in captured.out
+        full = (out / f"step_{step}" / "leaderboard.md").read_text()
+        assert f"| step_{step} | openai/step_{step} | plain |" in full
     assert (out / "step.png").stat().st_size > 0 and (out / "step.pdf").exists()
     # Rerun: nothing to do, no server started.
     assert sweep(training_run, out, "--quiet") == 0

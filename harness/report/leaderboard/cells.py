@@ -7,6 +7,20 @@ from typing import Any
 from harness.report.leaderboard.rows import MetricValue
 from harness.results.coverage import PARTIAL_MARK
 from harness.results.nonstandard import NONSTANDARD_MARK
+from harness.results.stats import Interval
+
+
+def zero_width_text(interval: Interval) -> str:
+    """A zero-width interval says how few tasks it rests on, never a range like
+    (73.3–73.3): too few tasks, or no variation among them."""
+    return f"n={interval.n}" if interval.n is not None else "no spread"
+
+
+def interval_text(interval: Interval) -> str:
+    """'(low–high)' in percent with one decimal; a zero-width interval as '(n=N)'."""
+    if interval.zero_width:
+        return f"({zero_width_text(interval)})"
+    return f"({100 * interval.low:.1f}–{100 * interval.high:.1f})"
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -26,7 +40,7 @@ def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
         return cell.note if cell is not None and cell.note else "-"
     text = f"{100 * float(cell.value):.2f}"
     if with_interval and cell.interval is not None:
-        text += f" ({100 * cell.interval.low:.1f}–{100 * cell.interval.high:.1f})"
+        text += " " + interval_text(cell.interval)
     if cell.partial:
         text += PARTIAL_MARK
     if cell.nonstandard:

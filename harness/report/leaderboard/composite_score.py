@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.report.leaderboard.rows import BenchmarkEntry, Composite
 from harness.results import stats
 from harness.results.composite import CompositeDefinition, default_composite
@@ -28,7 +30,10 @@ def composite_of(
         # The benchmarks are independent task sets: averaging their
         # independent bootstrap replicates gives replicates of the composite.
         replicates = sum(e.replicates for e in parts) / len(parts)
-        interval = stats.percentile_interval(replicates)
+        interval = replace(
+            stats.percentile_interval(replicates),
+            n=sum(e.interval.n or 0 for e in parts if e.interval is not None) or None,
+        )
     return Composite(value, interval, caveats=[c for c in map(_caveat, parts) if c])
 
 
