@@ -290,6 +290,8 @@ class Score:
     tool_fn: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
     excluded: str | None = None
+    # Why the trial failed, in plain words (Adapter.explain_failure); "" when none.
+    explanation: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # Written out for plain JSON-like details (every adapter's): dataclasses.asdict
@@ -308,9 +310,12 @@ class Score:
                 "tool_fn": self.tool_fn,
                 "details": details,
                 "excluded": self.excluded,
+                "explanation": self.explanation,
             }
         if data["excluded"] is None:
             del data["excluded"]  # records of benchmarks without the rule stay as they were
+        if not data["explanation"]:
+            del data["explanation"]  # records of passed trials read as they always did
         return data
 
     @classmethod

@@ -1,6 +1,7 @@
 """Joining the shard folders of one run (``harness run --shard I/N``, ``--parts K``)
 into one run folder: the shards must be parts of one run and own their records;
-the merged manifest, the gaps between them, and a scoring of the whole.
+the merged manifest, the gaps between them, the samples' inputs (each once) and a
+scoring of the whole.
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     """Check and merge ``shard_dirs`` into ``out``; returns the gaps (empty if none)."""
     from harness.errors import ConfigError
     from harness.run.scoring import score_run
+    from harness.store.inputs import merge_inputs
     from harness.store.run_store import SAMPLES, RunStore, record_line
 
     if len({d.resolve() for d in shard_dirs}) != len(shard_dirs):
@@ -235,6 +237,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
         for key in sorted(records):
             handle.write(record_line(records[key]) + "\n")
     tmp.replace(out / SAMPLES)
+    merge_inputs([shard.root for shard in shards], out)
     RunStore(out).write_manifest(merged_manifest(shards, out, gaps))
     score_run(out, rescore=False)
     return gaps

@@ -224,10 +224,13 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
         name: str
 
     def asdict_without_unset_exclusion(score: Score) -> dict:
-        # ``excluded`` is written only when a benchmark's rule excludes the trial.
+        # ``excluded`` is written only when a benchmark's rule excludes the trial,
+        # ``explanation`` only when there is one.
         data = dataclasses.asdict(score)
         if data["excluded"] is None:
             del data["excluded"]
+        if not data["explanation"]:
+            del data["explanation"]
         return data
 
     plain = Score(True, 1.0, progress=0.5, details={"calls": [{"n": [1, 2.0, None, "x"]}]})
@@ -240,7 +243,7 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
     odd = Score(False, 0.0, details={"found": Found("a"), "pair": (1, 2)})
     assert odd.to_dict() == asdict_without_unset_exclusion(odd)
     assert odd.to_dict()["details"]["found"] == {"name": "a"}
-    binned = Score(False, 0.0, excluded="infrastructure_error")
+    binned = Score(False, 0.0, excluded="infrastructure_error", explanation="why")
     assert binned.to_dict() == dataclasses.asdict(binned)
     assert Score.from_dict(binned.to_dict()) == binned
 
