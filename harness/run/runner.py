@@ -33,7 +33,7 @@ from harness.store.inputs import SampleInput
 from harness.store.records import OK, Record, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
-from harness.task.contract import Sample, Services
+from harness.task.contract import Sample, Services, with_explanation
 from harness.task.registry import get_adapter
 from harness.types import SamplingParams, Score, Trajectory
 
@@ -371,7 +371,12 @@ class Runner:
             error: dict[str, Any] | None = None
             status = OK
             try:
-                score = await adapter.score(item.sample, trajectory, services)
+                score = with_explanation(
+                    adapter,
+                    item.sample,
+                    trajectory,
+                    await adapter.score(item.sample, trajectory, services),
+                )
             except ModelOutputError as exc:
                 score, error = model_failure_score(exc), _error_info(exc)
             except Exception as exc:  # a scoring failure is shown, never a silent zero

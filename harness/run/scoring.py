@@ -20,7 +20,7 @@ from harness.run.runner import now_iso
 from harness.store.run_store import OK, RunStore, write_json_atomic
 from harness.strategies.costs import aggregate_costs
 from harness.strategies.world_model import aggregate_world_model
-from harness.task.contract import BenchmarkResult, RecordView, Sample, Services
+from harness.task.contract import BenchmarkResult, RecordView, Sample, Services, with_explanation
 from harness.task.registry import get_adapter
 from harness.types import Score, Trajectory
 
@@ -117,6 +117,7 @@ async def regrade(
             trajectory = Trajectory.from_dict(record["trajectory"])
             try:
                 score = await adapter.score(sample, trajectory, services)
+                score = with_explanation(adapter, sample, trajectory, score)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1
                 record["score_error"] = scrub_secrets(f"{type(exc).__name__}: {exc}")
