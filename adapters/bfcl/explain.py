@@ -34,6 +34,24 @@ def _names(calls: list[dict[str, Any]]) -> list[str]:
     return [_offered(name) for call in calls if isinstance(call, dict) for name in call]
 
 
+def _accepted(options: Any) -> str:
+    values = options if isinstance(options, list) else [options]
+    shown = [_short(v) for v in values if v != ""]
+    text = " | ".join(shown) if shown else "(any)"
+    return text + (" (optional)" if "" in values else "")
+
+
+def _readable_call(call: Any) -> str:
+    """``f(a=1 | 2, b=x (optional))``: one expected call with its accepted values."""
+    if not isinstance(call, dict):
+        return _short(call)
+    texts = []
+    for name, params in call.items():
+        arguments = params.items() if isinstance(params, dict) else []
+        texts.append(f"{_offered(name)}({', '.join(f'{k}={_accepted(v)}' for k, v in arguments)})")
+    return "; ".join(texts)
+
+
 def gold_view(entry: Entry) -> dict[str, Any]:
     """The entry's gold as a reader wants it (what the checker compares against)."""
     kind = kind_of(entry.category)
@@ -43,8 +61,8 @@ def gold_view(entry: Entry) -> dict[str, Any]:
         return {"expected": "at least one function call"}
     if kind is Kind.AST:
         return {
-            "expected calls": entry.ground_truth,
-            "how read": "each argument lists its accepted values; \"\" means it may be left out",
+            "expected calls": [_readable_call(call) for call in entry.ground_truth or []],
+            "ground truth": entry.ground_truth,
         }
     if kind is Kind.MULTI_TURN:
         return {"expected calls per turn": entry.ground_truth}
@@ -60,7 +78,7 @@ def _reply_text(trajectory: Trajectory) -> str:
 
 def _no_call(trajectory: Trajectory) -> str:
     text = _reply_text(trajectory).strip()
-    return f"it answered with text only: \"{_short(text)}\"" if text else "it gave no reply"
+    return f'it answered with text only: "{_short(text)}"' if text else "it gave no reply"
 
 
 def _argument_lines(name: str, expected: dict[str, Any], given: Any) -> list[str]:
@@ -102,8 +120,10 @@ def _explain_ast(entry: Entry, trajectory: Trajectory, score: Score) -> list[str
     decoded = score.details.get("decoded")
     if not isinstance(decoded, list) or not decoded:
         listed = ", ".join(f"`{n}`" for n in expected)
-        return [f"no function call could be read from the reply ({_no_call(trajectory)}); "
-                f"expected {len(expected)} call(s): {listed}"]
+        return [
+            f"no function call could be read from the reply ({_no_call(trajectory)}); "
+            f"expected {len(expected)} call(s): {listed}"
+        ]
     got = _names(decoded)
     lines = [] if sorted(got) == sorted(expected) else [_count_line(expected, got)]
     given_by_name: dict[str, list[Any]] = {}
@@ -118,9 +138,7 @@ def _explain_ast(entry: Entry, trajectory: Trajectory, score: Score) -> list[str
             if not candidates or not isinstance(params, dict):
                 continue
             # Several calls of one function: explain against the closest one.
-            diffs = min(
-                (_argument_lines(name, params, given) for given in candidates), key=len
-            )
+            diffs = min((_argument_lines(name, params, given) for given in candidates), key=len)
             lines.extend(diffs)
     if len(lines) == 0:
         lines.append("the calls and arguments match a reading of the gold; see the checker's error")
@@ -134,8 +152,10 @@ def _explain_multi_turn(score: Score) -> list[str]:
     failed = [t for t in turns if isinstance(t, dict) and not t.get("passed")]
     reached = details.get("turns_reached")
     if turns and isinstance(reached, int) and reached < len(turns):
-        lines.append(f"the conversation stopped after {reached} of {len(turns)} turns "
-                     f"({details.get('termination')})")
+        lines.append(
+            f"the conversation stopped after {reached} of {len(turns)} turns "
+            f"({details.get('termination')})"
+        )
     for turn in failed[:MAX_LINES]:
         reason = str(turn.get("reason") or "")
         plain = {
@@ -154,18 +174,21 @@ def _explain_multi_turn(score: Score) -> list[str]:
 def _explain_agentic(score: Score) -> list[str]:
     error = score.details.get("error_type")
     if error == "agentic:inference_error":
-        return [f"the conversation did not reach its final question ({score.details.get('termination')})"]
+        return [
+            f"the conversation did not reach its final question ({score.details.get('termination')})"
+        ]
     if error == "agentic:no_last_message":
         return ["the last reply held no final answer (only calls or nothing)"]
-    return [f"the final answer {_short(score.details.get('answer'))} matches none of the possible answers"]
+    return [
+        f"the final answer {_short(score.details.get('answer'))} matches none of the possible answers"
+    ]
 
 
 def explain_failure(entry: Entry, trajectory: Trajectory, score: Score) -> str:
     kind = kind_of(entry.category)
     if kind is Kind.IRRELEVANCE:
         got = _names(score.details.get("decoded") or [])
-        lines = [f"expected no function call, got {len(got)}: "
-                 + ", ".join(f"`{n}`" for n in got)]
+        lines = [f"expected no function call, got {len(got)}: " + ", ".join(f"`{n}`" for n in got)]
     elif kind is Kind.RELEVANCE:
         lines = [f"expected at least one function call; {_no_call(trajectory)}"]
     elif kind is Kind.AST:

@@ -55,7 +55,9 @@ def explain_failure(score: Score) -> str:
     predicted = [str(n) for n in details.get("predicted_tools") or []]
     lines = []
     if details.get("dropped"):
-        lines.append(f"left out of the sums: malformed arguments ({details.get('malformed_arguments')})")
+        lines.append(
+            f"left out of the sums: malformed arguments ({details.get('malformed_arguments')})"
+        )
     missed = Counter(gold) - Counter(predicted)
     extra = Counter(predicted) - Counter(gold)
     lines.append(f"expected {len(gold)} gold call(s), got {len(predicted)}")

@@ -42,6 +42,8 @@ def explain_failure(trajectory: Trajectory, score: Score) -> str:
     rubrics = [r for r in details.get("rubrics") or [] if isinstance(r, dict)]
     if rubrics:
         unmet = [r for r in rubrics if not r.get("met")]
-        lines.append(f"the judge found {len(rubrics) - len(unmet)} of {len(rubrics)} rubric lines met")
+        lines.append(
+            f"the judge found {len(rubrics) - len(unmet)} of {len(rubrics)} rubric lines met"
+        )
         lines += [_line(r) for r in unmet] + [_line(r) for r in rubrics if r.get("met")]
     return "\n".join(lines)

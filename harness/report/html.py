@@ -40,6 +40,7 @@ from harness.errors import ConfigError
 from harness.models.redact import masker
 from harness.report.compare import COLUMNS as COMPARE_COLUMNS
 from harness.report.compare import coverage_notes, row_cells, scope_partial
+from harness.report.detail import natural_key, sample_detail
 from harness.report.leaderboard import (
     RunResult,
     Table,
@@ -51,6 +52,7 @@ from harness.report.leaderboard import (
 from harness.report.samples import PackedSamples, compress_text, pack_samples
 from harness.results import stats
 from harness.results.reference import ReferenceTable
+from harness.store.inputs import read_inputs, task_key
 from harness.store.records import Record
 from harness.store.run_store import RunStore
 
@@ -139,21 +141,6 @@ def outcome_of(record: Record) -> int:
     return OUTCOME_PASS if values["passed"] >= 1.0 else OUTCOME_FAIL
 
 
-def _detail(record: Record) -> dict[str, Any]:
-    """What the viewer shows of one record (everything but bulky load options; its
-    run and key travel in the index)."""
-    return {
-        "status": record.status,
-        "error": record.error,
-        "score": record.score,
-        "score_error": record.extra.get("score_error"),
-        "metadata": record.metadata,
-        "latency_s": record.latency_s,
-        "seed": record.seed,
-        "trajectory": record.trajectory or {},
-    }
-
-
 def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
     """A (masked) detail cut harder and harder, and at last to a stub, until its JSON
     is within MAX_SAMPLE_CHARS: for the rare sample still too large once cut at
@@ -231,8 +218,10 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
             continue
         run_pos = position("run", runs, result.name)
         records = RunStore(result.run_dir).load_records()
+        inputs = read_inputs(result.run_dir)
         ordered = sorted(
-            records.values(), key=lambda r: (r.benchmark, r.subset, str(r.sample_id), r.trial)
+            records.values(),
+            key=lambda r: (r.benchmark, r.subset, natural_key(r.sample_id), r.trial),
         )
         for record in ordered:
             score = record.score or {}
@@ -249,7 +238,7 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
                     record.key,
                 ]
             )
-            details.append(_detail(record))
+            details.append(sample_detail(record, inputs.get(task_key(record.key))))
     packed = pack_details(details, max_chars)
     for row, entry in zip(rows, packed.roots, strict=True):
         row.append(entry)
@@ -515,7 +504,8 @@ def render_report(
         f"<nav>{nav}</nav></header>"
         + body
         + "\n".join(data_blocks)
-        + f'<script nonce="{nonce}">{asset_text("viewer.js")}</script></body></html>\n'
+        + f'<script nonce="{nonce}">{asset_text("sample.js")}\n{asset_text("viewer.js")}</script>'
+        "</body></html>\n"
     )
     return page, samples.count
 

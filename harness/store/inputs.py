@@ -75,8 +75,9 @@ class SampleInput:
 def tool_name(tool: Any) -> str:
     """The name of an OpenAI-format tool schema (or "?")."""
     if isinstance(tool, dict):
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-        return str(function.get("name") or "?")
+        function = tool.get("function")
+        named = function if isinstance(function, dict) else tool
+        return str(named.get("name") or "?")
     return "?"
 
 
@@ -126,7 +127,7 @@ class InputsFile:
         if self._handle is None:
             raise RuntimeError("InputsFile.open() first")
         data = sample_input.to_dict()
-        lines = []
+        lines: list[str] = []
         data["tools"] = self._shared(data["tools"], lines)
         data["messages"] = [
             self._shared(m, lines) if m.get("role") == "system" else m for m in data["messages"]

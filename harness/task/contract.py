@@ -466,7 +466,9 @@ class Adapter(ABC):
 MAX_EXPLANATION_CHARS = 2000
 
 
-def with_explanation(adapter: Adapter, sample: Sample, trajectory: Trajectory, score: Score) -> Score:
+def with_explanation(
+    adapter: Adapter, sample: Sample, trajectory: Trajectory, score: Score
+) -> Score:
     """``score`` with its adapter's plain-language explanation of a failure (a
     passed or excluded score, or one explained already, is left as it is). An
     explanation that fails says so: it never costs the score."""

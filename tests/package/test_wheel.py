@@ -103,7 +103,9 @@ def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
     # The report inlines its script and stylesheet from the installed package's data.
     _harness(installed, work, "report", str(runs[0]), "--out", "r.html", "--no-plots")
     page = (work / "r.html").read_text(encoding="utf-8")
-    script = (REPO / "harness" / "report" / "assets" / "viewer.js").read_text(encoding="utf-8")
-    assert script in page and "<style>/* The report's stylesheet" in page
+    assets = REPO / "harness" / "report" / "assets"
+    for name in ("sample.js", "viewer.js"):
+        assert (assets / name).read_text(encoding="utf-8") in page
+    assert "<style>/* The report's stylesheet" in page
     # The run itself was scored by the installed package, not by a checkout.
     assert str(REPO) not in (runs[0] / "manifest.json").read_text(encoding="utf-8")

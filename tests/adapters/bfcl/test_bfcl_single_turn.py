@@ -227,7 +227,12 @@ def test_a_failure_is_explained_in_plain_words_next_to_the_checker_code():
     text = ADAPTER.explain_failure(sample, trajectory, result)
     assert text.startswith("expected 2 call(s), got 1: `spotify_play` missing")
     assert "`spotify_play`: argument `duration` is 25, expected one of [20]" in text
-    assert ADAPTER.gold_view(sample)["expected calls"] == sample.gold.ground_truth
+    view = ADAPTER.gold_view(sample)
+    assert view["ground truth"] == sample.gold.ground_truth
+    assert view["expected calls"] == [
+        "spotify_play(artist=Taylor Swift, duration=20)",
+        "spotify_play(artist=Maroon 5, duration=15)",
+    ]
 
 
 def test_a_text_reply_is_explained_without_the_decoder_exception():

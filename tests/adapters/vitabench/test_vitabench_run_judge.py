@@ -325,4 +325,7 @@ def test_a_failure_lists_the_rubric_lines_with_the_judges_verdicts():
         "✗ not met: C (judge: Not evaluated yet)",
         "✓ met: A",
     ]
-    assert explain.gold_view(task) == {"user instructions": "Order noodles.", "rubric": ["A", "B", "C"]}
+    assert explain.gold_view(task) == {
+        "user instructions": "Order noodles.",
+        "rubric": ["A", "B", "C"],
+    }
