@@ -27,13 +27,14 @@ from harness.config.suites import Suite
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.models.redact import scrub_secrets
+from harness.run.explanations import with_explanation
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.inputs import SampleInput
 from harness.store.records import OK, Record, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
-from harness.task.contract import Sample, Services, with_explanation
+from harness.task.contract import Sample, Services
 from harness.task.registry import get_adapter
 from harness.types import SamplingParams, Score, Trajectory
 

@@ -150,3 +150,38 @@ def test_merged_shards_carry_every_input_once(tmp_path):
         (folder / INPUTS).unlink()
     assert merge_inputs([first, second], out) == 0
     assert not (out / INPUTS).exists()
+
+
+def test_a_failed_score_carries_its_adapters_explanation_and_a_passed_one_none(tmp_path):
+    from harness.models.base import NullClient
+    from harness.run.explanations import with_explanation
+    from harness.types import Score, Trajectory
+
+    store = RunStore(tmp_path / "run")
+    suite = Suite(name="toy", entries=[SuiteEntry(benchmark="toy", subsets=["hard"])])
+    plan = plan_suite(suite)
+    store.write_manifest({"run_id": "run", "planned": plan.planned_counts()})
+    store.open_for_append()
+    try:
+        runner = Runner(
+            store, PlainStrategy(), lambda s: NullClient(), Services(), SamplingParams()
+        )
+        asyncio.run(runner.run(plan.samples, 1))
+    finally:
+        store.close()
+    scores = [r["score"] for r in store.records().values()]
+    assert {s["explanation"] for s in scores} == {
+        "the counter reached 0, the target is 10",
+        "the counter reached 0, the target is 20",
+        "the counter reached 0, the target is 30",
+    }
+    adapter = get_adapter("toy")
+    passed = with_explanation(adapter, plan.samples[0], Trajectory(), Score(True, 1.0))
+    assert "explanation" not in passed.to_dict()
+
+    class Broken(type(adapter)):
+        def explain_failure(self, sample, trajectory, score):
+            raise KeyError("total")
+
+    failed = with_explanation(Broken(), plan.samples[0], Trajectory(), Score(False, 0.0))
+    assert failed.explanation == "(no explanation: KeyError: 'total')"
