@@ -125,10 +125,18 @@ async def regrade(
                 continue
             new = score.to_dict()
             stats.regraded += 1
-            if record.get("score") != new:
+            if _verdict(record.get("score")) != _verdict(new):
                 stats.changed += 1
             record["score"] = new
     return stats
+
+
+def _verdict(score: Any) -> Any:
+    """A stored score without its explanation: a record written before explanations
+    were kept, scored the same, is not a changed score."""
+    if isinstance(score, dict) and "explanation" in score:
+        return {k: v for k, v in score.items() if k != "explanation"}
+    return score
 
 
 def aggregate_records(

@@ -9,7 +9,7 @@ import pytest
 
 from harness.config.suites import Suite, SuiteEntry
 from harness.run.runner import Runner, plan_suite
-from harness.run.scoring import score_run
+from harness.run.scoring import regrade, score_run
 from harness.store.records import Record
 from harness.store.run_store import RunStore, read_records
 from harness.strategies.committed import PlainStrategy
@@ -268,3 +268,20 @@ def test_the_garbage_collector_is_set_for_the_run_and_given_back(tmp_path):
     assert all(frozen > 0 and young >= RUN_GC_THRESHOLD for frozen, young in seen_during_run)
     # Collected as before afterwards.
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_a_regrade_explains_old_failures_without_counting_them_changed(tmp_path):
+    _, store, _ = run_toy(
+        tmp_path, lambda sample: FlakyOracle(sample, set(), 0.0), subsets=["easy"]
+    )
+    lines = [json.loads(line) for line in store.samples_path.read_text().splitlines()]
+    for record in lines:  # failed, as a version without explanations wrote it
+        record["trajectory"]["final_state"] = {"total": 0}
+        record["score"] = {**record["score"], "passed": False, "reward": 0.0}
+        record["score"]["details"] = {"total": 0}
+    store.samples_path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    scores = score_run(store.root)
+    assert scores["regrade"] == {"regraded": 5, "changed": 0, "failed": 0}
+    stats = asyncio.run(regrade(lines, Services()))
+    assert (stats.regraded, stats.changed) == (5, 0)
+    assert lines[0]["score"]["explanation"] == "the counter reached 0, the target is 1"
