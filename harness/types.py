@@ -294,6 +294,8 @@ class Score:
     tool_fn: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
     excluded: str | None = None
+    # Why the trial failed, in plain words (Adapter.explain_failure); "" when none.
+    explanation: str = ""
 
     def __post_init__(self) -> None:
         # A verdict computed with numpy is numpy's boolean, which JSON would write
@@ -318,9 +320,12 @@ class Score:
                 "tool_fn": self.tool_fn,
                 "details": details,
                 "excluded": self.excluded,
+                "explanation": self.explanation,
             }
         if data["excluded"] is None:
             del data["excluded"]  # records of benchmarks without the rule stay as they were
+        if not data["explanation"]:
+            del data["explanation"]  # records of passed trials read as they always did
         return data
 
     @classmethod

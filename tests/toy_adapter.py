@@ -120,6 +120,13 @@ class ToyAdapter(Adapter):
         passed = total == sample.gold["target"]
         return Score(passed=passed, reward=float(passed), details={"total": total})
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        return {"target": sample.gold["target"]}
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        total = (trajectory.final_state or {}).get("total")
+        return f"the counter reached {total}, the target is {sample.gold['target']}"
+
     def aggregate(self, records: list[RecordView]) -> BenchmarkResult:
         subsets: dict[str, SubsetResult] = {}
         for subset in sorted({r.subset for r in records}):

@@ -246,6 +246,16 @@ class BFCLAdapter(Adapter):
         result.details["prompt_mode"] = prompt_mode
         return result
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        from .explain import gold_view
+
+        return gold_view(sample.gold)
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        from .explain import explain_failure
+
+        return explain_failure(sample.gold, trajectory, score)
+
     @staticmethod
     def is_prompt_mode(sample: Sample, trajectory: Trajectory, services: Services) -> bool:
         """Replies are read as text (BFCL's prompt mode) when the samples were loaded

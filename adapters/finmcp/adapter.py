@@ -289,6 +289,16 @@ class FinMCPAdapter(Adapter):
 
     # -- scoring -----------------------------------------------------------------
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        from .explain import gold_view
+
+        return gold_view(sample.gold)
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        from .explain import explain_failure
+
+        return explain_failure(score)
+
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
         score = score_trajectory(
             sample.gold,

@@ -318,6 +318,16 @@ class Tau2Adapter(Adapter):
             score = await nl_judge.apply(domain, task, greeting, turns, score, services)
         return score
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        from .explain import gold_view
+
+        return gold_view(sample.gold)
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        from .explain import explain_failure
+
+        return explain_failure(sample.gold, trajectory, score)
+
     def score_now(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
         domain = self.domain_of(sample)
         task = domains.task_from_dict(domain.package, sample.gold)

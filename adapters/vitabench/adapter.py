@@ -228,6 +228,16 @@ class VitaBenchAdapter(Adapter):
 
     # ------------------------------------------------------------ scoring
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        from .explain import gold_view
+
+        return gold_view(sample.gold)
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        from .explain import explain_failure
+
+        return explain_failure(trajectory, score)
+
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
         task: VitaTask = sample.gold
         diagnostic = orders_diagnostic(trajectory.final_state, task)

@@ -41,6 +41,7 @@ from harness.errors import ConfigError
 from harness.models.redact import masker
 from harness.report.compare import COLUMNS as COMPARE_COLUMNS
 from harness.report.compare import row_cells, scope_partial
+from harness.report.detail import sample_detail
 from harness.report.leaderboard import (
     RunResult,
     Table,
@@ -60,7 +61,7 @@ from harness.results import stats
 from harness.results.coverage import LEGEND
 from harness.results.headlines import benchmark_label
 from harness.results.reference import ReferenceTable
-from harness.store.records import Record
+from harness.store.inputs import read_inputs, task_key
 from harness.store.run_store import RunStore
 
 DEFAULT_MAX_CHARS = 20_000
@@ -140,21 +141,6 @@ def truncate_strings(
 # --- samples --------------------------------------------------------------------------------
 
 
-def _detail(record: Record) -> dict[str, Any]:
-    """What the viewer shows of one record (everything but bulky load options; its
-    run and key travel in the index)."""
-    return {
-        "status": record.status,
-        "error": record.error,
-        "score": record.score,
-        "score_error": record.extra.get("score_error"),
-        "metadata": record.metadata,
-        "latency_s": record.latency_s,
-        "seed": record.seed,
-        "trajectory": record.trajectory or {},
-    }
-
-
 def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
     """A (masked) detail cut harder and harder, and at last to a stub, until its JSON
     is within MAX_SAMPLE_CHARS: for the rare sample still too large once cut at
@@ -207,9 +193,10 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
             continue
         names.position("runs", result.name)
         records = RunStore(result.run_dir).load_records()
+        inputs = read_inputs(result.run_dir)
         for record in sorted(records.values(), key=sample_order):
             rows.append(sample_row(record, result.name, names, entry=-1))
-            details.append(_detail(record))
+            details.append(sample_detail(record, inputs.get(task_key(record.key))))
     packed = pack_details(details, max_chars)
     for row, entry in zip(rows, packed.roots, strict=True):
         row[ENTRY] = entry
@@ -415,7 +402,7 @@ def asset_text(name: str) -> str:
 def page_script() -> str:
     """The page's script: where its samples come from, then the viewer (one script, so
     that one nonce allows it)."""
-    return asset_text("data_source.js") + asset_text("viewer.js")
+    return asset_text("data_source.js") + asset_text("sample.js") + "\n" + asset_text("viewer.js")
 
 
 def viewer_html() -> str:

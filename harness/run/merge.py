@@ -1,6 +1,7 @@
 """Joining the shard folders of one run (``harness run --shard I/N``, ``--parts K``)
 into one run folder: the shards must be parts of one run and own their records;
-the merged manifest, the gaps between them, and a scoring of the whole.
+the merged manifest, the gaps between them, the samples' inputs (each once) and a
+scoring of the whole.
 """
 
 from __future__ import annotations
@@ -214,6 +215,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     from harness.boundary.atomic import open_atomic
     from harness.errors import ConfigError
     from harness.run.scoring import score_run
+    from harness.store.inputs import merge_inputs
     from harness.store.run_store import SAMPLES, RunStore, record_line
 
     if len({d.resolve() for d in shard_dirs}) != len(shard_dirs):
@@ -234,6 +236,7 @@ def merge_runs(shard_dirs: list[Path], out: Path, allow_gaps: bool = False) -> G
     with open_atomic(out / SAMPLES) as handle:
         for key in sorted(records):
             handle.write(record_line(records[key]) + "\n")
+    merge_inputs([shard.root for shard in shards], out)
     RunStore(out).write_manifest(merged_manifest(shards, out, gaps))
     score_run(out, rescore=False)
     return gaps

@@ -27,9 +27,11 @@ from harness.config.suites import Suite
 from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
 from harness.models.base import ModelClient
 from harness.models.redact import scrub_secrets
+from harness.run.explanations import with_explanation
 from harness.run.id_selection import parse_ids
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
+from harness.store.inputs import SampleInput
 from harness.store.records import OK, Record, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
@@ -244,6 +246,24 @@ def build_record(
 CANCEL_GRACE_S = 1.0
 
 
+def sample_input_of(sample: Sample) -> SampleInput:
+    """What the run keeps of a sample's input: its first messages, its tools and
+    its adapter's gold view (a gold view that fails is kept as its error)."""
+    try:
+        gold = get_adapter(sample.benchmark).gold_view(sample)
+    except Exception as exc:  # shown with the sample, never the end of the run
+        gold = {"gold view failed": scrub_secrets(f"{type(exc).__name__}: {exc}")[:500]}
+    return SampleInput(
+        key=sample.key,
+        benchmark=sample.benchmark,
+        subset=sample.subset,
+        sample_id=str(sample.id),
+        messages=list(sample.initial_messages),
+        tools=list(sample.tools),
+        gold=gold,
+    )
+
+
 def episode_timeout_message(timeout_s: float) -> str:
     return f"the episode ran past its {timeout_s:g} s timeout"
 
@@ -348,6 +368,7 @@ class Runner:
         if self.progress:
             self.progress.started(item.key)
         try:
+            self.keep_input(item.sample)
             outcome.options = self.load_options.get(item.sample.key, {})
             seed = outcome.seed
             # dataclasses.replace, not to_dict() and back: asdict deep-copies (a hot spot).
@@ -390,7 +411,12 @@ class Runner:
             error: dict[str, Any] | None = None
             status = OK
             try:
-                score = await adapter.score(item.sample, trajectory, services)
+                score = with_explanation(
+                    adapter,
+                    item.sample,
+                    trajectory,
+                    await adapter.score(item.sample, trajectory, services),
+                )
             except ModelOutputError as exc:
                 score, error = model_failure_score(exc), _error_info(exc)
             except Exception as exc:  # a scoring failure is shown, never a silent zero
@@ -429,7 +455,23 @@ class Runner:
 
     async def run(self, samples: list[Sample], trials: int) -> RunCounts:
         todo, skipped = self.pending(samples, trials)
+        if skipped:  # a resumed run folder written before inputs were kept
+            started = {item.sample.key for item in todo}
+            for sample in samples:
+                if sample.key not in started and self._owns_any(sample, trials):
+                    self.keep_input(sample)
         return await self.run_items(todo, skipped)
+
+    def _owns_any(self, sample: Sample, trials: int) -> bool:
+        return any(
+            self.shard.owns(record_key(sample.benchmark, sample.subset, sample.id, trial))
+            for trial in range(trials)
+        )
+
+    def keep_input(self, sample: Sample) -> None:
+        """Keep the sample's input in the run folder, once per sample."""
+        if not self.store.has_input(sample.key):
+            self.store.append_input(sample_input_of(sample))
 
     async def run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
         """Run the given pending items (``skipped``: how many were already done).

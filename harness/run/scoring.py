@@ -16,6 +16,7 @@ from typing import Any
 from harness.config.data_dirs import DataDirs
 from harness.errors import ConfigError
 from harness.models.redact import MASK, add_config_secrets, is_credential_name, scrub_secrets
+from harness.run.explanations import with_explanation
 from harness.run.runner import now_iso
 from harness.store.run_store import OK, RunStore, write_json_atomic
 from harness.strategies.costs import aggregate_costs
@@ -126,6 +127,7 @@ async def regrade(
             try:  # reading the trajectory back is part of scoring it
                 trajectory = Trajectory.from_dict(record["trajectory"])
                 score = await adapter.score(sample, trajectory, services)
+                score = with_explanation(adapter, sample, trajectory, score)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1
                 record["score_error"] = scrub_secrets(f"{type(exc).__name__}: {exc}")

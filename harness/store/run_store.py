@@ -23,6 +23,7 @@ from harness.boundary.atomic import write_atomic
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import mask, may_need_masking
+from harness.store.inputs import INPUTS, InputsFile, SampleInput
 from harness.store.manifest import Manifest, manifest_problem, shape_problem
 from harness.store.records import OK, Record, record_key, record_problem
 from harness.store.shapes import SCORED_RECORD, MapOf
@@ -44,7 +45,7 @@ SCORES = "scores.json"
 LOCK = ".lock"
 
 
-RUN_FILES = (MANIFEST, SAMPLES, SCORES, LOCK)
+RUN_FILES = (MANIFEST, SAMPLES, SCORES, LOCK, INPUTS)
 
 
 def check_not_a_folder(path: Path) -> None:
@@ -151,6 +152,7 @@ class RunStore:
         self.root = Path(root)
         self._lock_handle: TextIO | None = None
         self._samples_handle: TextIO | None = None
+        self._inputs: InputsFile | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -163,6 +165,10 @@ class RunStore:
     @property
     def scores_path(self) -> Path:
         return self.root / SCORES
+
+    @property
+    def inputs_path(self) -> Path:
+        return self.root / INPUTS
 
     def exists(self) -> bool:
         return self.manifest_path.is_file()
@@ -238,6 +244,18 @@ class RunStore:
             raise ConfigError(f"{self.root} is in use by another harness process") from None
         self._close_torn_tail()
         self._samples_handle = self.samples_path.open("a", encoding="utf-8")
+        self._inputs = InputsFile(self.inputs_path)
+        self._inputs.open()
+
+    def has_input(self, key: str) -> bool:
+        """Whether the sample's input (``key``: its task key) is in inputs.jsonl."""
+        return self._inputs is not None and self._inputs.has(key)
+
+    def append_input(self, sample_input: SampleInput) -> None:
+        """Keep one sample's input in inputs.jsonl (harness.store.inputs)."""
+        if self._inputs is None:
+            raise RuntimeError("RunStore.open_for_append() first")
+        self._inputs.add(sample_input)
 
     def _close_torn_tail(self) -> None:
         # A kill mid-write can leave a last line without its newline; end it so
@@ -272,6 +290,10 @@ class RunStore:
         """Flush, sync and release the lock; the lock is released even when the
         disk refuses the flush (the error still propagates)."""
         try:
+            if self._inputs is not None:
+                inputs, self._inputs = self._inputs, None
+                with contextlib.suppress(OSError):  # the records' flush error matters more
+                    inputs.close()
             if self._samples_handle is not None:
                 handle, self._samples_handle = self._samples_handle, None
                 try:

@@ -398,6 +398,19 @@ class Adapter(ABC):
     def oracle(self, sample: Sample) -> ModelClient:
         """A model that plays the sample's gold actions (to check scorers and environments)."""
 
+    def gold_view(self, sample: Sample) -> dict[str, Any]:
+        """What the benchmark expects of ``sample``, as plain JSON for a reader
+        (kept once per sample in the run's inputs.jsonl and shown beside the
+        transcript): expected calls, gold actions, expected outputs, a rubric.
+        Named entries, each a short value; {} when the benchmark has nothing to show."""
+        return {}
+
+    def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
+        """A short plain-language reason why ``score`` failed (shown next to the
+        official error code), e.g. "expected 2 calls, got 1: `f` missing"; "" when
+        there is nothing to add. Called only for a failed score; must not raise."""
+        return ""
+
     def versions(self) -> dict[str, str]:
         """Package and data versions that affect this benchmark's numbers."""
         return {}

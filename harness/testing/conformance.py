@@ -11,8 +11,11 @@ subsets, offline:
 - every sample's tools are function schemas whose parameters are a JSON-schema
   object, and its environment can be built and answers an unknown tool with an
   error instead of raising;
+- ``gold_view`` gives each sample's gold as a JSON object, which the run keeps
+  in its inputs.jsonl with the sample's first messages and tools;
 - the oracle plays every sample to a passing score through the real ``Runner``
   (the machinery of ``--model oracle``), each score's fields in range;
+- ``explain_failure`` gives text (never raises) for a failed score of each sample;
 - ``aggregate`` turns those records into finite numbers that its estimators
   recompute, and gives no score where no record was scored.
 
@@ -26,6 +29,7 @@ registered (by ``module:Class``) while the check runs, so it must be importable.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -160,8 +164,11 @@ def _check(
     for sample in samples:
         _check_tools(checker, sample)
         _check_environment(checker, sample)
+    for sample in samples:
+        _check_gold_view(checker, sample)
     services = _services(checker, user_model, judge_model)
     records = _oracle_records(checker, samples, options, services)
+    _check_explanations(checker, samples, records)
     _check_aggregate(checker, records)
     return ConformanceReport(
         checker.adapter.name,
@@ -423,6 +430,38 @@ def _check_environment(checker: _Checker, sample: Sample) -> None:
     checker.done("environment")
 
 
+def _check_gold_view(checker: _Checker, sample: Sample) -> None:
+    view = checker.call("gold view", "gold_view", sample)
+    where = f"gold_view of {sample.key}"
+    checker.require("gold view", isinstance(view, dict), f"{where} is not a dict")
+    try:
+        json.dumps(view, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise checker.fail("gold view", f"{where} is not plain JSON ({exc})") from None
+    checker.done("gold view")
+
+
+def _check_explanations(
+    checker: _Checker, samples: list[Sample], records: list[dict[str, Any]]
+) -> None:
+    """explain_failure on each oracle trajectory given a failed score: text, no exception."""
+    from harness.types import Score, Trajectory
+
+    by_key = {record["key"].rpartition("#")[0]: record for record in records}
+    for sample in samples:
+        record = by_key[sample.key]
+        stored = Score.from_dict(record["score"])
+        failed = Score(False, 0.0, details=dict(stored.details))
+        trajectory = Trajectory.from_dict(record.get("trajectory") or {})
+        text = checker.call("explanation", "explain_failure", sample, trajectory, failed)
+        checker.require(
+            "explanation",
+            isinstance(text, str),
+            f"explain_failure of {sample.key} gave {type(text).__name__}, not text",
+        )
+    checker.done("explanation")
+
+
 # --- the oracle through the runner -----------------------------------------------------------
 
 
@@ -445,6 +484,7 @@ def _oracle_records(
     """One trial of every sample with the adapter's oracle, through the Runner into a
     temporary run folder (what ``harness run --model oracle`` does), read back."""
     from harness.run.runner import OK, Runner
+    from harness.store.inputs import read_inputs
     from harness.store.run_store import RunStore
     from harness.strategies.committed import PlainStrategy
     from harness.types import SamplingParams
@@ -467,6 +507,13 @@ def _oracle_records(
         finally:
             store.close()
         records = list(store.records().values())
+        kept = read_inputs(store.root)
+    for sample in samples:
+        checker.require(
+            "gold view",
+            sample.key in kept and kept[sample.key].gold == checker.adapter.gold_view(sample),
+            f"the run kept no input with the gold view of {sample.key}",
+        )
     checker.require(
         "oracle", len(records) == len(samples), f"{len(records)} records for {len(samples)} samples"
     )

@@ -29,6 +29,7 @@ from harness.report.sample_list import (
     sample_order,
     sample_row,
 )
+from harness.store.inputs import INPUTS, SampleInput, read_inputs, task_key
 from harness.store.records import Record, record_problem
 from harness.store.run_store import MANIFEST, SAMPLES
 
@@ -129,6 +130,8 @@ class RunFolders:
         self.version = 0  # grows with every row added or replaced
         self.reset_version = 0  # the version at which rows were last dropped
         self._lock = threading.Lock()
+        # run name -> ((size, mtime) of its inputs.jsonl, its inputs by task key)
+        self._inputs: dict[str, tuple[tuple[int, int], dict[str, SampleInput]]] = {}
 
     def refresh(self) -> None:
         with self._lock:
@@ -202,6 +205,26 @@ class RunFolders:
                 **self.names.as_dict(),
                 "run_info": [run.info() for run in self.runs],
             }
+
+    def sample_input(self, run_name: str, key: str) -> SampleInput | None:
+        """The input of ``key``'s sample in run ``run_name`` (None when the run kept
+        none); the run's inputs are read again only when their file changed."""
+        run = next((r for r in self.runs if r.name == run_name), None)
+        if run is None:
+            return None
+        path = run.folder / INPUTS
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._inputs.get(run.name)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, read_inputs(run.folder))
+            with self._lock:
+                self._inputs[run.name] = cached
+        return cached[1].get(task_key(key))
 
     def record(self, run_name: str, key: str) -> Record | None:
         """The last record of ``key`` in run ``run_name``, read from its line."""

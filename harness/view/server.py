@@ -27,8 +27,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from harness.boundary.sanitise import dumps_safe
 from harness.models.redact import masker
-from harness.report import html as report_html
+from harness.report.detail import sample_detail
 from harness.report.html import MAX_SAMPLE_CHARS, cut_to_size, truncate_strings
+from harness.store.inputs import SampleInput
 from harness.store.records import Record
 from harness.view.page import page_policy, viewer_page
 from harness.view.runs import RunFolders
@@ -36,16 +37,12 @@ from harness.view.runs import RunFolders
 HOST = "127.0.0.1"
 
 
-def sample_detail(record: Record) -> dict[str, Any]:
-    """What the page shows of one record: the report's own detail (the one call to
-    change when the detail gains the sample's input)."""
-    return report_html._detail(record)
-
-
-def shown_detail(record: Record, max_chars: int) -> dict[str, Any]:
+def shown_detail(
+    record: Record, sample_input: SampleInput | None, max_chars: int
+) -> dict[str, Any]:
     """The detail with held secrets masked (before any cut, as the report does), its
     long strings cut, and cut harder when still over the report's bound."""
-    detail = masker().mask(sample_detail(record))
+    detail = masker().mask(sample_detail(record, sample_input))
     shown = truncate_strings(detail, max_chars)
     if max_chars > 0 and len(dumps_safe(shown, default=str)) > MAX_SAMPLE_CHARS:
         shown = cut_to_size(detail, max_chars)
@@ -100,7 +97,8 @@ class ViewerApp:
             record = self.runs.record(run, key)
             if record is None:
                 return text_response(HTTPStatus.NOT_FOUND, "no such sample")
-            return json_response(shown_detail(record, self.max_chars))
+            sample_input = self.runs.sample_input(run, key)
+            return json_response(shown_detail(record, sample_input, self.max_chars))
         return text_response(HTTPStatus.NOT_FOUND, "not found")
 
 

@@ -11,6 +11,7 @@ from fake_llm_server import toy_agent
 from support import without_timing
 
 from harness.cli import main
+from harness.store.inputs import read_inputs
 from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
 
@@ -61,6 +62,9 @@ def test_three_shards_merged_equal_the_unsharded_run(runs, tmp_path):
     assert merged_scores["benchmarks"] == whole_scores["benchmarks"]
     assert merged_scores["records"] == whole_scores["records"]
     assert merged_scores["missing_samples"] == {}
+    # Every sample's input, once, as the unsharded run kept it.
+    assert read_inputs(out) == read_inputs(runs / "whole")
+    assert len(read_inputs(out)) == 8
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["shard"] == "merged from 1/3, 2/3, 3/3"
     assert manifest["planned"] == manifest["planned_full"] == {"toy": {"easy": 5, "hard": 3}}

@@ -31,6 +31,7 @@ from harness.executors.ray import (
     retried_line,
     wait_for_run_folder,
 )
+from harness.store.inputs import read_inputs
 from harness.store.run_store import LOCK, read_records
 from harness.testing.fake_server import FakeServer
 
@@ -76,6 +77,8 @@ def test_a_run_in_parts_equals_the_whole_run_and_a_rerun_resumes_its_parts(
     assert json.loads((out / "scores.json").read_text())["benchmarks"] == whole_scores["benchmarks"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["shard"] == "merged from 1/3, 2/3, 3/3"
+    # Each sample's input, once, as the whole run kept it.
+    assert read_inputs(out) == read_inputs(tmp_path / "whole") and len(read_inputs(out)) == 8
     parts = [part_folder(out, index, 3) for index in (1, 2, 3)]
     assert parts[0] == tmp_path / ".parts" / "parts" / "1-of-3"
     assert sum(len(keys_written(part)) for part in parts) == 16

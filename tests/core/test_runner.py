@@ -9,7 +9,7 @@ import pytest
 
 from harness.config.suites import Suite, SuiteEntry
 from harness.run.runner import Runner, plan_suite
-from harness.run.scoring import score_run
+from harness.run.scoring import regrade, score_run
 from harness.store.records import Record
 from harness.store.run_store import RunStore, read_records
 from harness.strategies.committed import PlainStrategy
@@ -224,10 +224,13 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
         name: str
 
     def asdict_without_unset_exclusion(score: Score) -> dict:
-        # ``excluded`` is written only when a benchmark's rule excludes the trial.
+        # ``excluded`` is written only when a benchmark's rule excludes the trial,
+        # ``explanation`` only when there is one.
         data = dataclasses.asdict(score)
         if data["excluded"] is None:
             del data["excluded"]
+        if not data["explanation"]:
+            del data["explanation"]
         return data
 
     plain = Score(True, 1.0, progress=0.5, details={"calls": [{"n": [1, 2.0, None, "x"]}]})
@@ -240,7 +243,7 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
     odd = Score(False, 0.0, details={"found": Found("a"), "pair": (1, 2)})
     assert odd.to_dict() == asdict_without_unset_exclusion(odd)
     assert odd.to_dict()["details"]["found"] == {"name": "a"}
-    binned = Score(False, 0.0, excluded="infrastructure_error")
+    binned = Score(False, 0.0, excluded="infrastructure_error", explanation="why")
     assert binned.to_dict() == dataclasses.asdict(binned)
     assert Score.from_dict(binned.to_dict()) == binned
 
@@ -265,3 +268,20 @@ def test_the_garbage_collector_is_set_for_the_run_and_given_back(tmp_path):
     assert all(frozen > 0 and young >= RUN_GC_THRESHOLD for frozen, young in seen_during_run)
     # Collected as before afterwards.
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_a_regrade_explains_old_failures_without_counting_them_changed(tmp_path):
+    _, store, _ = run_toy(
+        tmp_path, lambda sample: FlakyOracle(sample, set(), 0.0), subsets=["easy"]
+    )
+    lines = [json.loads(line) for line in store.samples_path.read_text().splitlines()]
+    for record in lines:  # failed, as a version without explanations wrote it
+        record["trajectory"]["final_state"] = {"total": 0}
+        record["score"] = {**record["score"], "passed": False, "reward": 0.0}
+        record["score"]["details"] = {"total": 0}
+    store.samples_path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    scores = score_run(store.root)
+    assert scores["regrade"] == {"regraded": 5, "changed": 0, "failed": 0}
+    stats = asyncio.run(regrade(lines, Services()))
+    assert (stats.regraded, stats.changed) == (5, 0)
+    assert lines[0]["score"]["explanation"] == "the counter reached 0, the target is 1"

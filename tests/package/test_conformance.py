@@ -25,8 +25,10 @@ EVERY_CHECK = [
     "load ids",
     "tools",
     "environment",
+    "gold view",
     "oracle",
     "score range",
+    "explanation",
     "aggregate",
     "estimators",
     "no score unscored",
@@ -164,9 +166,31 @@ class ScoreFromNothing(FailingOracle):
         return result
 
 
+class GoldViewNotJson(FailingOracle):
+    name = "toy-gold-view-not-json"
+
+    def oracle(self, sample):
+        return ToyAdapter.oracle(self, sample)
+
+    def gold_view(self, sample):
+        return {"target": {sample.gold["target"]}}  # a set: no JSON
+
+
+class ExplanationRaises(GoldViewNotJson):
+    name = "toy-explanation-raises"
+
+    def gold_view(self, sample):
+        return ToyAdapter.gold_view(self, sample)
+
+    def explain_failure(self, sample, trajectory, score):
+        return score.details["no such detail"]
+
+
 @pytest.mark.parametrize(
     ("adapter", "check", "words"),
     [
+        (GoldViewNotJson, "gold view", "gold_view of toy-gold-view-not-json/easy/easy-0 is not"),
+        (ExplanationRaises, "explanation", "explain_failure() raised KeyError"),
         (DuplicateIds, "load", "repeats sample ids same"),
         (IgnoresLimit, "load", "gave 5 samples for limit 2"),
         (FailingOracle, "oracle", "did not pass"),

@@ -103,7 +103,7 @@ def test_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path):
     # The report inlines its script and stylesheet from the installed package's data.
     _harness(installed, work, "report", str(runs[0]), "--out", "r.html", "--no-plots")
     page = (work / "r.html").read_text(encoding="utf-8")
-    for name in ("data_source.js", "viewer.js"):
+    for name in ("data_source.js", "sample.js", "viewer.js"):
         script = (REPO / "harness" / "report" / "assets" / name).read_text(encoding="utf-8")
         assert script in page, name
     assert "<style>/* The report's stylesheet" in page

@@ -216,3 +216,46 @@ def test_the_unanswerable_entries_are_exactly_the_contradictory_ones():
             if contradictions(sample.gold):
                 found.add(sample.id)
     assert found == UNANSWERABLE
+
+
+def test_a_failure_is_explained_in_plain_words_next_to_the_checker_code():
+    sample = ADAPTER.load("parallel")[0]  # two spotify.play calls expected
+    one_call = call("spotify_play", {"artist": "Taylor Swift", "duration": 25})
+    trajectory = run(sample, reply_with(one_call))
+    result = score(sample, trajectory)
+    assert not result.passed and result.details["error_type"]
+    text = ADAPTER.explain_failure(sample, trajectory, result)
+    assert text.startswith("expected 2 call(s), got 1: `spotify_play` missing")
+    assert "`spotify_play`: argument `duration` is 25, expected one of [20]" in text
+    view = ADAPTER.gold_view(sample)
+    assert view["ground truth"] == sample.gold.ground_truth
+    assert view["expected calls"] == [
+        "spotify_play(artist=Taylor Swift, duration=20)",
+        "spotify_play(artist=Maroon 5, duration=15)",
+    ]
+
+
+def test_a_text_reply_is_explained_without_the_decoder_exception():
+    sample = ADAPTER.load("simple_python")[0]
+    trajectory = run(sample, ScriptedClient([], name="null"))
+    result = score(sample, trajectory)
+    assert "AttributeError" in result.details["decode_error"]  # the official decoder's
+    text = ADAPTER.explain_failure(sample, trajectory, result)
+    assert "AttributeError" not in text
+    assert text.startswith("no function call could be read from the reply")
+    assert "expected 1 call(s): `calculate_triangle_area`" in text
+
+
+def test_irrelevance_and_relevance_failures_name_what_was_expected():
+    irrelevant = ADAPTER.load("irrelevance")[0]
+    made = run(irrelevant, reply_with(call(irrelevant.tools[0]["function"]["name"], {})))
+    failed = score(irrelevant, made)
+    assert not failed.passed
+    assert ADAPTER.explain_failure(irrelevant, made, failed).startswith(
+        "expected no function call, got 1"
+    )
+    relevant = ADAPTER.load("live_relevance")[0]
+    silent = run(relevant, reply_with(content="No."))
+    assert ADAPTER.explain_failure(relevant, silent, score(relevant, silent)) == (
+        'expected at least one function call; it answered with text only: "No."'
+    )

@@ -458,3 +458,24 @@ def test_a_bad_tool_call_cap_is_a_config_error(adapter, shared_data, value):
         adapter.load(
             "single_tool", data_dir=shared_data / "finmcp", options={"tool_call_cap": value}
         )
+
+
+def test_a_failure_names_the_gold_calls_missed_and_the_extra_ones(adapter, samples):
+    sample = samples["603"]
+    script = imperfect_scripts(samples)["603"]
+    trajectory = run(sample, script)
+    score = asyncio.run(adapter.score(sample, trajectory, Services()))
+    assert not score.passed
+    text = adapter.explain_failure(sample, trajectory, score)
+    gold = score.details["gold_tools"]
+    assert text.splitlines()[0] == (
+        f"expected {len(gold)} gold call(s), got {len(score.details['predicted_tools'])}"
+    )
+    assert "calls not in the gold: `BatchGetFundsDetail`, `MadeUpTool`" in text
+    view = adapter.gold_view(sample)
+    assert [c.split("(")[0] for c in view["gold calls (in order)"]] == gold
+    null = run(sample, NullClient())
+    null_text = adapter.explain_failure(
+        sample, null, asyncio.run(adapter.score(sample, null, Services()))
+    )
+    assert f"gold calls missed: `{gold[0]}`" in null_text

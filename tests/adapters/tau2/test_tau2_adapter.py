@@ -192,3 +192,32 @@ def test_the_adapter_loads_only_the_first_samples_asked_for():
     first = ADAPTER.load("retail", limit=2)
     assert [s.id for s in first] == [s.id for s in ADAPTER.load("retail")[:2]]
     assert [s.id for s in ADAPTER.load("retail", limit=1, ids=["7", "5"])] == ["7"]
+
+
+def test_a_failure_names_the_gold_actions_and_outputs_it_missed():
+    sample = ADAPTER.load("airline", ids=["7"])[0]  # 5 gold actions, DB + 1 communicate string
+    trajectory = run(sample, NullClient())
+    score = ADAPTER.score_now(sample, trajectory, Services())
+    text = ADAPTER.explain_failure(sample, trajectory, score)
+    lines = text.splitlines()
+    assert lines[0].startswith("the database at the end differs from the one the gold actions")
+    gold = sample.gold["evaluation_criteria"]
+    missed = [line for line in lines if "gold action not made" in line]
+    assert len(missed) == len(gold["actions"]) == 5
+    assert gold["actions"][0]["name"] in missed[0]
+    assert lines[-1] == f"the agent did not tell the user: {gold['communicate_info'][0]}"
+    view = ADAPTER.gold_view(sample)
+    assert [a["call"].split("(")[0] for a in view["gold actions"]] == [
+        a["name"] for a in gold["actions"]
+    ]
+    assert view["expected outputs (told to the user)"] == gold["communicate_info"]
+    assert view["user scenario"]["reason_for_call"]
+
+
+def test_a_failed_assertion_and_the_users_own_actions_are_named():
+    sample = ADAPTER.load("telecom", limit=1)[0]
+    trajectory = run(sample, NullClient())
+    score = ADAPTER.score_now(sample, trajectory, Services())
+    text = ADAPTER.explain_failure(sample, trajectory, score)
+    assert "the user's gold action not made as expected: toggle_airplane_mode()" in text
+    assert "environment assertion failed: assert_mobile_data_status(expected_status=true)" in text

@@ -308,3 +308,24 @@ def test_stub_judge_follows_the_order_diagnostic():
         assert all(r["met"] is match for r in result.rubrics)
         assert result.parse_failures == 0
     assert ORDERS_MATCH_HINT.get() is None  # the hint does not leak out of the scorer
+
+
+def test_a_failure_lists_the_rubric_lines_with_the_judges_verdicts():
+    from harness.adapters.vitabench import explain
+    from harness.types import Score, Trajectory
+
+    task = make_task()
+    two = verdict(("rubric_0", True, "ordered"), ("rubric_1", False, "no noodles ordered"))
+    result = judge(task, conversation(4), RecordingJudge([two]))
+    score = Score(passed=False, reward=result.reward, details=result.details())
+    text = explain.explain_failure(Trajectory(), score)
+    assert text.splitlines() == [
+        "the judge found 1 of 3 rubric lines met",
+        "✗ not met: B (judge: no noodles ordered)",
+        "✗ not met: C (judge: Not evaluated yet)",
+        "✓ met: A",
+    ]
+    assert explain.gold_view(task) == {
+        "user instructions": "Order noodles.",
+        "rubric": ["A", "B", "C"],
+    }
