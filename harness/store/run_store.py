@@ -307,7 +307,7 @@ class RunStore:
 
     def discard_unstarted(self, folder_was_there: bool) -> None:
         """Take back what opening a new run (one without a manifest) wrote: its
-        manifest, its empty samples.jsonl, its lock, and the folder when it is
+        manifest, its empty samples.jsonl and inputs.jsonl, its lock, and the folder when it is
         empty and was not there before; after it failed before its first sample:
         only runs are results.
         Anything else in the folder (a started server's log) stays. Call after
@@ -315,6 +315,8 @@ class RunStore:
         written = [self.manifest_path, self.root / LOCK]
         if self.samples_path.is_file() and self.samples_path.stat().st_size == 0:
             written.append(self.samples_path)  # records adopted (--adopt) stay
+        if self.inputs_path.is_file() and self.inputs_path.stat().st_size == 0:
+            written.append(self.inputs_path)
         for path in written:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()

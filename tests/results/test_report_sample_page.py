@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from headless_browser import keep_artifact, run_chromium, run_probe
+from headless_browser import keep_artifact, probe_result, run_chromium, run_probe
 
 from harness.config.suites import Suite, SuiteEntry
 from harness.models.base import ScriptedClient
@@ -27,6 +28,7 @@ from harness.strategies.committed import PlainStrategy
 from harness.task.contract import Services
 from harness.task.registry import get_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolCall
+from harness.view.server import ViewerApp, make_server
 
 
 def calls(*pairs: tuple[str, dict]) -> AssistantTurn:
@@ -169,29 +171,36 @@ def detail_probe(key: str) -> str:
 """.replace("KEY", json.dumps(key))
 
 
+def fill_cases(shared_data: Path) -> None:
+    """The parts of CASES read from the data: FinMCP's first user turn, VitaBench's sample."""
+    finmcp = get_adapter("finmcp").load("multi_turn", ids=["603"], data_dir=shared_data / "finmcp")
+    vita = get_adapter("vitabench").load(
+        "delivery", limit=1, data_dir=shared_data / "vitabench", options={"language": "en"}
+    )[0]
+    CASES["finmcp"]["question"] = finmcp[0].gold[0]["content"][:40].strip()
+    CASES["vitabench"]["key"] = f"vitabench/delivery/{vita.id}#0"
+    CASES["vitabench"]["question"] = vita.gold.instructions[:40].strip()
+
+
+def check_sample_page(name: str, case: dict, seen: dict) -> None:
+    """The opened sample shows its question, tools, gold, the model's call and why it failed."""
+    assert seen["opened"] == case["key"], name
+    shown = " ".join(seen["input"] + seen["gold"])
+    assert case["question"] and case["question"] in shown, (name, shown[:500])
+    assert set(case["tools"]) <= set(seen["tools"]), (name, seen["tools"][:10])
+    assert any(case["gold"] in g for g in seen["gold"]), (name, seen["gold"])
+    assert any(c.startswith(case["call"]) for c in seen["calls"]), (name, seen["calls"])
+    assert case["explanation"] in " ".join(seen["explanation"]), (name, seen["explanation"])
+
+
 def test_a_failing_sample_of_each_benchmark_explains_itself_in_chromium(failing_runs, shared_data):
     root, runs = failing_runs
     out = root / "report.html"
     build_report(runs, out, ReportOptions(n_boot=50, plots=False))
-    finmcp = get_adapter("finmcp").load("multi_turn", ids=["603"], data_dir=shared_data / "finmcp")[
-        0
-    ]
-    vita = get_adapter("vitabench").load(
-        "delivery", limit=1, data_dir=shared_data / "vitabench", options={"language": "en"}
-    )[0]
-    CASES["finmcp"]["question"] = finmcp.gold[0]["content"][:40].strip()
-    CASES["vitabench"]["key"] = f"vitabench/delivery/{vita.id}#0"
-    CASES["vitabench"]["question"] = vita.gold.instructions[:40].strip()
+    fill_cases(shared_data)
     for (name, case), run in zip(CASES.items(), runs, strict=True):
         fragment = "#sample=" + quote(f"{run.name}/{case['key']}", safe="")
-        seen = run_probe(root, out, detail_probe(case["key"]), fragment)
-        assert seen["opened"] == case["key"], name
-        shown = " ".join(seen["input"] + seen["gold"])
-        assert case["question"] and case["question"] in shown, (name, shown[:500])
-        assert set(case["tools"]) <= set(seen["tools"]), (name, seen["tools"][:10])
-        assert any(case["gold"] in g for g in seen["gold"]), (name, seen["gold"])
-        assert any(c.startswith(case["call"]) for c in seen["calls"]), (name, seen["calls"])
-        assert case["explanation"] in " ".join(seen["explanation"]), (name, seen["explanation"])
+        check_sample_page(name, case, run_probe(root, out, detail_probe(case["key"]), fragment))
     # The BFCL summary counts the call the transcript shows (recorded, not run).
     bfcl = run_probe(
         root,
@@ -263,3 +272,30 @@ def test_usage_and_costs_are_shown_only_where_not_zero():
     assert detail["trajectory"]["usage"] is None
     assert "costs" not in detail["trajectory"]["extra"]
     assert detail["counts"]["tool calls made"] == 1 and detail["error_code"] == "x:y"
+
+
+class ViewerWithProbe(ViewerApp):
+    """`harness view`'s app with a probe script in its page (allowed by its nonce)."""
+
+    def __init__(self, folders: list[Path], probe: str):
+        super().__init__(folders)
+        self.probe = probe
+
+    def page(self, nonce: str) -> str:
+        script = f'<script nonce="{nonce}">{self.probe}</script>'
+        return super().page(nonce).replace("</body>", script + "</body>")
+
+
+def test_harness_view_shows_the_same_sample_page(failing_runs, shared_data):
+    root, runs = failing_runs
+    fill_cases(shared_data)
+    for (name, case), run in zip(CASES.items(), runs, strict=True):
+        server = make_server(ViewerWithProbe(runs, detail_probe(case["key"])), 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        fragment = "#sample=" + quote(f"{run.name}/{case['key']}", safe="")
+        try:
+            seen = probe_result(root, f"http://127.0.0.1:{server.server_port}/{fragment}")
+        finally:
+            server.shutdown()
+            server.server_close()
+        check_sample_page(name, case, seen)
