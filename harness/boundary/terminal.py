@@ -66,6 +66,17 @@ class TerminalSafeStream:
         return getattr(self.raw, name)
 
 
+def wrap_line(line: str, width: int = 100) -> list[str]:
+    """``line`` wrapped to ``width`` columns, its continuation lines indented by two; a
+    path or URL longer than the width stays whole on its own line."""
+    import textwrap
+
+    wrapped = textwrap.wrap(
+        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+    )
+    return wrapped or [line]
+
+
 def unwrapped(stream: Any) -> Any:
     """The stream under a TerminalSafeStream (for the harness's own terminal
     control), or ``stream`` itself."""

@@ -313,12 +313,9 @@ def run_config(args: argparse.Namespace) -> RunConfig:
 
 def print_wrapped(line: str, width: int = 100) -> None:
     """One summary line on stderr, wrapped to the width the tables keep (a path stays whole)."""
-    import textwrap
+    from harness.boundary.terminal import wrap_line
 
-    wrapped = textwrap.wrap(
-        line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-    )
-    print("\n".join(wrapped) or line, file=sys.stderr)
+    print("\n".join(wrap_line(line, width)), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

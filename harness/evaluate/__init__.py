@@ -95,18 +95,12 @@ class RunSummary(RunCounts):
         """``report_lines`` as the command line prints them: the counts as they
         are (one line each, to be found by what reads the output), every other
         line wrapped to ``width`` columns, its continuation lines indented."""
-        import textwrap
+        from harness.boundary.terminal import wrap_line
 
         counts = self.lines()
         printed = list(counts)
         for line in self.report_lines(with_coverage)[len(counts) :]:
-            printed += textwrap.wrap(
-                line,
-                width,
-                subsequent_indent="  ",
-                break_long_words=False,  # a path or URL stays whole
-                break_on_hyphens=False,
-            ) or [line]
+            printed += wrap_line(line, width)
         return printed
 
     def lines(self) -> list[str]:
