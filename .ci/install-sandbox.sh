@@ -22,4 +22,4 @@ if ! command -v srt >/dev/null; then
     $SUDO npm install -g @anthropic-ai/sandbox-runtime@0.0.23
 fi
 # Whether bubblewrap can make its namespaces here (containers may forbid it).
-bwrap --ro-bind / / true
+bwrap --ro-bind / / true || echo "install-sandbox: bubblewrap cannot create its namespaces here (the alltools test says why)" >&2
