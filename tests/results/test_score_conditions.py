@@ -148,6 +148,8 @@ def test_report_and_paper_mark_the_same_cell(tmp_path, capsys):
     text = page.read_text(encoding="utf-8")
     assert "new BFCL-v4: bfcl-eval 2025.12.17 (others: 2025.10.1)" in text
     assert f"{DRIFT_MARK}</td>" in text
+    # the paired comparison says it too
+    assert "<li>bfcl: bfcl-eval 2025.10.1 vs 2025.12.17 — scores may not be comparable</li>" in text
     out = tmp_path / "pack"
     argv = ["paper", str(a), str(b), "--baseline", str(a), "--out", str(out), "--n-boot", "50"]
     assert main([*argv, "--format", "png"]) == 0
