@@ -83,15 +83,13 @@ def score_conditions(
     return found
 
 
-def differences(base: dict[str, str], other: dict[str, str], shared_only: bool = False) -> str:
+def differences(a: dict[str, str], b: dict[str, str]) -> str:
     """'bfcl-eval 2025.10.1 vs 2025.12.17; option prompts none vs official' ('' when
-    alike). ``shared_only``: compare only what both recorded (a published row records
-    little of what a run does)."""
-    keys = [k for k in base if k in other] if shared_only else list(dict.fromkeys([*base, *other]))
+    alike): every condition either run recorded, A's value first."""
     return "; ".join(
-        f"{key} {base.get(key, 'none')} vs {other.get(key, 'none')}"
-        for key in keys
-        if base.get(key) != other.get(key)
+        f"{key} {a.get(key, 'none')} vs {b.get(key, 'none')}"
+        for key in dict.fromkeys([*a, *b])
+        if a.get(key) != b.get(key)
     )
 
 
