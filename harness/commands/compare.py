@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from harness.report.compare import (
+    condition_warnings,
     different_task_sets,
     render_json,
     render_markdown,
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(unpaired or f"{args.run_a} and {args.run_b} share no tasks")
     if unpaired:
         print(f"harness: {unpaired}", file=sys.stderr)
+    for line in condition_warnings(a, b, {c.benchmark for c in comparisons}):
+        print(f"harness: {line}", file=sys.stderr)  # a warning: the comparison goes on
     same = same_weights_warning(a, b)
     if same:
         print(f"harness: {same}", file=sys.stderr)

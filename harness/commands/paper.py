@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.appendix import render_latex as appendix_latex
     from harness.report.appendix import render_markdown as appendix_markdown
     from harness.report.labels import load_labels
-    from harness.report.leaderboard import load_run
+    from harness.report.leaderboard import load_run, mark_drift
     from harness.report.paper_table import build_table, parse_columns
     from harness.report.paper_table import render_latex as table_latex
     from harness.report.paper_table import render_markdown as table_markdown
@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         r for r, d in zip(runs, run_dirs, strict=True) if _same_folder(d, args.baseline)
     )
     references = _references(args.reference)
+    mark_drift(runs + references)  # the cells made under other conditions than their column's
     columns = parse_columns(args.columns, runs)
 
     context = figure_context(runs + references, specs)

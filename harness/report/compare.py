@@ -264,6 +264,21 @@ def nonstandard_warnings(a: RunResult, b: RunResult, benchmarks: set[str]) -> li
     return warnings
 
 
+def condition_warnings(a: RunResult, b: RunResult, benchmarks: set[str]) -> list[str]:
+    """One line per compared benchmark whose runs were made under different score
+    conditions (harness.results.conditions): versions, task set, prompts, user/judge."""
+    from harness.results.conditions import comparison_line
+
+    lines = []
+    for bench in sorted(benchmarks):
+        left, right = a.benchmarks.get(bench), b.benchmarks.get(bench)
+        if left is not None and right is not None:
+            line = comparison_line(bench, left.score_conditions, right.score_conditions)
+            if line:
+                lines.append(line)
+    return lines
+
+
 def warning_lines(rows: list[PairedComparison]) -> list[str]:
     """One line of warnings per row that has any, then each kind explained once."""
     from harness.results.stats import WARNING_NOTES
@@ -412,6 +427,7 @@ def render_json(
             for w in [
                 same_weights_warning(a, b),
                 *nonstandard_warnings(a, b, {c.benchmark for c in comparisons}),
+                *condition_warnings(a, b, {c.benchmark for c in comparisons}),
             ]
             if w
         ],

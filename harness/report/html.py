@@ -40,7 +40,7 @@ from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import masker
 from harness.report.compare import COLUMNS as COMPARE_COLUMNS
-from harness.report.compare import row_cells, scope_partial
+from harness.report.compare import condition_warnings, row_cells, scope_partial
 from harness.report.detail import sample_detail
 from harness.report.leaderboard import (
     RunResult,
@@ -279,6 +279,7 @@ def comparison_html(a: RunResult, b: RunResult, n_boot: int, seed: int) -> str:
                 + "</tr>"
             )
             warnings += [f"{item.label}: {w}" for w in item.warnings]
+        warnings += condition_warnings(a, b, {comparison.benchmark})
         head = comparison.headline
         flips.append(flips_html(a, b, "A passed, B failed", comparison.benchmark, head.a_only))
         flips.append(flips_html(a, b, "B passed, A failed", comparison.benchmark, head.b_only))

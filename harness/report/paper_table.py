@@ -28,7 +28,7 @@ from harness.report.leaderboard.columns import (
     column_cell,
     parse_columns,
 )
-from harness.results import stats
+from harness.results import conditions, stats
 from harness.results.coverage import PARTIAL_MARK
 from harness.results.headlines import benchmark_info
 from harness.results.nonstandard import NONSTANDARD_MARK
@@ -147,6 +147,8 @@ def latex_cell(cell: Cell) -> str:
         text += PARTIAL_MARK
     if cell.nonstandard:
         text += r"\S"
+    if cell.drift:
+        text += r"\ddag"
     if cell.significant:
         text += SIGNIFICANT_LATEX
     return text
@@ -198,6 +200,7 @@ def render_latex(table: PaperTable) -> str:
         f"\\caption{{{caption(table)}}}",
         "\\label{tab:results}",
         "\\end{table}",
+        *(f"% {line}" for line in drift_lines(table)),
         "",
     ]
     return "\n".join(lines)
@@ -215,6 +218,8 @@ def markdown_cell(cell: Cell) -> str:
         text += PARTIAL_MARK
     if cell.nonstandard:
         text += NONSTANDARD_MARK
+    if cell.drift:
+        text += conditions.DRIFT_MARK
     if cell.significant:
         text += SIGNIFICANT_MD
     return text
@@ -244,9 +249,24 @@ def render_markdown(table: PaperTable) -> str:
             if _any_nonstandard(table)
             else "."
         ),
+        *(["", *drift_lines(table)] if drift_lines(table) else []),
         "",
     ]
     return "\n".join(lines)
+
+
+def drift_lines(table: PaperTable) -> list[str]:
+    """The drift mark explained once, then what each marked cell's run differs in."""
+    from harness.results.headlines import benchmark_label
+
+    return conditions.with_legend(
+        [
+            conditions.note(row.label, benchmark_label(spec.benchmark), entry.drift)
+            for row in [*table.rows, *table.references]
+            for spec, cell in zip(table.columns, row.cells, strict=True)
+            if cell.drift and (entry := row.result.benchmarks.get(spec.benchmark)) is not None
+        ]
+    )
 
 
 def _any_nonstandard(table: PaperTable) -> bool:

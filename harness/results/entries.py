@@ -102,6 +102,10 @@ class BenchmarkEntry:
     nonstandard: list[str] = field(default_factory=list)
     # what the numbers were measured under (BenchmarkResult.conditions), for its labels
     conditions: list[str] = field(default_factory=list)
+    # what its numbers depend on, name -> value (harness.results.conditions)
+    score_conditions: dict[str, str] = field(default_factory=dict)
+    # how they differ from the other rows of their column ('' alike): DRIFT_MARK
+    drift: str = ""
 
     @property
     def primary_value(self) -> float | None:
@@ -261,6 +265,7 @@ def benchmark_entry(
 ) -> BenchmarkEntry:
     """One benchmark of a loaded run: the official aggregates of its scores.json,
     with the interval, coverage and pass^k over its ``tasks`` (its records)."""
+    from harness.results.conditions import score_conditions
     from harness.results.frames import benchmark_coverage
 
     scores, manifest = run.scores, run.manifest
@@ -280,6 +285,18 @@ def benchmark_entry(
         subsets=result.get("subsets") or {},
         nonstandard=[str(item) for item in result.get("nonstandard") or []],
         conditions=[str(item) for item in result.get("conditions") or []],
+    )
+    settings = scores.get("settings") or {}
+    entry = replace(
+        entry,
+        score_conditions=score_conditions(
+            benchmark,
+            manifest.versions or scores.get("versions"),
+            manifest.suite,
+            settings.get("user_model", manifest.user_model),
+            settings.get("judge_model", manifest.judge_model),
+            entry.conditions,
+        ),
     )
     entry = _with_interval(_without_unscored(entry, tasks), tasks, n_boot, seed)
     trials = (scores.get("settings") or {}).get("trials") or manifest.trials or 1

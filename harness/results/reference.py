@@ -13,6 +13,7 @@ File layout::
     title: ...
     source: ...
     settings: {user_model: ..., judge_model: ..., metrics: {...}}
+    versions: {bench_a: {package: 1.0.1}}  # optional: what the rows were made with
     notes: [...]
     rows:
       - model: Qwen3-8B
@@ -21,6 +22,12 @@ File layout::
         scores: {bench_a: {overall: 44.04}, bench_b: {mean: 30.0}}  # by adapter name
         overall: 28.48             # optional published composite
         extra: {name: value}       # optional numbers that fit no benchmark column
+        versions: {bench_a: {package: 0.1.3}}  # optional, overrides the table's
+
+``versions`` name, per benchmark, the versions a row was made with under the keys a
+run records them (its adapter's ``versions()``, e.g. ``tau3: {tau2-bench: v1.0.1}``);
+a row made with another version than the runs beside it is marked
+(``harness.results.conditions``).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ class ReferenceRow:
     overall: float | None = None  # the published composite, as a fraction
     extra: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    versions: dict[str, dict[str, str]] = field(default_factory=dict)  # benchmark -> key -> version
 
 
 @dataclass
@@ -88,7 +96,16 @@ def _fraction(value: Any, where: str) -> float:
     return float(value) / 100.0
 
 
-def _row(data: dict[str, Any], where: str) -> ReferenceRow:
+def _versions(value: Any, where: str) -> dict[str, dict[str, str]]:
+    """benchmark -> key -> version, from a file's optional ``versions``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise ConfigError(f"{where}: 'versions' maps a benchmark to {{key: version}}")
+    return {str(b): {str(k): str(v) for k, v in keys.items()} for b, keys in value.items()}
+
+
+def _row(data: dict[str, Any], where: str, versions: dict[str, dict[str, str]]) -> ReferenceRow:
     if not isinstance(data, dict) or "model" not in data:
         raise ConfigError(f"{where}: each row needs a 'model'")
     scores = {
@@ -108,6 +125,7 @@ def _row(data: dict[str, Any], where: str) -> ReferenceRow:
             str(k): _fraction(v, f"{where} extra.{k}") for k, v in (data.get("extra") or {}).items()
         },
         note=str(data.get("note") or ""),
+        versions={**versions, **_versions(data.get("versions"), where)},
     )
 
 
@@ -125,7 +143,10 @@ def load_reference(name: str) -> ReferenceTable:
         source=str(data["source"]),
         settings=dict(data.get("settings") or {}),
         notes=[str(n) for n in data.get("notes") or []],
-        rows=[_row(row, f"{path.name} row {i + 1}") for i, row in enumerate(data["rows"])],
+        rows=[
+            _row(row, f"{path.name} row {i + 1}", _versions(data.get("versions"), path.name))
+            for i, row in enumerate(data["rows"])
+        ],
         path=path,
     )
 

@@ -42,6 +42,7 @@ from harness.report.leaderboard.loading import (
     env_feedback_label,
     load_board,
     load_run,
+    mark_drift,
     strategy_label,
 )
 from harness.report.leaderboard.markdown import render_markdown
@@ -89,6 +90,7 @@ __all__ = [
     "latex_escape",
     "load_board",
     "load_run",
+    "mark_drift",
     "metric_interval",
     "reference_notes",
     "reference_rows",

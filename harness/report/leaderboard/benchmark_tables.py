@@ -9,12 +9,13 @@ from harness.report.leaderboard.table import (
     binned_column,
     column_label,
     coverage_note,
+    drift_note,
     identity_cells,
     nonstandard_note,
     scope_name,
     with_legend,
 )
-from harness.results import nonstandard
+from harness.results import conditions, nonstandard
 from harness.results.coverage import PARTIAL_MARK, Coverage
 from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_label, is_count_metric
@@ -83,12 +84,15 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
     notes: list[str] = []
     coverage_notes: list[str] = []
     nonstandard_notes: list[str] = []
+    drift_notes: list[str] = []
     for result in results:
         entry = result.benchmarks.get(bench)
         if entry is None:
             continue
         if entry.nonstandard:
             nonstandard_notes.append(nonstandard_note(result, entry))
+        if entry.drift:
+            drift_notes.append(drift_note(result, entry))
         cells = identity_cells(result)
         scoped: dict[str, Coverage] = {}  # partial metrics over part of the benchmark
         for column, label in metric_columns:
@@ -105,6 +109,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
                 why,
                 partial=partial,
                 nonstandard=bool(entry.nonstandard),
+                drift=bool(entry.drift),
             )
             coverage = entry.metric_coverage(column) if partial else None
             if coverage is None:
@@ -139,6 +144,7 @@ def benchmark_table(results: list[RunResult], bench: str) -> Table:
         rows.append(cells)
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
+    notes += conditions.with_legend(drift_notes)
     title = f"{column_label(bench, results)} ({bench}; metrics in %)"
     return Table(bench, title, columns, rows, notes)
 
@@ -159,10 +165,12 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
         Column("coverage", "coverage"),
     ]
     columns += [Column(f"k:{k}", f"pass^{k}", "metric") for k in range(1, max_k + 1)]
-    rows, coverage_notes, nonstandard_notes = [], [], []
+    rows, coverage_notes, nonstandard_notes, drift_notes = [], [], [], []
     for result, entry in rows_of:
         if entry.nonstandard:
             nonstandard_notes.append(nonstandard_note(result, entry))
+        if entry.drift:
+            drift_notes.append(drift_note(result, entry))
         for subset, curve in sorted(entry.pass_hat_k.items()):
             coverage = entry.coverage.restrict([subset]) if entry.coverage else None
             partial = coverage is not None and coverage.partial
@@ -178,6 +186,7 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
                         found.interval,
                         partial=partial,
                         nonstandard=bool(entry.nonstandard),
+                        drift=bool(entry.drift),
                     )
                     if found is not None
                     else MetricValue(None, note="-")
@@ -192,5 +201,6 @@ def pass_hat_k_table(results: list[RunResult], bench: str) -> Table | None:
     ]
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
+    notes += conditions.with_legend(drift_notes)
     title = f"{column_label(bench, results)} pass^k by subset (metrics in %)"
     return Table(f"{bench}:pass^k", title, columns, rows, notes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.report.leaderboard.rows import MetricValue
+from harness.results.conditions import DRIFT_MARK
 from harness.results.coverage import PARTIAL_MARK
 from harness.results.nonstandard import NONSTANDARD_MARK
 from harness.results.stats import Interval
@@ -45,6 +46,8 @@ def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
         text += PARTIAL_MARK
     if cell.nonstandard:
         text += NONSTANDARD_MARK
+    if cell.drift:
+        text += DRIFT_MARK
     if cell.note:
         text += cell.note
     return text

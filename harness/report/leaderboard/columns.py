@@ -43,6 +43,7 @@ class Cell:
     p_adjusted: float | None = None  # Holm, within the run's tested columns
     bold: bool = False
     nonstandard: bool = False  # not the benchmark's own configuration (harness.results.nonstandard)
+    drift: bool = False  # other score conditions than its column's (harness.results.conditions)
 
     @property
     def significant(self) -> bool:
@@ -124,4 +125,5 @@ def column_cell(result: RunResult, spec: ColumnSpec, n_boot: int, seed: int) -> 
         interval = _metric_interval(result, spec, float(value), n_boot, seed)
     cell = Cell(float(value), interval, entry.metric_partial(metric))
     cell.nonstandard = bool(entry.nonstandard)
+    cell.drift = bool(entry.drift)
     return cell

@@ -16,7 +16,7 @@ import textwrap
 from harness.report.leaderboard.cells import zero_width_text
 from harness.report.leaderboard.columns import OVERALL, Cell, ColumnSpec, column_cell
 from harness.report.leaderboard.rows import RunResult
-from harness.results import nonstandard, stats
+from harness.results import conditions, nonstandard, stats
 from harness.results.composite import default_composite
 from harness.results.coverage import PARTIAL_MARK
 from harness.results.entries import NO_COUNTS
@@ -88,6 +88,8 @@ def cell_text(cell: Cell) -> str:
         text += PARTIAL_MARK
     if cell.nonstandard:
         text += nonstandard.NONSTANDARD_MARK
+    if cell.drift:
+        text += conditions.DRIFT_MARK
     return text
 
 
@@ -176,6 +178,7 @@ def table_notes(
             f"({', '.join(tables)}): published rows, without intervals; their sources and "
             "settings: --format md."
         )
+    notes += conditions.with_legend(drift_notes(results, cells, columns))
     for result in results:
         for bench, entry in result.benchmarks.items():
             if entry.nonstandard:
@@ -187,6 +190,18 @@ def table_notes(
             elif entry.ci_note and any(s.benchmark == bench for s in columns):
                 notes.append(f"{row_label(result)} {benchmark_label(bench)}: {entry.ci_note}")
     return notes
+
+
+def drift_notes(
+    results: list[RunResult], cells: list[list[Cell]], columns: list[ColumnSpec]
+) -> list[str]:
+    """What each marked cell's run differs in from the rest of its column."""
+    return [
+        conditions.note(row_label(result), benchmark_label(spec.benchmark), entry.drift)
+        for result, row in zip(results, cells, strict=True)
+        for spec, cell in zip(columns, row, strict=True)
+        if cell.drift and (entry := result.benchmarks.get(spec.benchmark)) is not None
+    ]
 
 
 def render_compact(

@@ -36,6 +36,9 @@ CSV_HEADER = [
     # Settings that are not the benchmark's own (harness.results.nonstandard), "; "-joined.
     "nonstandard",
 ]
+# How a row's score conditions differ from its column's (harness.results.conditions);
+# present only when some row's do.
+DRIFT_COLUMN = "drift"
 # The coverage columns of a row that has none (counts, cost, published numbers).
 _NO_COVERAGE = ["", "", "", "", "", ""]
 
@@ -157,7 +160,12 @@ def render_csv(results: list[RunResult]) -> str:
     Metrics are fractions; counts, tokens and seconds carry their unit."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(CSV_HEADER)
+    # The drift column only where some row has other score conditions than its
+    # column's, so tables of comparable runs read as they always did.
+    drift = any(entry.drift for result in results for entry in result.benchmarks.values())
+    writer.writerow([*CSV_HEADER, *([DRIFT_COLUMN] if drift else [])])
     for result in results:
-        writer.writerows(_csv_rows(result))
+        for row in _csv_rows(result):
+            entry = result.benchmarks.get(row[0])
+            writer.writerow([*row, *([entry.drift if entry else ""] if drift else [])])
     return out.getvalue()

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from harness.report.leaderboard.rows import FRACTION, Cost, RunResult
-from harness.results import nonstandard, stats
+from harness.results import conditions, nonstandard, stats
 from harness.results.composite import CompositeDefinition, default_composite
 from harness.results.coverage import LEGEND, PARTIAL_MARK
 from harness.results.headlines import is_count_metric, primary_metrics
@@ -67,6 +67,8 @@ def result_json(result: RunResult) -> dict[str, Any]:
                 "missing": entry.missing,
                 "not_run": entry.not_run,
                 "notes": entry.notes,
+                # only where it differs, so documents of comparable runs read as before
+                **({"drift": entry.drift} if entry.drift else {}),
             }
             for bench, entry in result.benchmarks.items()
         },
@@ -110,6 +112,11 @@ def render_json(
         },
         "partial_mark": {"symbol": PARTIAL_MARK, "meaning": LEGEND},
         "nonstandard_mark": {"symbol": nonstandard.NONSTANDARD_MARK, "meaning": nonstandard.LEGEND},
+        **(
+            {"drift_mark": {"symbol": conditions.DRIFT_MARK, "meaning": conditions.LEGEND}}
+            if any(e.drift for r in results for e in r.benchmarks.values())
+            else {}
+        ),
         "rows": [result_json(r) for r in results],
         "references": [
             {

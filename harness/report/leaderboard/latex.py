@@ -52,6 +52,8 @@ def _latex_cell(value: Any, kind: str) -> str:
             text += rf"$^{{{PARTIAL_MARK}}}$"
         if value.nonstandard:
             text += r"$^{\S}$"
+        if value.drift:
+            text += r"$^{\ddagger}$"
         return text
     return latex_escape(format_cell(value, kind))
 
@@ -97,6 +99,8 @@ def column_cell_latex(cell: Cell) -> str:
         text += rf"$^{{{PARTIAL_MARK}}}$"
     if cell.nonstandard:
         text += r"$^{\S}$"
+    if cell.drift:
+        text += r"$^{\ddagger}$"
     return text
 
 
@@ -135,6 +139,8 @@ def render_column_latex(
         marks += f" {PARTIAL_MARK}: over less than the benchmark's official set."
     if any(c.nonstandard for c in flat):
         marks += " \\S: not the benchmark's standard configuration."
+    if any(c.drift for c in flat):
+        marks += " $\\ddagger$: other score conditions than the column's other rows."
     lines += [
         "\\bottomrule",
         "\\end{tabular}",

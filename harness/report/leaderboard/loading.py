@@ -3,6 +3,7 @@ coverage, pass^k: ``harness.results.entries``), composite and cost."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from harness.report.leaderboard.reference_rows import reference_rows
 from harness.report.leaderboard.rows import STANDARD_FEEDBACK, Cost, RunResult
 from harness.results import frames as results
 from harness.results import stats
+from harness.results.conditions import column_drift
 from harness.results.entries import benchmark_entries
 from harness.results.pricing import run_money
 from harness.results.reference import ReferenceTable, load_references
@@ -106,4 +108,17 @@ def load_board(
     rows = [load_run(Path(d), n_boot, seed) for d in run_dirs]
     for table in tables:
         rows.extend(reference_rows(table))
+    mark_drift(rows)
     return rows, tables
+
+
+def mark_drift(rows: list[RunResult]) -> None:
+    """Set each benchmark entry's ``drift``: how its score conditions differ from its
+    column's (``harness.results.conditions.column_drift``)."""
+    for bench in {b for row in rows for b in row.benchmarks}:
+        holding = [row for row in rows if bench in row.benchmarks]
+        found = column_drift(
+            [(row.benchmarks[bench].score_conditions, row.is_reference) for row in holding]
+        )
+        for row, difference in zip(holding, found, strict=True):
+            row.benchmarks[bench] = replace(row.benchmarks[bench], drift=difference)

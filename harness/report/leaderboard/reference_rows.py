@@ -28,6 +28,7 @@ def reference_rows(table: ReferenceTable) -> list[RunResult]:
                 headline=dict(metrics),
                 primary=primary_metric(bench, metrics),
                 notes=[f"published ({table.name})"],
+                score_conditions=dict(row.versions.get(bench) or {}),
             )
             for bench, metrics in row.scores.items()
         }

@@ -39,6 +39,7 @@ class MetricValue:
     note: str = ""  # shown instead of the value when there is none
     partial: bool = False  # over less than the official set: marked PARTIAL_MARK
     nonstandard: bool = False  # not the benchmark's own configuration: NONSTANDARD_MARK
+    drift: bool = False  # other score conditions than its column's: DRIFT_MARK
 
 
 @dataclass

@@ -11,11 +11,12 @@ from harness.report.leaderboard.table import (
     binned_column,
     column_label,
     coverage_note,
+    drift_note,
     identity_cells,
     nonstandard_note,
     with_legend,
 )
-from harness.results import nonstandard
+from harness.results import conditions, nonstandard
 from harness.results.composite import CompositeDefinition, default_composite
 from harness.results.coverage import PARTIAL_MARK
 from harness.results.entries import NO_COUNTS
@@ -79,6 +80,7 @@ def summary_table(results: list[RunResult]) -> Table:
     )
     coverage_notes: list[str] = []
     nonstandard_notes: list[str] = []
+    drift_notes: list[str] = []
     for result in results:
         cells = identity_cells(result)
         entries = list(result.benchmarks.values())
@@ -95,11 +97,14 @@ def summary_table(results: list[RunResult]) -> Table:
                     "" if entry.primary else "-",
                     partial=entry.partial,
                     nonstandard=bool(entry.nonstandard),
+                    drift=bool(entry.drift),
                 )
                 if entry.partial and entry.primary_value is not None:
                     coverage_notes.append(coverage_note(result, entry))
                 if entry.nonstandard:
                     nonstandard_notes.append(nonstandard_note(result, entry))
+                if entry.drift:
+                    drift_notes.append(drift_note(result, entry))
         if composite is not None:
             cells["composite"] = result.composite.metric()
             if result.composite.value is not None:
@@ -126,6 +131,7 @@ def summary_table(results: list[RunResult]) -> Table:
         rows.append(cells)
     notes += with_legend(coverage_notes)
     notes += nonstandard.with_legend(nonstandard_notes)
+    notes += conditions.with_legend(drift_notes)
     notes += money_notes([r for r in results if not r.is_reference])
     return Table("summary", "Summary across benchmarks (metrics in %)", columns, rows, notes)
 

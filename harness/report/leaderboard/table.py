@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.report.leaderboard.rows import BenchmarkEntry, RunResult
-from harness.results import nonstandard
+from harness.results import conditions, nonstandard
 from harness.results.coverage import LEGEND, PARTIAL_MARK, Coverage
 from harness.results.entries import NO_COUNTS
 from harness.results.headlines import benchmark_label, sort_benchmarks
@@ -91,6 +91,12 @@ def coverage_note(result: RunResult, entry: BenchmarkEntry, metric: str = "") ->
 def nonstandard_note(result: RunResult, entry: BenchmarkEntry) -> str:
     """The note that explains a non-standard mark: what departed from the benchmark's own."""
     return nonstandard.note(result.name, benchmark_label(entry.benchmark), entry.nonstandard)
+
+
+def drift_note(result: RunResult, entry: BenchmarkEntry) -> str:
+    """The note that explains a drift mark: what the run's conditions differ in."""
+    label = result.name if not result.is_reference else f"{result.model} ({result.reference})"
+    return conditions.note(label, benchmark_label(entry.benchmark), entry.drift)
 
 
 def scope_name(entry: BenchmarkEntry, metric: str, coverage: Coverage) -> str:
