@@ -84,7 +84,7 @@ def score_conditions(
 
 
 def differences(a: dict[str, str], b: dict[str, str]) -> str:
-    """'bfcl-eval 2025.10.1 vs 2025.12.17; option prompts none vs official' ('' when
+    """'pkg 1.0 vs 1.1; option prompts none vs official' ('' when
     alike): every condition either run recorded, A's value first."""
     return "; ".join(
         f"{key} {a.get(key, 'none')} vs {b.get(key, 'none')}"
@@ -114,7 +114,7 @@ def column_drift(rows: list[tuple[dict[str, str], bool]]) -> list[str]:
 
 
 def _departure(base: dict[str, str], own: dict[str, str], shared_only: bool) -> str:
-    """'bfcl-eval 2025.12.17 (others: 2025.10.1)': what a row has where its column differs."""
+    """'pkg 1.1 (others: 1.0)': what a row has where its column differs."""
     keys = [k for k in own if k in base] if shared_only else list(dict.fromkeys([*own, *base]))
     return "; ".join(
         f"{key} {own.get(key, 'none')} (others: {base.get(key, 'none')})"

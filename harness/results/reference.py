@@ -25,7 +25,7 @@ File layout::
         versions: {bench_a: {package: 0.1.3}}  # optional, overrides the table's
 
 ``versions`` name, per benchmark, the versions a row was made with under the keys a
-run records them (its adapter's ``versions()``, e.g. ``tau3: {tau2-bench: v1.0.1}``);
+run records them (its adapter's ``versions()``, e.g. ``{BENCH: {PACKAGE: VERSION}}``);
 a row made with another version than the runs beside it is marked
 (``harness.results.conditions``).
 """
