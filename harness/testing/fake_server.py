@@ -284,7 +284,7 @@ class FakeServer:
         self._lock = threading.Lock()
         self._serial = 0
         self._server: asyncio.base_events.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -362,6 +362,7 @@ class FakeServer:
         failure: list[BaseException] = []
         loop = asyncio.new_event_loop()
         self._loop = loop
+        self._closing = False
 
         def run() -> None:
             asyncio.set_event_loop(loop)
@@ -399,29 +400,34 @@ class FakeServer:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
+        """Stop listening and end every other task on the loop (the server owns its loop).
+
+        Every task, not only the connections seen so far: a connection accepted just
+        before the loop stopped has a task that has not run yet; left pending, it keeps
+        its socket open after the loop closes and a client waits on it until its own
+        timeout (600 s for the litellm client)."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
-        for task in list(self._connections):
-            task.cancel()
-        await asyncio.gather(*self._connections, return_exceptions=True)
+        current = asyncio.current_task()
+        while others := [t for t in asyncio.all_tasks() if t is not current]:
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
     # -- HTTP ------------------------------------------------------------
 
     async def _on_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._connections.add(task)
         try:
-            await self._serve(reader, writer)
+            if not self._closing:
+                await self._serve(reader, writer)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass  # the client went away or sent something we do not speak
         except asyncio.CancelledError:
             pass  # server shutdown
         finally:
-            if task is not None:
-                self._connections.discard(task)
             writer.transport.abort()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -143,3 +143,26 @@ def test_runs_as_a_module():
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_stopping_closes_a_connection_accepted_just_before_the_stop():
+    """A connection the kernel accepted while the loop was busy, and the stop queued
+    behind it: its task has not run when the loop stops. The socket must still close;
+    left open, a client waits on it until its own timeout (600 s for litellm)."""
+    server = FakeServer()
+    server.start()
+    assert server._loop is not None
+    server._loop.call_soon_threadsafe(time.sleep, 0.5)  # the loop is busy ...
+    client = socket.create_connection((server.host, server.port), timeout=10)
+    server.stop()  # ... and the stop is queued behind the accept
+    client.sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+    client.settimeout(5)
+    try:
+        answer = client.recv(1024)
+    except ConnectionResetError:
+        answer = b""
+    except TimeoutError:
+        pytest.fail("the connection stayed open after the server stopped")
+    finally:
+        client.close()
+    assert answer == b""

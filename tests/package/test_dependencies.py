@@ -11,6 +11,8 @@ from importlib.metadata import packages_distributions
 import tomllib
 from support import REPO
 
+from harness.boundary import threadsafe_ast
+
 SHIPPED = ("harness", "adapters")  # what the wheel carries
 
 
@@ -18,7 +20,7 @@ def _imported_modules() -> set[str]:
     found: set[str] = set()
     for root in SHIPPED:
         for path in (REPO / root).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in ast.walk(threadsafe_ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Import):
                     found.update(alias.name.split(".")[0] for alias in node.names)
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
