@@ -4,9 +4,10 @@
 On a terminal (stderr a tty) a live panel: done/total, the rate and the ETA from
 recent throughput, the samples and model calls in flight, and the errors by kind
 with the latest message. Elsewhere (Slurm, nohup, ``> log 2>&1``) a progress line
-every ``interval_s`` seconds and at each 10% of the work, so a log shows the run
-moving. Either way, each kind of error is said once, when it is first seen, with
-its likely cause (harness/run/error_kinds.py); the end-of-run summary counts them.
+every ``interval_s`` seconds and at each 10% of the work (at most one every
+``STEP_MIN_GAP_S``), so a log shows the run moving. Either way, each kind of
+error is said once, when it is first seen, with its likely cause
+(harness/run/error_kinds.py); the end-of-run summary counts them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from harness.run.error_kinds import ErrorTally, KindCount, fit
 from harness.store.records import OK, Record
 
 DEFAULT_INTERVAL_S = 30.0
+# A line at a tenth of the work waits this long (or the interval, if shorter) after
+# the previous such line: a run of a few seconds logs its summary only, not ten lines.
+STEP_MIN_GAP_S = 5.0
 # The rate is over the samples finished in this window (or since the start).
 RATE_WINDOW_S = 120.0
 PANEL_WIDTH = 100
@@ -55,6 +59,9 @@ class RunProgress:
         self._clock = clock
         self.started_at = clock()
         self._finished_at: deque[float] = deque()
+
+    def now(self) -> float:
+        return self._clock()
 
     def started(self, key: str) -> None:
         self.in_flight[key] = self._clock()
@@ -169,6 +176,7 @@ class ProgressReporter:
         self._live: Any = None  # rich's Live, when the panel is up
         self._ticker: asyncio.Task[None] | None = None
         self._last_step = self._step()
+        self._last_step_at = progress.now()
         self._saved_streams: tuple[Any, Any] | None = None
 
     def _step(self) -> int:
@@ -224,7 +232,9 @@ class ProgressReporter:
         step = self._step()
         if step > self._last_step:
             self._last_step = step
-            if self._live is None:
+            gap = min(STEP_MIN_GAP_S, self.interval_s)
+            if self._live is None and self.progress.now() - self._last_step_at >= gap:
+                self._last_step_at = self.progress.now()
                 self.say(self.progress.line())
 
     def stop(self) -> None:

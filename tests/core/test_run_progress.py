@@ -13,7 +13,12 @@ from support import TESTS, harness_process, wait_for_lines
 
 from harness.commands.run import DEFAULTS
 from harness.run.error_kinds import classify
-from harness.run.progress import DEFAULT_INTERVAL_S, ProgressReporter, RunProgress
+from harness.run.progress import (
+    DEFAULT_INTERVAL_S,
+    STEP_MIN_GAP_S,
+    ProgressReporter,
+    RunProgress,
+)
 from harness.store.records import Record
 
 MODEL = ["--model", "openai/fake-model", "--no-cache", "--local-server", "no"]
@@ -123,9 +128,11 @@ REFUSED = "ClientConnectorError at http://h:1/v1/chat/completions: Cannot connec
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_each_error_kind_is_said_once_and_quiet_says_nothing(enabled, capsys):
-    progress = RunProgress(total=20)
+    now = [0.0]
+    progress = RunProgress(total=20, clock=lambda: now[0])
     reporter = ProgressReporter(progress, enabled=enabled, terminal=False)
     for i in range(20):
+        now[0] += 3.0  # a tenth of the work every 6 s
         reporter.started(f"k{i}")
         failed = i % 2 == 1
         message = REFUSED if i % 4 == 1 else "HTTP 500: boom" if failed else ""
@@ -219,3 +226,21 @@ def test_the_smoke_demos_lines_on_stderr_fit_100_columns(tmp_path, monkeypatch, 
     summary = next(i for i, line in enumerate(err) if line.startswith(head))
     assert err[summary + 1].startswith("  0 infrastructure errors, 0 scoring errors; ")
     assert max(len(line) for line in err) <= 100, [line for line in err if len(line) > 100]
+
+
+def test_tenths_are_logged_at_most_one_per_gap(capsys):
+    """A tenth waits STEP_MIN_GAP_S after the previous line: a 2 s run logs none, a
+    10 s run one every 5 s."""
+
+    def tenths(seconds_per_sample: float) -> list[str]:
+        now = [0.0]
+        progress = RunProgress(total=10, clock=lambda: now[0])
+        reporter = ProgressReporter(progress, terminal=False)
+        for i in range(10):
+            now[0] += seconds_per_sample
+            reporter.finished(record(f"k{i}"))
+        return [line.split(" ")[1] for line in capsys.readouterr().err.splitlines()]
+
+    assert STEP_MIN_GAP_S == 5.0
+    assert tenths(0.2) == []
+    assert tenths(1.0) == ["5/10", "10/10"]
