@@ -71,7 +71,7 @@ from harness.adapters.tau2.official import (  # noqa: E402
 )
 from harness.adapters.tau2.oracle import Tau2Oracle  # noqa: E402
 from harness.models.base import ModelClient, NullClient  # noqa: E402
-from harness.strategies.committed import PlainStrategy  # noqa: E402
+from harness.strategies.plain import PlainStrategy  # noqa: E402
 from harness.task.contract import Sample, Services  # noqa: E402
 from harness.testing.fake_server import FakeServer, Reply  # noqa: E402
 from harness.types import SamplingParams, Score, Trajectory  # noqa: E402

@@ -4,6 +4,6 @@ Values from models, tools and files made safe to keep (``sanitise``) and to show
 on a terminal (``terminal``), ``ast.parse`` behind one lock (``threadsafe_ast``),
 tool code within a time budget (``tool_budget``), deadlines inside a task
 (``deadline``), SIGTERM handled like Ctrl-C (``interrupts``) and files of an
-official checkout verified (``pinned``), and every file written whole or not at
-all (``atomic``). Nothing here imports the rest of the harness.
+official checkout verified (``pinned``), every file written whole or not at
+all (``atomic``), and tool calls and results read by their schemas (``tool_checks``). Nothing here imports the rest of the harness.
 """

@@ -149,7 +149,7 @@ async def run_suite_async(config: RunConfig) -> RunSummary:
 
 
 def _now_iso() -> str:
-    from harness.run.runner import now_iso
+    from harness.store.records import now_iso
 
     return now_iso()
 

@@ -131,8 +131,8 @@ class PlannedRun:
         one and has work left) for the ``with`` block, which runs ``todo`` and sets
         ``counts``; the manifest records the time spent, also when interrupted."""
         from harness.models.fingerprint import check_same_weights
-        from harness.run.runner import now_iso
         from harness.store.manifest import check_resumable
+        from harness.store.records import now_iso
 
         store, manifest = self.store, self.manifest
         # A new run that fails before its first sample (its preflight, its
@@ -217,7 +217,8 @@ def plan_run(config: RunConfig) -> PlannedRun:
     from harness.evaluate.services import plan_services
     from harness.models.redact import add_config_secrets, add_url_secrets
     from harness.run.clients import ModelProvider
-    from harness.run.runner import Runner, now_iso
+    from harness.run.runner import Runner
+    from harness.store.records import now_iso
     from harness.store.run_store import RunStore
     from harness.types import SamplingParams
 

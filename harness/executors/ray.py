@@ -123,7 +123,7 @@ def wait_for_run_folder(run_dir: Path, wait_s: float = LOCK_WAIT_S) -> None:
 
 def _note_attempt(job: Job, run: str) -> None:
     """Append this attempt's line to the job's ``ray-attempts.jsonl``."""
-    from harness.run.runner import now_iso
+    from harness.store.records import now_iso
     from harness.store.run_store import SAMPLES, read_records
 
     ray = _ray()

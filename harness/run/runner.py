@@ -32,7 +32,7 @@ from harness.run.id_selection import parse_ids
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.inputs import SampleInput
-from harness.store.records import OK, Record, record_key
+from harness.store.records import OK, Record, now_iso, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
 from harness.task.contract import Sample, Services
@@ -147,10 +147,6 @@ class EpisodeOutcome:
             self.started_at,
             time.monotonic() - self.start,
         )
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def plan_suite(

@@ -17,10 +17,10 @@ from harness.config.data_dirs import DataDirs
 from harness.errors import ConfigError
 from harness.models.redact import MASK, add_config_secrets, is_credential_name, scrub_secrets
 from harness.run.explanations import with_explanation
-from harness.run.runner import now_iso
+from harness.store.cost_totals import aggregate_costs
+from harness.store.records import now_iso
 from harness.store.run_store import OK, RunStore, write_json_atomic
-from harness.strategies.costs import aggregate_costs
-from harness.strategies.world_model import aggregate_world_model
+from harness.store.world_model_figures import aggregate_world_model
 from harness.task.contract import BenchmarkResult, RecordView, Sample, Services
 from harness.task.registry import get_adapter
 from harness.types import Score, Trajectory

@@ -10,9 +10,16 @@ they were, and keys an older version did not write are None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from typing import Any
 
 from harness.store.shapes import RECORD
+
+
+def now_iso() -> str:
+    """The time now in UTC, as records and manifests write it."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
 
 OK = "ok"
 

@@ -2,10 +2,14 @@
 
 One real episode on a fresh environment: the only one the benchmark scores. Around
 the real environment, in this order (innermost first): the monitor (counts real
-calls per phase, refuses them during rehearsal), the world-model probe (when
-measured), the augmented feedback (when asked for). Around the actor: cost
-metering, any strategy wrapper (self-consistency voting), the rehearsal memory,
-and the tap that lets the world-model probe see the conversation.
+calls per phase, refuses them during rehearsal), each layer's environment wrapper
+(the world-model probe), the augmented feedback (when asked for). Around the
+actor: cost metering, each layer's actor wrapper (self-consistency voting, the
+rehearsal memory), and the tap that lets an environment see the conversation.
+
+A ``CommittedLayer`` is what a strategy adds around the episode, made fresh for
+each attempt by a ``LayerFactory``; this module knows no particular layer, so the
+plain strategy (harness/strategies/plain.py) loads no rehearsal code.
 
 ``SampleRun`` carries what one (sample, trial) run of a strategy shares between its
 phases; ``finish`` writes costs and usage totals into the returned trajectory.
@@ -15,21 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
+from harness.episode.attempts import run_attempts
+from harness.episode.loop import EpisodeInput, run_episode
+from harness.episode.tap import ConversationTap
 from harness.models.base import ModelClient
-from harness.strategies.attempts import run_attempts
-from harness.strategies.base import Strategy
 from harness.strategies.costs import CostLedger, MeteredClient
-from harness.strategies.episode import EpisodeInput, run_episode
 from harness.strategies.feedback import wrap_environment
-from harness.strategies.memory import MemoryInjectingClient
-from harness.strategies.prompts import PROMPT_VERSION, memory_block
-from harness.strategies.rehearser import ConversationTap, Rehearser, RehearserConfig
-from harness.strategies.sandbox import (
+from harness.strategies.monitor import (
     COMMITTED,
     REHEARSAL,
     RealEnvironmentMonitor,
@@ -37,11 +38,9 @@ from harness.strategies.sandbox import (
     phase,
 )
 from harness.strategies.settings import StrategySettings
-from harness.strategies.world_model import PredictingEnvironment
-from harness.task.contract import NoEnvironment, Sample, Services
+from harness.task.contract import Environment, NoEnvironment, Sample, Services
 from harness.types import SamplingParams, Trajectory
 
-ActorWrapper = Callable[[ModelClient], ModelClient]
 T = TypeVar("T")
 
 
@@ -72,31 +71,45 @@ class SampleRun:
     ledger: CostLedger = field(default_factory=CostLedger)
     monitor: RealEnvironmentMonitor = field(default_factory=RealEnvironmentMonitor)
 
-    def rehearser_config(self) -> RehearserConfig:
-        return RehearserConfig(
-            think_switch=self.settings.think_switch,
-            max_examples=self.settings.max_examples,
-            max_prompt_chars=self.settings.max_prompt_chars,
-        )
 
-    def rehearser(self, ledger: CostLedger, params: SamplingParams) -> Rehearser:
-        client = MeteredClient(self.rehearser_model, "rehearser", ledger)
-        return Rehearser(client, params, self.rehearser_config())
+class CommittedLayer:
+    """What a strategy adds around one attempt of the committed episode; the base
+    class adds nothing. ``notes`` go back to the strategy (``run_committed``)."""
+
+    def actor(self, actor: ModelClient) -> ModelClient:
+        return actor
+
+    def environment(self, environment: Environment, tap: ConversationTap) -> Environment:
+        return environment
+
+    def notes(self) -> dict[str, Any]:
+        return {}
+
+
+class Layer(Protocol):
+    """A strategy's addition to the committed episode: built afresh for each attempt
+    of a sample run, and said in the strategy's description."""
+
+    def __call__(self, run: SampleRun) -> CommittedLayer: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+LayerFactory = Callable[[SampleRun], CommittedLayer]
 
 
 async def run_committed(
-    run: SampleRun,
-    memory: str | None = None,
-    wrap_actor: ActorWrapper | None = None,
+    run: SampleRun, layers: Sequence[LayerFactory] = ()
 ) -> tuple[Trajectory, dict[str, Any]]:
-    """The real episode; returns its trajectory and the strategy's notes about it.
-    A benchmark that runs an aborted simulation again gets more attempts of it
-    (harness/strategies/attempts.py); the notes are the last attempt's."""
+    """The real episode with the strategy's layers around it (first innermost);
+    returns its trajectory and the layers' notes about it. A benchmark that runs an
+    aborted simulation again gets more attempts of it (harness/episode/attempts.py);
+    the notes are the last attempt's."""
     notes: dict[str, Any] = {}
 
     async def attempt(params: SamplingParams, services: Services) -> Trajectory:
         attempt_run = dataclasses.replace(run, params=params, services=services)
-        trajectory, attempt_notes = await _committed_attempt(attempt_run, memory, wrap_actor)
+        trajectory, attempt_notes = await _committed_attempt(attempt_run, layers)
         notes.clear()
         notes.update(attempt_notes)
         return trajectory
@@ -106,12 +119,10 @@ async def run_committed(
 
 
 async def _committed_attempt(
-    run: SampleRun,
-    memory: str | None,
-    wrap_actor: ActorWrapper | None,
+    run: SampleRun, layer_factories: Sequence[LayerFactory]
 ) -> tuple[Trajectory, dict[str, Any]]:
     sample, settings = run.sample, run.settings
-    notes: dict[str, Any] = {}
+    layers = [make(run) for make in layer_factories]
     with phase(COMMITTED), run.ledger.timed(COMMITTED):
         if sample.make_environment is NoEnvironment:
             # Nothing to build: a hop to the tool worker would only cost the loop.
@@ -125,20 +136,12 @@ async def _committed_attempt(
         user = sample.make_user(real, run.services) if sample.make_user is not None else None
         monitored = run.monitor.wrap(real)
         actor: ModelClient = MeteredClient(run.model, "actor", run.ledger)
-        if wrap_actor is not None:
-            actor = wrap_actor(actor)
-        injector = None
-        if memory:
-            injector = MemoryInjectingClient(actor, memory_block(memory), settings.memory_position)
-            actor = injector
+        for layer in layers:
+            actor = layer.actor(actor)
         tap = ConversationTap(actor)
-        environment = monitored
-        predictor = None
-        if settings.measure_world_model:
-            predictor = PredictingEnvironment(
-                environment, run.rehearser(run.ledger, run.params), tap, sample.tools
-            )
-            environment = predictor
+        environment: Environment = monitored
+        for layer in layers:
+            environment = layer.environment(environment, tap)
         feedback = None
         if settings.augmented_feedback:
             feedback = wrap_environment(environment, sample, probe=monitored)
@@ -155,12 +158,11 @@ async def _committed_attempt(
         if tap.abort is not None:
             raise tap.abort
     run.ledger.add_trajectory_roles(COMMITTED, trajectory.usage, ("user",))
-    if predictor is not None:
-        notes["world_model"] = predictor.records
+    notes: dict[str, Any] = {}
+    for layer in layers:
+        notes.update(layer.notes())
     if feedback is not None:
         notes["env_feedback"] = {"mode": "augmented", "rewrites": feedback.rewrites}
-    if injector is not None:
-        notes["memory_placements"] = dict(injector.placements)
     return trajectory, notes
 
 
@@ -179,41 +181,3 @@ def finish(trajectory: Trajectory, run: SampleRun, notes: dict[str, Any]) -> Tra
         if key in notes:
             trajectory.extra[key] = notes[key]
     return trajectory
-
-
-class PlainStrategy(Strategy):
-    """``--strategy plain``: one episode in the real environment, the benchmark as
-    published, with costs recorded; optionally augmented feedback and the
-    world-model probe. With no settings it is exactly the published benchmark."""
-
-    name = "plain"
-
-    def __init__(
-        self, settings: StrategySettings | None = None, rehearser: ModelClient | None = None
-    ):
-        self.settings = settings if settings is not None else StrategySettings()
-        self.rehearser = rehearser
-
-    def describe(self) -> dict[str, Any]:
-        s = self.settings
-        if s == StrategySettings():
-            # Exactly what the published benchmark runs: nothing else to record.
-            return {"name": self.name}
-        info: dict[str, Any] = {"name": self.name, "env_feedback": s.env_feedback}
-        if s.measure_world_model:
-            info["label"] = f"plain world-model={s.rehearser_model or 'self'}"
-            info["measure_world_model"] = True
-            info["prompt_version"] = PROMPT_VERSION
-            info["rehearser_model"] = s.rehearser_model
-            info["rehearser_api_base"] = s.rehearser_api_base
-            info["think_switch"] = s.think_switch
-            info["max_examples"] = s.max_examples
-            info["max_prompt_chars"] = s.max_prompt_chars
-        return info
-
-    async def run(
-        self, sample: Sample, model: ModelClient, services: Services, params: SamplingParams
-    ) -> Trajectory:
-        run = SampleRun(sample, model, services, params, self.settings, self.rehearser or model)
-        trajectory, notes = await run_committed(run)
-        return finish(trajectory, run, notes)

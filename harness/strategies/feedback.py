@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from harness.strategies.rehearser import (
+from harness.boundary.tool_checks import (
     parse_json_value,
     result_status,
     schema_problem,

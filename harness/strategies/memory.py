@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies import prompts
+from harness.strategies.committed import CommittedLayer
 from harness.strategies.rehearser import strip_thinking
 from harness.types import AssistantTurn, Message
 
@@ -126,3 +127,24 @@ class MemoryInjectingClient(WrappedClient):
         # The request it sends differs from the one it is given: a cache in front
         # of it must not confuse calls with and without (or with other) memory.
         return {**self.inner.cache_identity(), "memory": self.block, "position": self.position}
+
+
+class MemoryLayer(CommittedLayer):
+    """The rehearsal memory shown to the actor in the committed episode; notes where
+    it was placed."""
+
+    def __init__(self, memory: str, position: str):
+        self.memory = memory
+        self.position = position
+        self.injector: MemoryInjectingClient | None = None
+
+    def actor(self, actor: ModelClient) -> ModelClient:
+        self.injector = MemoryInjectingClient(
+            actor, prompts.memory_block(self.memory), self.position
+        )
+        return self.injector
+
+    def notes(self) -> dict[str, Any]:
+        if self.injector is None:
+            return {}
+        return {"memory_placements": dict(self.injector.placements)}

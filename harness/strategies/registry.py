@@ -20,7 +20,7 @@ from typing import Any
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.strategies.base import Strategy
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.strategies.rehearsal import RehearsalStrategy
 from harness.strategies.self_consistency import SelfConsistencyStrategy
 from harness.strategies.settings import (
@@ -28,6 +28,7 @@ from harness.strategies.settings import (
     SAMPLING_ONLY,
     parse_settings,
 )
+from harness.strategies.world_model import probe_layers
 
 ModelFactory = Callable[[str, str | None], ModelClient]
 
@@ -78,7 +79,7 @@ def build_strategy(
     if name == "plain" and not colon:
         _refuse(spec, given, REHEARSAL_ONLY | SAMPLING_ONLY)
         rehearser = _client(settings.rehearser_model, settings.rehearser_api_base, model_factory)
-        return PlainStrategy(settings, rehearser)
+        return PlainStrategy(settings, rehearser, probe_layers(settings))
     if name == "self-consistency" and colon:
         _refuse(spec, given, REHEARSAL_ONLY)
         k = _count(spec, arg, "samples")

@@ -24,23 +24,33 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from harness.episode.loop import EpisodeInput, run_episode
+from harness.episode.tap import ConversationTap
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.strategies import prompts
 from harness.strategies.base import Strategy
-from harness.strategies.committed import SampleRun, finish, gather_all, run_committed
+from harness.strategies.committed import (
+    LayerFactory,
+    SampleRun,
+    finish,
+    gather_all,
+    run_committed,
+)
 from harness.strategies.costs import CostLedger, MeteredClient, call_usage
-from harness.strategies.episode import EpisodeInput, run_episode
 from harness.strategies.feedback import wrap_environment
 from harness.strategies.memory import (
     MemoryInjectingClient,
+    MemoryLayer,
     ParsedText,
     parse_critique,
     parse_memory,
 )
-from harness.strategies.rehearser import ConversationTap, strip_thinking
-from harness.strategies.sandbox import REHEARSAL, SimulatedEnvironment, phase
+from harness.strategies.monitor import REHEARSAL, phase
+from harness.strategies.rehearser import rehearser_for, strip_thinking
+from harness.strategies.sandbox import SimulatedEnvironment
 from harness.strategies.settings import StrategySettings, derive_seed
+from harness.strategies.world_model import probe_layers
 from harness.task.contract import Environment, Sample, Services, UserSource, UserTurn
 from harness.task.registry import get_adapter
 from harness.types import Message, SamplingParams, Trajectory
@@ -192,7 +202,11 @@ class RehearsalStrategy(Strategy):
             for outcome in outcomes:
                 run.ledger.merge(outcome.ledger)
             memory, memory_raw = await self._distil(run, critic, outcomes)
-        trajectory, notes = await run_committed(run, memory=memory.text or None)
+        layers: list[LayerFactory] = []
+        if memory.text:
+            layers.append(lambda _run: MemoryLayer(memory.text, self.settings.memory_position))
+        layers.extend(probe_layers(self.settings))
+        trajectory, notes = await run_committed(run, layers)
         trajectory.extra["rehearsal"] = {
             "mode": self.mode,
             "n": self.n,
@@ -240,7 +254,8 @@ class RehearsalStrategy(Strategy):
         if shown:
             actor = MemoryInjectingClient(actor, shown, self.settings.memory_position)
         tap = ConversationTap(actor)
-        simulated = SimulatedEnvironment(run.rehearser(ledger, params), tap, run.sample.tools)
+        rehearser = rehearser_for(run.rehearser_model, run.settings, ledger, params)
+        simulated = SimulatedEnvironment(rehearser, tap, run.sample.tools)
         environment: Environment = simulated
         if self.settings.augmented_feedback:
             environment = wrap_environment(simulated, run.sample)

@@ -1,7 +1,7 @@
 """Keeping rehearsals away from the real environment.
 
-Rehearsals run in a *phase* (a context variable, so concurrent samples never see
-each other's phase). While the rehearsal phase is active:
+Rehearsals run in the rehearsal *phase* (harness/strategies/monitor.py). While it
+is active:
 
 - the strategy never calls ``sample.make_environment``: the actor, and any user
   simulator, talk to a ``SimulatedEnvironment`` whose every answer comes from the
@@ -16,92 +16,16 @@ each other's phase). While the rehearsal phase is active:
 
 from __future__ import annotations
 
-import contextlib
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
+from harness.episode.tap import ConversationTap
 from harness.models.base import ModelError
+from harness.strategies.monitor import SandboxViolation, rehearsal_active
 from harness.strategies.prompts import render_call
-from harness.strategies.rehearser import (
-    ConversationTap,
-    Prediction,
-    Rehearser,
-    call_dict,
-    reply_text,
-)
-from harness.task.contract import Environment, WrappedEnvironment
+from harness.strategies.rehearser import Prediction, Rehearser, call_dict, reply_text
+from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
-
-REHEARSAL = "rehearsal"
-COMMITTED = "committed"
-PHASES = (REHEARSAL, COMMITTED)
-
-_phase: ContextVar[str] = ContextVar("harness_strategy_phase", default=COMMITTED)
-
-
-def current_phase() -> str:
-    return _phase.get()
-
-
-def rehearsal_active() -> bool:
-    return _phase.get() == REHEARSAL
-
-
-@contextlib.contextmanager
-def phase(name: str) -> Iterator[None]:
-    """Run the body (and every task it starts) in the given phase."""
-    if name not in PHASES:
-        raise ValueError(f"unknown phase {name!r}")
-    token = _phase.set(name)
-    try:
-        yield
-    finally:
-        _phase.reset(token)
-
-
-class SandboxViolation(RuntimeError):
-    """The real environment was reached during a rehearsal."""
-
-
-class RealEnvironmentMonitor:
-    """Builds and wraps the real environments of one sample run."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[str] = Counter()
-        self.violations: list[str] = []
-
-    def build(self, make_environment: Callable[[], Environment]) -> Environment:
-        if rehearsal_active():
-            self.violations.append("make_environment")
-            raise SandboxViolation("the real environment may not be built during rehearsal")
-        return make_environment()
-
-    def wrap(self, environment: Environment) -> Environment:
-        return MonitoredEnvironment(environment, self)
-
-    def check(self, what: str) -> None:
-        self.calls[current_phase()] += 1
-        if rehearsal_active():
-            self.violations.append(what)
-            raise SandboxViolation(f"real environment reached during rehearsal: {what}")
-
-
-class MonitoredEnvironment(WrappedEnvironment):
-    """A real environment whose calls are counted per phase and refused in rehearsal."""
-
-    def __init__(self, inner: Environment, monitor: RealEnvironmentMonitor):
-        super().__init__(inner)
-        self.monitor = monitor
-
-    async def execute(self, call: ToolCall) -> ToolResult:
-        self.monitor.check(f"execute {call.name}")
-        return await self.inner.execute(call)
-
-    def execute_user_call(self, call: ToolCall) -> ToolResult:
-        self.monitor.check(f"user call {call.name}")
-        return self.inner.execute_user_call(call)
 
 
 class EnvironmentGuard:

@@ -17,9 +17,17 @@ from typing import Any
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.base import Strategy
-from harness.strategies.committed import SampleRun, finish, gather_all, run_committed
+from harness.strategies.committed import (
+    CommittedLayer,
+    LayerFactory,
+    SampleRun,
+    finish,
+    gather_all,
+    run_committed,
+)
 from harness.strategies.prompts import PROMPT_VERSION
 from harness.strategies.settings import StrategySettings, derive_seed
+from harness.strategies.world_model import probe_layers
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory, Usage
 
@@ -86,6 +94,19 @@ class VotingClient(WrappedClient):
         return {**self.inner.cache_identity(), "votes": self.k, "temperature": self.temperature}
 
 
+class VotingLayer(CommittedLayer):
+    """The actor of the committed episode votes over K sampled replies per step."""
+
+    def __init__(self, k: int, temperature: float, voters: list[VotingClient]):
+        self.k = k
+        self.temperature = temperature
+        self.voters = voters  # the strategy reads the votes from here
+
+    def actor(self, actor: ModelClient) -> ModelClient:
+        self.voters.append(VotingClient(actor, self.k, self.temperature))
+        return self.voters[-1]
+
+
 class SelfConsistencyStrategy(Strategy):
     """``self-consistency:K``."""
 
@@ -121,10 +142,10 @@ class SelfConsistencyStrategy(Strategy):
         run = SampleRun(sample, model, services, params, self.settings, self.rehearser or model)
         voters: list[VotingClient] = []
 
-        def wrap(actor: ModelClient) -> ModelClient:
-            voters.append(VotingClient(actor, self.k, self.settings.temperature))
-            return voters[-1]
-
-        trajectory, notes = await run_committed(run, wrap_actor=wrap)
+        layers: list[LayerFactory] = [
+            lambda _run: VotingLayer(self.k, self.settings.temperature, voters),
+            *probe_layers(self.settings),
+        ]
+        trajectory, notes = await run_committed(run, layers)
         trajectory.extra["self_consistency"] = {"k": self.k, "votes": voters[0].votes}
         return finish(trajectory, run, notes)

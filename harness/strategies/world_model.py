@@ -21,19 +21,15 @@ benchmark and subset over a run's stored records.
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from harness.boundary.tool_checks import result_status
+from harness.episode.tap import ConversationTap
 from harness.models.base import ModelError
-from harness.strategies.rehearser import (
-    ConversationTap,
-    Rehearser,
-    call_dict,
-    reply_text,
-    result_status,
-)
+from harness.strategies.committed import CommittedLayer, SampleRun
+from harness.strategies.prompts import PROMPT_VERSION
+from harness.strategies.rehearser import Rehearser, call_dict, rehearser_for, reply_text
+from harness.strategies.settings import StrategySettings
 from harness.task.contract import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
@@ -101,101 +97,44 @@ class PredictingEnvironment(WrappedEnvironment):
 # ---------------------------------------------------------------- metrics
 
 
-def _value(content: Any) -> tuple[bool, Any]:
-    """(is_json, value) of a result's text: strict JSON, else the stripped text."""
-    text = content if isinstance(content, str) else json.dumps(content)
-    try:
-        return True, json.loads(text)
-    except (json.JSONDecodeError, RecursionError, TypeError):
-        return False, text.strip()
+class _ProbeLayer(CommittedLayer):
+    def __init__(self, run: SampleRun):
+        self.run = run
+        self.predictor: PredictingEnvironment | None = None
+
+    def environment(self, environment: Environment, tap: ConversationTap) -> Environment:
+        run = self.run
+        rehearser = rehearser_for(run.rehearser_model, run.settings, run.ledger, run.params)
+        self.predictor = PredictingEnvironment(environment, rehearser, tap, run.sample.tools)
+        return self.predictor
+
+    def notes(self) -> dict[str, Any]:
+        return {} if self.predictor is None else {"world_model": self.predictor.records}
 
 
-@dataclass
-class CallFidelity:
-    status_agrees: bool
-    exact_match: bool
-    key_jaccard: float | None
-    value_agreement: float | None
-    format_error: bool
+class WorldModelProbe:
+    """``measure_world_model`` as a layer of the committed episode: every real call
+    is also predicted by the rehearser, and the predictions kept for fidelity."""
 
+    def __init__(self, settings: StrategySettings):
+        self.settings = settings
 
-def call_fidelity(entry: dict[str, Any]) -> CallFidelity:
-    """The metrics of one ``{call, predicted, actual}`` record."""
-    predicted, actual = entry.get("predicted") or {}, entry.get("actual") or {}
-    actual_status = actual.get("status") or result_status(
-        str(actual.get("content", "")), bool(actual.get("is_error"))
-    )
-    format_error = predicted.get("status") == "format_error"
-    if format_error:
-        both_objects = isinstance(_value(actual.get("content", ""))[1], dict)
-        return CallFidelity(False, False, 0.0 if both_objects else None, None, True)
-    _, left = _value(predicted.get("content", ""))
-    _, right = _value(actual.get("content", ""))
-    jaccard: float | None = None
-    agreement: float | None = None
-    if isinstance(left, dict) and isinstance(right, dict):
-        union = set(left) | set(right)
-        shared = set(left) & set(right)
-        jaccard = len(shared) / len(union) if union else 1.0
-        if shared:
-            agreement = sum(left[k] == right[k] for k in shared) / len(shared)
-    elif isinstance(left, dict) or isinstance(right, dict):
-        jaccard = 0.0
-    return CallFidelity(
-        status_agrees=predicted.get("status") == actual_status,
-        exact_match=left == right and type(left) is type(right),
-        key_jaccard=jaccard,
-        value_agreement=agreement,
-        format_error=False,
-    )
+    def __call__(self, run: SampleRun) -> CommittedLayer:
+        return _ProbeLayer(run)
 
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Fidelity figures over a list of ``{call, predicted, actual}`` records."""
-    scores = [call_fidelity(entry) for entry in entries]
-    jaccards = [s.key_jaccard for s in scores if s.key_jaccard is not None]
-    agreements = [s.value_agreement for s in scores if s.value_agreement is not None]
-    return {
-        "n_calls": len(scores),
-        "status_agreement": _mean([float(s.status_agrees) for s in scores]),
-        "exact_match": _mean([float(s.exact_match) for s in scores]),
-        "key_jaccard": _mean(jaccards),
-        "n_key_jaccard": len(jaccards),
-        "value_agreement": _mean(agreements),
-        "n_value_agreement": len(agreements),
-        "format_errors": sum(s.format_error for s in scores),
-    }
-
-
-def record_entries(record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The world-model records stored in one run record (none if not measured)."""
-    trajectory = record.get("trajectory") or {}
-    return list((trajectory.get("extra") or {}).get("world_model") or [])
-
-
-def aggregate_world_model(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per benchmark: ``overall`` and per-``subsets`` fidelity over stored run records
-    (records without measurements, e.g. infrastructure errors, add nothing)."""
-    by_benchmark: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for record in records:
-        entries = record_entries(record)
-        if entries:
-            by_benchmark[str(record.get("benchmark"))][str(record.get("subset"))].extend(entries)
-    result = {}
-    for benchmark, subsets in sorted(by_benchmark.items()):
-        everything = [entry for entries in subsets.values() for entry in entries]
-        result[benchmark] = {
-            "overall": summarize(everything),
-            "subsets": {name: summarize(entries) for name, entries in sorted(subsets.items())},
+    def describe(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "measure_world_model": True,
+            "prompt_version": PROMPT_VERSION,
+            "rehearser_model": s.rehearser_model,
+            "rehearser_api_base": s.rehearser_api_base,
+            "think_switch": s.think_switch,
+            "max_examples": s.max_examples,
+            "max_prompt_chars": s.max_prompt_chars,
         }
-    return result
 
 
-def fidelity_dict(entry: dict[str, Any]) -> dict[str, Any]:
-    return asdict(call_fidelity(entry))
+def probe_layers(settings: StrategySettings) -> list[WorldModelProbe]:
+    """The world-model probe, when the settings ask for it."""
+    return [WorldModelProbe(settings)] if settings.measure_world_model else []

@@ -160,7 +160,7 @@ class EpisodeLimits:
     # follows), e.g. a benchmark that ends a turn at the first reply it cannot decode.
     reply_ends_turn: Callable[[AssistantTurn], bool] | None = None
     # A benchmark whose own runner discards a simulation that its code aborted and
-    # runs it again (harness/strategies/attempts.py): why a finished episode is void (None: it
+    # runs it again (harness/episode/attempts.py): why a finished episode is void (None: it
     # stands), and how many attempts there are in all. Void attempts are kept in the
     # trajectory (``extra["void_attempts"]``); the last attempt is scored, void or not.
     void_rule: Callable[[Trajectory], str | None] | None = None

@@ -486,7 +486,7 @@ def _oracle_records(
     from harness.run.runner import OK, Runner
     from harness.store.inputs import read_inputs
     from harness.store.run_store import RunStore
-    from harness.strategies.committed import PlainStrategy
+    from harness.strategies.plain import PlainStrategy
     from harness.types import SamplingParams
 
     with tempfile.TemporaryDirectory(prefix="conformance-") as folder:

@@ -61,7 +61,8 @@ def test_the_adapter_contributes_a_command(toy, capsys):
 
 
 def test_user_side_tool_calls_go_through_the_environment_interface():
-    from harness.strategies.sandbox import REHEARSAL, EnvironmentGuard, SandboxViolation, phase
+    from harness.strategies.monitor import REHEARSAL, SandboxViolation, phase
+    from harness.strategies.sandbox import EnvironmentGuard
     from harness.types import ToolCall
 
     from toy_adapter import CounterEnvironment

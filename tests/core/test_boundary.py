@@ -28,7 +28,7 @@ from harness.report import samples as report_data
 from harness.report.html import ReportOptions, build_report
 from harness.run.runner import INFRA_ERROR, Runner, WorkItem
 from harness.store.run_store import OK, RunStore, read_records
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.task.registry import get_adapter, register_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolCall

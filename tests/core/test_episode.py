@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.models.base import ScriptedClient
-from harness.strategies.episode import (
+from harness.episode.loop import (
     MAX_TOOL_OUTPUT_CHARS,
     EpisodeInput,
     run_episode,
     sanitize_tool_output,
 )
+from harness.models.base import ScriptedClient
 from harness.task.contract import Environment, EpisodeLimits, ScriptedTurns, UserTurn
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
 

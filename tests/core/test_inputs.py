@@ -12,7 +12,7 @@ from harness.config.suites import Suite, SuiteEntry
 from harness.run.runner import Runner, plan_suite
 from harness.store.inputs import INPUTS, InputsFile, SampleInput, merge_inputs, read_inputs
 from harness.store.run_store import RunStore
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.task.registry import get_adapter, register_adapter
 from harness.types import SamplingParams

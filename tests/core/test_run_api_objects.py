@@ -13,7 +13,7 @@ from harness import RunConfig, run_suite
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, ModelError, NullClient
 from harness.store.run_store import read_records
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.types import AssistantTurn
 
 

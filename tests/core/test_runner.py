@@ -12,7 +12,7 @@ from harness.run.runner import Runner, plan_suite
 from harness.run.scoring import regrade, score_run
 from harness.store.records import Record
 from harness.store.run_store import RunStore, read_records
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.task.registry import get_adapter, register_adapter
 from harness.types import SamplingParams

@@ -30,7 +30,8 @@ LAYERS = [
     "task",  # the adapter contract
     "config",  # what a run is asked to do
     "store",  # what a run writes
-    "strategies",  # one sample played: the episode loop and the strategies
+    "episode",  # one episode played: the loop, its attempts, the tap on the actor
+    "strategies",  # one sample played by a strategy around the episode
     "serving",  # model servers the harness starts
     "run",  # one suite run
     "results",  # numbers from run folders
@@ -265,3 +266,42 @@ def test_the_adapter_guide_names_only_the_contract_module():
     allowed |= {f"harness.task.{name}" for name in harness.task.__all__}
     assert named, "the guide names no harness module"
     assert named <= allowed, sorted(named - allowed)
+
+
+def reachable_from(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others."""
+    seen: set[str] = set()
+    stack = [module]
+    while stack:
+        for target in GRAPH[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+# The test-time rehearsal machinery: rehearsals, the rehearser, its prompts, its
+# memory, its simulated world and the world-model probe.
+REHEARSAL_MODULES = {
+    f"harness.strategies.{name}"
+    for name in ("rehearsal", "rehearser", "prompts", "memory", "sandbox", "world_model")
+}
+
+
+def test_the_episode_loop_has_a_home_of_its_own():
+    assert {"harness.episode.loop", "harness.episode.attempts", "harness.episode.tap"} <= set(
+        MODULES
+    )
+    assert not any(concept(t) == "strategies" for t in reachable_from("harness.episode"))
+
+
+def test_the_plain_strategy_loads_no_rehearsal_code():
+    assert REHEARSAL_MODULES <= set(MODULES)  # the names above are real modules
+    assert reachable_from("harness.strategies.plain") & REHEARSAL_MODULES == set()
+    # ... while a rehearsal strategy does reach them (the check can fail).
+    assert reachable_from("harness.strategies.rehearsal") & REHEARSAL_MODULES
+
+
+def test_scoring_loads_no_strategy():
+    loaded = reachable_from("harness.run.scoring")
+    assert sorted(m for m in loaded if concept(m) == "strategies") == []

@@ -24,7 +24,7 @@ from harness.run.scoring import score_run
 from harness.store.inputs import INPUTS
 from harness.store.records import Record
 from harness.store.run_store import RunStore
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.task.registry import get_adapter
 from harness.types import AssistantTurn, SamplingParams, ToolCall

@@ -6,7 +6,7 @@ import pytest
 
 from harness.config.suites import load_suite
 from harness.errors import ConfigError
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.strategies.registry import build_strategy
 from harness.strategies.rehearsal import RehearsalStrategy
 from harness.strategies.self_consistency import SelfConsistencyStrategy

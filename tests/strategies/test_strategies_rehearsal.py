@@ -21,17 +21,12 @@ from test_strategies_fakes import (
 )
 
 from harness.models.base import ModelError
+from harness.store.cost_totals import aggregate_costs
 from harness.strategies import prompts
 from harness.strategies.committed import SampleRun, finish, gather_all
-from harness.strategies.costs import aggregate_costs
+from harness.strategies.monitor import REHEARSAL, RealEnvironmentMonitor, SandboxViolation, phase
 from harness.strategies.registry import build_strategy
-from harness.strategies.sandbox import (
-    REHEARSAL,
-    EnvironmentGuard,
-    RealEnvironmentMonitor,
-    SandboxViolation,
-    phase,
-)
+from harness.strategies.sandbox import EnvironmentGuard
 from harness.strategies.settings import StrategySettings
 from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
@@ -429,7 +424,7 @@ def test_run_level_cost_summary_sums_and_averages_the_records():
 
 def test_a_ledgers_total_is_the_field_by_field_sum_of_its_phases_with_extra_roles_too():
     from harness.strategies.costs import ROLES, CostLedger
-    from harness.strategies.sandbox import COMMITTED, REHEARSAL
+    from harness.strategies.monitor import COMMITTED, REHEARSAL
     from harness.types import Usage
 
     ledger = CostLedger()

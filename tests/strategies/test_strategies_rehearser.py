@@ -8,13 +8,13 @@ import json
 import pytest
 from test_strategies_fakes import CANCEL_TOOL, RoleModel, call, result
 
+from harness.boundary.tool_checks import result_status
+from harness.episode.tap import ConversationTap
 from harness.strategies import prompts
 from harness.strategies.rehearser import (
-    ConversationTap,
     Rehearser,
     RehearserConfig,
     parse_simulation,
-    result_status,
     validation_error,
 )
 from harness.strategies.sandbox import SimulatedEnvironment

@@ -8,8 +8,8 @@ import json
 import pytest
 from test_strategies_fakes import RoleModel, call, result, tool_results
 
+from harness.store.world_model_figures import aggregate_world_model, call_fidelity, summarize
 from harness.strategies.registry import build_strategy
-from harness.strategies.world_model import aggregate_world_model, call_fidelity, summarize
 from harness.task.contract import Environment, EpisodeLimits, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolResult
 

@@ -13,7 +13,7 @@ from harness.adapters.bfcl.adapter import MAX_STEPS_PER_TURN
 from harness.adapters.bfcl.agentic import question_turn_count
 from harness.adapters.bfcl.oracle import answer_text
 from harness.models.base import ModelClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

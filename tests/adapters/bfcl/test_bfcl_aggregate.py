@@ -14,7 +14,7 @@ from harness.adapters.bfcl import BFCLAdapter, export_bfcl
 from harness.adapters.bfcl.categories import ALL_CATEGORIES
 from harness.errors import ConfigError
 from harness.models.base import NullClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Services
 from harness.types import SamplingParams, Score
 

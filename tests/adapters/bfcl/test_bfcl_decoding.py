@@ -25,7 +25,7 @@ from harness.adapters.bfcl.export import entry_result
 from harness.adapters.bfcl.simulators import SimulatorSet
 from harness.models.base import ScriptedClient
 from harness.models.openai_http import OpenAIHTTPClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory

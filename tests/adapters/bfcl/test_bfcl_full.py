@@ -22,7 +22,7 @@ from harness.config.suites import load_suite
 from harness.run.runner import Runner, plan_suite
 from harness.run.scoring import aggregate_records, regrade
 from harness.store.run_store import RunStore
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.types import SamplingParams
 

@@ -20,7 +20,7 @@ from harness.adapters.bfcl.multi_turn import (
 from harness.adapters.bfcl.simulators import Call
 from harness.errors import ConfigError
 from harness.models.base import ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

@@ -11,7 +11,7 @@ from harness.adapters.bfcl.prompt_format import BFCLPromptFormat
 from harness.models.base import ScriptedClient
 from harness.models.calls import format_python_call
 from harness.models.prompt_mode import PromptModeClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, Trajectory
 

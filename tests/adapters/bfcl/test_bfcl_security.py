@@ -9,7 +9,7 @@ import json
 from harness.adapters.bfcl import BFCLAdapter
 from harness.models.base import ScriptedClient
 from harness.models.prompt_mode import PromptModeClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

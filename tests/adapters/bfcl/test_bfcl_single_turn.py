@@ -13,7 +13,7 @@ from harness.adapters.bfcl.decode import DecodeError
 from harness.adapters.bfcl.decode import decode_prompt_ast as decode_prompt_text
 from harness.adapters.bfcl.oracle import ast_gold_calls
 from harness.models.base import ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

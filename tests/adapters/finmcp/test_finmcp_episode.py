@@ -13,7 +13,7 @@ from harness.adapters.finmcp.gold import RecordedCall
 from harness.adapters.finmcp.replay import ReplayEnvironment
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient, ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

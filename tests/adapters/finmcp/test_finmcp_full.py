@@ -16,7 +16,7 @@ import pytest
 
 from harness.adapters.finmcp import FinMCPAdapter
 from harness.models.base import NullClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Services
 from harness.types import SamplingParams
 

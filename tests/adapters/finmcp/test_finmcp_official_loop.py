@@ -25,7 +25,7 @@ from harness.adapters.finmcp import FinMCPAdapter
 from harness.adapters.finmcp.data import load_source
 from harness.adapters.finmcp.gold import gold_turns
 from harness.models.base import ModelClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

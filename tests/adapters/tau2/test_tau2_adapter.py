@@ -8,7 +8,7 @@ import pytest
 
 from harness.adapters.tau2 import Tau2Adapter, domains, prompts
 from harness.models.base import ModelClient, NullClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 

@@ -16,7 +16,7 @@ from harness.adapters.tau2.official import official_reward, simulation_run
 from harness.adapters.tau2.oracle import Tau2Oracle
 from harness.adapters.tau2.transcript import parse_transcript, tau2_ending, to_tau2_messages
 from harness.models.base import ModelClient, NullClient, ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Trajectory
 

@@ -17,7 +17,7 @@ from harness.adapters.tau2 import Tau2Adapter
 from harness.adapters.tau2.environment import unsafe_call_reason
 from harness.adapters.tau2.official import official_reward, simulation_run
 from harness.models.base import ModelClient, ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall
 

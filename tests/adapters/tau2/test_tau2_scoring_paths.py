@@ -19,7 +19,7 @@ from harness.adapters.tau2 import (
     live_state,
     replay_memo,
 )
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import SamplingParams, Trajectory
 

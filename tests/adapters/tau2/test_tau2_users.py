@@ -11,7 +11,7 @@ from harness.adapters.tau2 import Tau2Adapter, domains, prompts
 from harness.adapters.tau2.oracle import Tau2Oracle
 from harness.adapters.tau2.users import SCRIPTED_PATIENCE
 from harness.models.base import ModelClient, NullClient, ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, Usage
 

@@ -12,7 +12,7 @@ from tau3_support import checkout_or_skip
 
 from harness.adapters.tau2 import Tau3Adapter, banking, domains
 from harness.errors import ConfigError
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Services
 from harness.testing.fake_server import FakeServer
 from harness.types import SamplingParams, ToolCall

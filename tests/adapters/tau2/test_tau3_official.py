@@ -35,7 +35,7 @@ from harness.adapters.tau2.official import official_module, official_pipeline
 from harness.adapters.tau2.transcript import parse_transcript, to_tau2_messages
 from harness.models.settings import ModelSettings
 from harness.run.clients import build_remote_client
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import RecordView, Services
 from harness.testing.fake_server import FakeServer
 from harness.types import SamplingParams

@@ -20,7 +20,7 @@ from tau3_support import checkout_or_skip, options_for
 from harness.adapters.tau2 import Tau3Adapter
 from harness.adapters.tau2.nl_judge import StubJudge
 from harness.adapters.tau2.official import official_reward, simulation_run
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.testing.fake_server import FakeServer, Reply
 from harness.types import SamplingParams

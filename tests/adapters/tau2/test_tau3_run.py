@@ -188,7 +188,7 @@ def test_a_regrade_replays_tasks_whose_setup_changes_the_environment():
     import json as json_module
 
     from harness.adapters.tau2 import Tau3Adapter
-    from harness.strategies.committed import PlainStrategy
+    from harness.strategies.plain import PlainStrategy
     from harness.task.contract import Services
     from harness.types import SamplingParams, Trajectory
 

@@ -18,7 +18,7 @@ from harness.adapters.vitabench.episode import (
 from harness.adapters.vitabench.judge import OrdersStubJudge
 from harness.adapters.vitabench.prompts import GREETING, prompt_set
 from harness.models.base import ModelClient, ScriptedClient
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Environment, Services
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult, Trajectory, Usage
 

@@ -13,7 +13,7 @@ import pytest
 from harness.adapters.vitabench import VitaBenchAdapter
 from harness.adapters.vitabench.data import HF_DATASET, DataNotFoundError
 from harness.adapters.vitabench.judge import OrdersStubJudge
-from harness.strategies.committed import PlainStrategy
+from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
 from harness.types import SamplingParams
 

@@ -1,0 +1,62 @@
+"""A run's model and environment costs, summed over its stored records.
+
+Each record of a strategy that keeps costs holds them in
+``trajectory.extra["costs"]`` (by phase and role; harness/strategies/costs.py
+writes them); ``aggregate_costs`` sums and averages them for ``scores.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _accumulate(total: dict[str, Any], record: dict[str, Any]) -> None:
+    """Add ``record`` into ``total`` in place, at any depth (a run's sum is taken
+    over every stored record, without a new dict per record)."""
+    for key, value in record.items():
+        if isinstance(value, dict):
+            inner = total.get(key)
+            if not isinstance(inner, dict):
+                inner = total[key] = {}
+            _accumulate(inner, value)
+        else:
+            total[key] = (total.get(key) or 0) + (value or 0)
+
+
+def _rounded(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: _rounded(value)
+        if isinstance(value, dict)
+        else round(value, 4)
+        if isinstance(value, float)
+        else value
+        for key, value in record.items()
+    }
+
+
+def _scaled(record: dict[str, Any], factor: float) -> dict[str, Any]:
+    return {
+        key: _scaled(value, factor) if isinstance(value, dict) else round(value * factor, 4)
+        for key, value in record.items()
+    }
+
+
+def aggregate_costs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Costs over a run's stored records: the sum by phase and role, and the mean
+    per record (what one sample costs). Records without a cost record (infrastructure
+    errors, runs of strategies that keep none) are left out and counted."""
+    found = [
+        ((record.get("trajectory") or {}).get("extra") or {}).get("costs") for record in records
+    ]
+    costs = [c for c in found if isinstance(c, dict)]
+    total: dict[str, Any] = {}
+    for cost in costs:
+        _accumulate(total, cost)
+    total = _rounded(total)
+    mean = _scaled(total, 1 / len(costs)) if costs else {}
+    return {
+        "n_records": len(costs),
+        "n_without_costs": len(records) - len(costs),
+        "sum": total,
+        "mean_per_record": mean,
+    }
