@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from harness.config import validate
 from harness.config.data_dirs import DataDirs
+from harness.config.flags import flag
 from harness.errors import ConfigError
 from harness.models.reasoning import INLINE_REASONING
 
@@ -65,22 +66,102 @@ def slug(text: str, empty: str = "run") -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or empty
 
 
+# The kinds of server ``--serve`` starts (harness/serving/specs.py has one spec each).
+SERVER_KINDS = ("custom", "llamacpp", "sglang", "vllm")
+LOCAL_SERVER_WORDS = {"auto": None, "yes": True, "no": False}
+
+
+def _given_flag_is_false(given: bool) -> bool:
+    """``--no-cache`` given -> ``cache=False``."""
+    return not given
+
+
+def _ids(text: str | None) -> tuple[str, ...] | None:
+    return tuple(text.split(",")) if text is not None else None
+
+
+def _data_dirs(values: list[str]) -> DataDirs:
+    from harness.task.registry import benchmark_names  # the adapters' names, when asked
+
+    return DataDirs.parse(values, known=benchmark_names())
+
+
 @dataclass(frozen=True)
 class ServeConfig:
     """A server the run starts for itself (``--serve``); ``serve`` is its kind
     (vllm, sglang, llamacpp, custom) or None for no server. The field names are
     the ``--serve`` flags' names."""
 
-    serve: str | None = None
-    checkpoint: str | None = None
-    tool_parser: str | None = None
-    reasoning_parser: str | None = None
-    lora: tuple[str, ...] = ()  # NAME=PATH
-    tensor_parallel_size: int = 1
-    data_parallel_size: int = 1
-    serve_arg: tuple[str, ...] = ()  # extra server arguments, as given
-    serve_command: str | None = None  # with serve="custom"
-    serve_timeout: float = DEFAULT_START_TIMEOUT_S
+    serve: str | None = field(
+        default=None,
+        metadata=flag(
+            "--serve",
+            "start this server for the run: vllm, sglang, llamacpp (a GGUF file, CPU), "
+            "or custom (--serve-command)",
+            choices=SERVER_KINDS,
+        ),
+    )
+    checkpoint: str | None = field(
+        default=None,
+        metadata=flag("--checkpoint", "what to serve: a local folder or file, or a hub id"),
+    )
+    tool_parser: str | None = field(
+        default=None,
+        metadata=flag(
+            "--tool-parser",
+            "the server's tool-call parser (default: hermes for vllm, qwen25 for sglang, "
+            "chatml-function-calling for llamacpp; 'none': no parser, e.g. with --prompt-mode)",
+        ),
+    )
+    reasoning_parser: str | None = field(
+        default=None,
+        metadata=flag("--reasoning-parser", "the server's reasoning parser, e.g. qwen3"),
+    )
+    lora: tuple[str, ...] = field(  # NAME=PATH
+        default=(),
+        metadata=flag(
+            "--lora",
+            "a LoRA adapter to serve (repeatable); the run asks for NAME "
+            "(with several, name one with --model)",
+            action="append",
+            metavar="NAME=PATH",
+            convert=tuple,
+        ),
+    )
+    tensor_parallel_size: int = field(
+        default=1, metadata=flag("--tensor-parallel-size", kind=int, metavar="N")
+    )
+    data_parallel_size: int = field(
+        default=1, metadata=flag("--data-parallel-size", kind=int, metavar="N")
+    )
+    serve_arg: tuple[str, ...] = field(  # extra server arguments, as given
+        default=(),
+        metadata=flag(
+            "--serve-arg",
+            "an extra server argument, passed through as it is (repeatable; "
+            "use --serve-arg=--flag for one that starts with a dash)",
+            action="append",
+            metavar="ARG",
+            convert=tuple,
+        ),
+    )
+    serve_command: str | None = field(  # with serve="custom"
+        default=None,
+        metadata=flag(
+            "--serve-command",
+            "with --serve custom: the server's command line, with {port} and optionally "
+            "{host}, {model}, {checkpoint}",
+        ),
+    )
+    serve_timeout: float = field(
+        default=DEFAULT_START_TIMEOUT_S,
+        metadata=flag(
+            "--serve-timeout",
+            f"how long the server may take to become ready (default {DEFAULT_START_TIMEOUT_S:g})",
+            kind=float,
+            metavar="SECONDS",
+        ),
+    )
     # --quiet: no lines about the server starting (a failure is still the one error line).
     quiet: bool = False
 
@@ -89,54 +170,266 @@ class ServeConfig:
 class RunConfig:
     """One ``harness run``. Only ``suite`` and a model (``model``, or a server
     through ``serve`` / ``model_config``) are needed; every other field has the
-    command line's default."""
+    command line's default. A field the command line sets names its flag in its
+    metadata (harness/config/flags.py): the flag's default is the field's."""
 
-    suite: str  # a suite name (tasks/<name>.yaml) or a path to a suite file
+    suite: str = field(  # a suite name (tasks/<name>.yaml) or a path to a suite file
+        metadata=flag("--suite", "suite name (tasks/<name>.yaml) or path", required=True)
+    )
     # oracle, null, a litellm model name, or a ModelClient object the caller built
     # (a training loop's own client): the run then calls it for every sample.
-    model: str | ModelClient | None = None
-    api_base: str | None = None  # OpenAI-compatible server URL(s), comma-separated
-    model_config: Path | None = None  # YAML naming the model and its replicas
-    serve: ServeConfig = field(default_factory=ServeConfig)
-    client: ClientKind = "auto"
-    prompt_mode: bool = False
-    tool_choice: ToolChoice = "auto"
-    argument_max_length: int | None = None  # maxLength for the tools' string parameters
-    inline_reasoning: InlineReasoning = "split"  # <think> tags: set apart, or decoded as text
-    local_server: bool | None = None  # None: with a server or a loopback api_base
-    preflight: bool = True
-    model_revision: str | None = None
+    model: str | ModelClient | None = field(
+        default=None,
+        metadata=flag(
+            "--model",
+            "oracle, null, or a litellm model name (with --serve: default from --checkpoint)",
+        ),
+    )
+    api_base: str | None = field(  # OpenAI-compatible server URL(s), comma-separated
+        default=None,
+        metadata=flag(
+            "--api-base", "OpenAI-compatible server URL (vLLM, SGLang, llama.cpp, Ollama)"
+        ),
+    )
+    model_config: Path | None = field(  # YAML naming the model and its replicas
+        default=None,
+        metadata=flag("--model-config", "YAML naming the model and its replicas", kind=Path),
+    )
+    serve: ServeConfig = field(default_factory=ServeConfig)  # its own flags
+    client: ClientKind = field(
+        default="auto",
+        metadata=flag(
+            "--client", "auto (direct HTTP with --api-base, else litellm), litellm, or direct"
+        ),
+    )
+    prompt_mode: bool = field(
+        default=False,
+        metadata=flag(
+            "--prompt-mode", "tools in the prompt, calls parsed from text", action="store_true"
+        ),
+    )
+    tool_choice: ToolChoice = field(
+        default="auto",
+        metadata=flag(
+            "--tool-choice",
+            "tool_choice sent with requests that offer tools (omit: none sent; default auto)",
+            choices=TOOL_CHOICES,
+        ),
+    )
+    argument_max_length: int | None = field(  # maxLength for the tools' string parameters
+        default=None,
+        metadata=flag(
+            "--argument-max-length",
+            "offer the tools with every string parameter bounded to N characters (for "
+            "servers that ignore --max-tokens while writing arguments, e.g. llama-cpp-python's "
+            "chatml-function-calling; changes the prompt, recorded in the manifest)",
+            kind=int,
+            metavar="N",
+        ),
+    )
+    inline_reasoning: InlineReasoning = field(  # <think> tags: set apart, or decoded as text
+        default="split",
+        metadata=flag(
+            "--inline-reasoning",
+            "<think>...</think> in reply text: set apart before decoding (split, the "
+            "default) or decoded with the rest of the text (keep)",
+            choices=tuple(INLINE_REASONING),
+        ),
+    )
+    local_server: bool | None = field(  # None: with a server or a loopback api_base
+        default=None,
+        metadata=flag(
+            "--local-server",
+            "wait for slow calls instead of re-sending them (auto: with --serve or a "
+            "loopback --api-base)",
+            choices=tuple(LOCAL_SERVER_WORDS),
+            cli_default="auto",
+            convert=LOCAL_SERVER_WORDS.__getitem__,
+        ),
+    )
+    preflight: bool = field(
+        default=True,
+        metadata=flag(
+            "--no-preflight",
+            "skip the one small request with tools sent to an --api-base/--serve server "
+            "first, and the check of the first requests against its context window",
+            action="store_true",
+            convert=_given_flag_is_false,
+        ),
+    )
+    model_revision: str | None = field(
+        default=None,
+        metadata=flag(
+            "--model-revision",
+            "what identifies the weights beyond what the server says (e.g. a training step)",
+        ),
+    )
     # What runs
-    trials: int | None = None  # None: the suite's
-    limit: int | None = None
-    ids: tuple[str, ...] | None = None
-    shard: str | None = None  # "I/N"
-    data_dirs: DataDirs = field(default_factory=DataDirs)
+    trials: int | None = field(  # None: the suite's
+        default=None,
+        metadata=flag("--trials", "trials per sample (default: the suite's)", kind=int),
+    )
+    limit: int | None = field(
+        default=None, metadata=flag("--limit", "at most N samples per subset", kind=int)
+    )
+    ids: tuple[str, ...] | None = field(
+        default=None,
+        metadata=flag(
+            "--ids",
+            "comma-separated sample ids to run: plain (looked up in every entry) or "
+            "benchmark-qualified, BENCH/SUBSET:ID (e.g. tau3/retail:12)",
+            convert=_ids,
+        ),
+    )
+    shard: str | None = field(  # "I/N"
+        default=None,
+        metadata=flag(
+            "--shard",
+            "I/N: run only part I of N of the (sample, trial) work (merge with 'harness merge')",
+        ),
+    )
+    data_dirs: DataDirs = field(
+        default_factory=DataDirs,
+        metadata=flag(
+            "--data-dir",
+            "local benchmark data not on PyPI: a root with one folder per benchmark "
+            "(PATH/<benchmark>), or one benchmark's folder as NAME=PATH (repeatable)",
+            action="append",
+            metavar="PATH|NAME=PATH",
+            convert=_data_dirs,
+        ),
+    )
     # How
     # A --strategy value, or a strategy object (harness.strategies.base.Strategy).
-    strategy: str | StrategyObject = "plain"
+    strategy: str | StrategyObject = field(
+        default="plain",
+        metadata=flag(
+            "--strategy",
+            "plain, rehearsal-parallel:N, rehearsal-sequential:N or self-consistency:K",
+        ),
+    )
+    # From --strategy-config and --strategy-opt (harness/commands/run.py).
     strategy_options: dict[str, Any] = field(default_factory=dict)
-    env_feedback: EnvFeedback = "standard"
-    measure_world_model: bool = False
-    temperature: float = 0.0
-    top_p: float | None = None
-    max_tokens: int | None = None
-    seed: int = 0
-    concurrency: int = 8
-    timeout: float = 120.0  # seconds per model call
-    max_attempts: int = 6
-    retry_delay: float = 1.0
-    episode_timeout: float = 3600.0
-    user_model: str | None = None  # None: the suite's, else DEFAULT_USER_MODEL
-    judge_model: str | None = None  # None: the suite's, else the benchmark's, else default
+    env_feedback: EnvFeedback = field(
+        default="standard",
+        metadata=flag(
+            "--env-feedback",
+            "augmented: actionable error messages (non-standard, marked in every table)",
+            choices=ENV_FEEDBACK,
+        ),
+    )
+    measure_world_model: bool = field(
+        default=False,
+        metadata=flag(
+            "--measure-world-model",
+            "the rehearser predicts every real tool result before it is known",
+            action="store_true",
+        ),
+    )
+    temperature: float = field(default=0.0, metadata=flag("--temperature", kind=float))
+    top_p: float | None = field(default=None, metadata=flag("--top-p", kind=float))
+    max_tokens: int | None = field(default=None, metadata=flag("--max-tokens", kind=int))
+    seed: int = field(
+        default=0, metadata=flag("--seed", "base seed; trial t uses seed + t", kind=int)
+    )
+    # Samples in flight at once in the worker pool; each model endpoint also takes at
+    # most this many requests at once (a replica's own max_concurrency can lower it).
+    concurrency: int = field(
+        default=8,
+        metadata=flag(
+            "--concurrency",
+            "samples in flight at once (and at most this many requests at once per model endpoint)",
+            kind=int,
+        ),
+    )
+    timeout: float = field(  # seconds per model call
+        default=120.0, metadata=flag("--timeout", "seconds per model call", kind=float)
+    )
+    max_attempts: int = field(
+        default=6,
+        metadata=flag("--max-attempts", "tries per model call on transient errors", kind=int),
+    )
+    retry_delay: float = field(
+        default=1.0,
+        metadata=flag("--retry-delay", "first backoff delay in seconds (doubles)", kind=float),
+    )
+    episode_timeout: float = field(
+        default=3600.0, metadata=flag("--episode-timeout", "seconds per episode", kind=float)
+    )
+    user_model: str | None = field(  # None: the suite's, else DEFAULT_USER_MODEL
+        default=None,
+        metadata=flag(
+            "--user-model",
+            "user simulator model, or 'scripted' (default: the suite's, else "
+            f"{DEFAULT_USER_MODEL})",
+        ),
+    )
+    judge_model: str | None = field(  # None: the suite's, else the benchmark's, else default
+        default=None,
+        metadata=flag(
+            "--judge-model",
+            "judge model, or 'stub' (default: the suite's, else the benchmark's own, "
+            f"else {DEFAULT_JUDGE_MODEL})",
+        ),
+    )
     # Where
-    out: Path | None = None  # None: results/<suite>__<model>__<strategy>
-    cache: bool = True
-    cross_run_cache: bool = False
-    cache_dir: Path | None = None
-    adopt: bool = False
-    progress: bool = True  # the progress panel (or lines) and first-seen errors on stderr
-    progress_interval: float = 30.0  # seconds between progress lines without a terminal
+    out: Path | None = field(  # None: results/<suite>__<model>__<strategy>
+        default=None,
+        metadata=flag(
+            "--out", "run folder (default: results/<suite>__<model>__<strategy>)", kind=Path
+        ),
+    )
+    cache: bool = field(
+        default=True,
+        metadata=flag(
+            "--no-cache",
+            "do not reuse cached model responses",
+            action="store_true",
+            convert=_given_flag_is_false,
+        ),
+    )
+    cross_run_cache: bool = field(
+        default=False,
+        metadata=flag(
+            "--cross-run-cache",
+            "share cached responses across runs (~/.cache/harness; default: the run folder only)",
+            action="store_true",
+        ),
+    )
+    cache_dir: Path | None = field(
+        default=None,
+        metadata=flag(
+            "--cache-dir", "a response cache shared across runs, in this folder", kind=Path
+        ),
+    )
+    adopt: bool = field(
+        default=False,
+        metadata=flag(
+            "--adopt",
+            "resume a run folder that holds records but no manifest.json (its records are kept)",
+            action="store_true",
+        ),
+    )
+    # The progress panel (or lines) and first-seen errors on stderr.
+    progress: bool = field(
+        default=True,
+        metadata=flag(
+            "--quiet",
+            "no progress panel or lines, no first-seen error lines, no leaderboard",
+            action="store_true",
+            convert=_given_flag_is_false,
+        ),
+    )
+    progress_interval: float = field(  # seconds between progress lines without a terminal
+        default=30.0,
+        metadata=flag(
+            "--progress-every",
+            "without a terminal: a progress line every SECONDS (and at each 10%% of the "
+            "work; default %(default)g)",
+            kind=float,
+            metavar="SECONDS",
+        ),
+    )
 
     @property
     def model_object(self) -> ModelClient | None:
@@ -176,13 +469,13 @@ class RunConfig:
         validate.positive("--max-tokens", self.max_tokens)
         validate.positive("--argument-max-length", self.argument_max_length)
         validate.positive("--serve-timeout", self.serve.serve_timeout)
-        for flag, name in (
+        for option, name in (
             ("--model", self.model if isinstance(self.model, str) else None),
             ("--user-model", self.user_model),
             ("--judge-model", self.judge_model),
         ):
             if name is not None and not name.strip():  # else '' would mean the default
-                raise ConfigError(f"{flag} is empty")
+                raise ConfigError(f"{option} is empty")
         if self.ids is not None and not [i for i in self.ids if i.strip()]:
             raise ConfigError("--ids names no sample")
         if self.tool_choice not in TOOL_CHOICES:
@@ -205,8 +498,8 @@ class RunConfig:
         build or configure one from a name do not apply to it."""
         if self.model_object is not None:
             given = [
-                flag
-                for flag, used in (
+                option
+                for option, used in (
                     ("--api-base", self.api_base is not None),
                     ("--model-config", self.model_config is not None),
                     ("--serve", self.serve.serve is not None),
@@ -224,8 +517,8 @@ class RunConfig:
                 )
         if not isinstance(self.strategy, str):
             given = [
-                flag
-                for flag, used in (
+                option
+                for option, used in (
                     ("--strategy-opt", bool(self.strategy_options)),
                     ("--env-feedback", self.env_feedback != "standard"),
                     ("--measure-world-model", self.measure_world_model),

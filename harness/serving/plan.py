@@ -6,7 +6,6 @@ server in the manifest, and starts the server only if the run has work left.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
@@ -22,54 +21,6 @@ from harness.models.settings import ServedEndpoint
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step, resolve_checkpoint
 from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.specs import SERVER_LOG, SPECS, CustomSpec, ServerSpec
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``harness run`` flags that start a server for the run."""
-    group = parser.add_argument_group("serving a checkpoint (the server runs for this run only)")
-    group.add_argument(
-        "--serve",
-        choices=sorted(SPECS),
-        help="start this server for the run: vllm, sglang, llamacpp (a GGUF file, CPU), "
-        "or custom (--serve-command)",
-    )
-    group.add_argument("--checkpoint", help="what to serve: a local folder or file, or a hub id")
-    group.add_argument(
-        "--tool-parser",
-        help="the server's tool-call parser (default: hermes for vllm, qwen25 for sglang, "
-        "chatml-function-calling for llamacpp; 'none': no parser, e.g. with --prompt-mode)",
-    )
-    group.add_argument("--reasoning-parser", help="the server's reasoning parser, e.g. qwen3")
-    group.add_argument(
-        "--lora",
-        action="append",
-        default=[],
-        metavar="NAME=PATH",
-        help="a LoRA adapter to serve (repeatable); the run asks for NAME "
-        "(with several, name one with --model)",
-    )
-    group.add_argument("--tensor-parallel-size", type=int, default=1, metavar="N")
-    group.add_argument("--data-parallel-size", type=int, default=1, metavar="N")
-    group.add_argument(
-        "--serve-arg",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="an extra server argument, passed through as it is (repeatable; "
-        "use --serve-arg=--flag for one that starts with a dash)",
-    )
-    group.add_argument(
-        "--serve-command",
-        help="with --serve custom: the server's command line, with {port} and optionally "
-        "{host}, {model}, {checkpoint}",
-    )
-    group.add_argument(
-        "--serve-timeout",
-        type=float,
-        default=DEFAULT_START_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"how long the server may take to become ready (default {DEFAULT_START_TIMEOUT_S:g})",
-    )
 
 
 def _parse_loras(pairs: list[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support import TESTS, harness_process, wait_for_lines
 
-from harness.commands.run import DEFAULTS
+from harness.config.run_config import RunConfig
 from harness.run.error_kinds import classify
 from harness.run.progress import (
     DEFAULT_INTERVAL_S,
@@ -109,7 +109,7 @@ def test_without_a_terminal_a_slow_run_logs_progress_lines_every_interval(toy_su
 
 
 def test_the_default_interval_is_30_seconds():
-    assert DEFAULT_INTERVAL_S == 30.0 == DEFAULTS.progress_interval
+    assert DEFAULT_INTERVAL_S == 30.0 == RunConfig(suite="").progress_interval
     from harness.cli import build_parser
 
     args = build_parser().parse_args(["run", "--suite", "smoke", "--model", "oracle"])
