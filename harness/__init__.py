@@ -5,6 +5,9 @@ The Python entry point (see harness/evaluate/)::
     from harness import RunConfig, run_suite
 
     summary = run_suite(RunConfig(suite="smoke", model="oracle"))
+
+and every checkpoint of a training run with ``run_sweep(SweepConfig(...))``
+(harness/executors/sweep.py).
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["RunConfig", "RunSummary", "ServeConfig", "run_suite", "run_suite_async"]
+__all__ = [
+    "RunConfig",
+    "RunSummary",
+    "ServeConfig",
+    "SweepConfig",
+    "SweepSummary",
+    "run_suite",
+    "run_suite_async",
+    "run_sweep",
+]
 
 # Where each public name lives; imported on first use, so that `import harness`
 # (and `harness --help`) stays cheap.
@@ -23,6 +35,9 @@ _PUBLIC = {
     "RunSummary": "harness.evaluate",
     "run_suite": "harness.evaluate",
     "run_suite_async": "harness.evaluate",
+    "SweepConfig": "harness.executors.sweep",
+    "SweepSummary": "harness.executors.sweep",
+    "run_sweep": "harness.executors.sweep",
 }
 
 

@@ -161,3 +161,26 @@ def test_the_ray_executor_without_ray_is_one_clear_error(
     assert (out + err).strip().splitlines() == [
         "harness: error: --executor ray needs Ray: pip install 'harness[ray]' (or pip install ray)"
     ]
+
+
+@pytest.mark.slow
+def test_run_sweep_is_the_python_face_of_harness_sweep(training_run, tmp_path):
+    """The same sweep from Python: typed config in, typed summary out."""
+    from harness import RunConfig, ServeConfig, SweepConfig, run_sweep
+
+    serve = ServeConfig(serve="custom", serve_command=TEMPLATE, quiet=True)
+    base = RunConfig(suite=str(training_run), serve=serve, cache=False, progress=False)
+    pattern = str(training_run.parent / "ckpts" / "step_*")
+    summary = run_sweep(SweepConfig(run=base, checkpoints=(pattern,), out=tmp_path / "sweep"))
+    assert summary.ok and summary.sweep_dir == tmp_path / "sweep"
+    assert [d.name for d in summary.run_dirs] == ["step_100", "step_200", "step_300"]
+    assert [r.exit_code for r in summary.results] == [0, 0, 0]
+    assert overall(summary.run_dirs[0]) < overall(summary.run_dirs[2]) == 1.0
+
+
+def test_a_sweep_config_without_checkpoints_is_one_clear_error(toy_suite):
+    from harness import RunConfig, SweepConfig, run_sweep
+    from harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="names no checkpoint"):
+        run_sweep(SweepConfig(run=RunConfig(suite=str(toy_suite)), checkpoints=()))
