@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.evaluate.plan import PlannedRun
     from harness.results.entries import BenchmarkEntry
     from harness.results.scores import RunScores
-    from harness.run.runner import NotRun
+    from harness.run.suite_samples import NotRun
 
 
 @dataclass
@@ -80,7 +80,7 @@ class RunSummary(RunCounts):
         """What the command line prints to stderr after a run; ``with_coverage`` False when
         the table printed after them says what partial numbers cover."""
         from harness.results.headlines import benchmark_label, sort_benchmarks
-        from harness.run.runner import not_run_lines
+        from harness.run.suite_samples import not_run_lines
 
         lines = [*self.lines(), *self.error_lines, *self.notes]
         lines += [f"not run: {line}" for line in not_run_lines(self.not_run)]

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from harness.config.suites import Suite
     from harness.evaluate.model import PlannedModel
     from harness.run.clients import ModelProvider
-    from harness.run.runner import Plan
+    from harness.run.suite_samples import SuiteSamples
     from harness.serving.plan import EndpointPlan
     from harness.strategies.base import Strategy
     from harness.task.contract import Services
@@ -29,7 +29,7 @@ class ManifestInputs:
     run_id: str
     suite: Suite
     trials: int
-    plan: Plan
+    plan: SuiteSamples
     shard: Shard
     model: PlannedModel
     provider: ModelProvider

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.config.suites import Suite
     from harness.models.settings import ModelSettings
     from harness.run.progress import RunProgress
-    from harness.run.runner import Plan, Runner, WorkItem
+    from harness.run.runner import Runner, WorkItem
+    from harness.run.suite_samples import SuiteSamples
     from harness.serving.plan import EndpointPlan
     from harness.store.run_store import RunStore
     from harness.strategies.base import Strategy
@@ -60,12 +61,12 @@ def check_data_dirs(config: RunConfig) -> None:
             raise ConfigError(f"--data-dir {folder} is a file, not a folder")
 
 
-def plan_samples(config: RunConfig, suite: Suite, trials: int) -> Plan:
+def plan_samples(config: RunConfig, suite: Suite, trials: int) -> SuiteSamples:
     """The suite's samples that can run here (ConfigError when none can, or too many)."""
-    from harness.run.runner import not_run_lines, plan_suite
+    from harness.run.suite_samples import load_suite_samples, not_run_lines
 
     ids = [i.strip() for i in config.ids] if config.ids else None
-    plan = plan_suite(suite, limit=config.limit, data_dir=config.data_dirs, ids=ids)
+    plan = load_suite_samples(suite, limit=config.limit, data_dir=config.data_dirs, ids=ids)
     if not plan.samples:
         reasons = "; ".join(not_run_lines(plan.not_run)[:3])
         raise ConfigError(f"suite '{suite.name}' selects no samples that can run here. {reasons}")
@@ -117,7 +118,7 @@ class PlannedRun:
     run_dir: Path
     settings: ModelSettings
     endpoint: EndpointPlan
-    plan: Plan
+    plan: SuiteSamples
     runner: Runner
     store: RunStore
     manifest: Manifest
@@ -210,7 +211,7 @@ class PlannedRun:
 
 
 def plan_run(config: RunConfig) -> PlannedRun:
-    """Plan the run; nothing is written yet. The config is not changed."""
+    """SuiteSamples the run; nothing is written yet. The config is not changed."""
     from harness.config.shard import Shard
     from harness.config.suites import load_suite
     from harness.evaluate.manifest import ManifestInputs, build_manifest

@@ -14,11 +14,11 @@ from harness.errors import ConfigError
 if TYPE_CHECKING:
     from harness.config.suites import Suite
     from harness.models.settings import ModelSettings
-    from harness.run.runner import Plan
+    from harness.run.suite_samples import SuiteSamples
     from harness.task.contract import Services
 
 
-def planned_benchmarks(plan: Plan) -> list[str]:
+def planned_benchmarks(plan: SuiteSamples) -> list[str]:
     """The benchmarks of a plan: those with samples to run and those left out."""
     return sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
 
@@ -32,7 +32,7 @@ def user_model_name(config: RunConfig, suite: Suite, benchmarks: list[str]) -> s
     return wanted if any(get_adapter(b).needs_user_model for b in benchmarks) else None
 
 
-def judge_model_name(config: RunConfig, suite: Suite, plan: Plan) -> str | None:
+def judge_model_name(config: RunConfig, suite: Suite, plan: SuiteSamples) -> str | None:
     """The judge's model: the config's, the suite's, the first benchmark's own,
     else the default; None when no sample the run holds is judged."""
     from harness.task.registry import get_adapter
@@ -48,7 +48,9 @@ def judge_model_name(config: RunConfig, suite: Suite, plan: Plan) -> str | None:
     return wanted if judged else None
 
 
-def plan_services(config: RunConfig, suite: Suite, plan: Plan, settings: ModelSettings) -> Services:
+def plan_services(
+    config: RunConfig, suite: Suite, plan: SuiteSamples, settings: ModelSettings
+) -> Services:
     """The services an episode gets: user and judge clients (built like the
     actor's, or an adapter's stand-in), the seed and the prompt mode."""
     from harness.run.clients import aux_client

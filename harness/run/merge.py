@@ -20,7 +20,7 @@ LISTED = 10
 
 
 @dataclass
-class Shard:
+class ShardFolder:
     root: Path
     manifest: Manifest
     records: dict[str, Record]  # the last record of each key
@@ -57,7 +57,7 @@ def _listed(items: list[str]) -> str:
     return shown + (f" and {len(items) - LISTED} more" if len(items) > LISTED else "")
 
 
-def _load(root: Path) -> Shard:
+def _load(root: Path) -> ShardFolder:
     from harness.errors import ConfigError
     from harness.store.run_store import RunStore
 
@@ -65,10 +65,10 @@ def _load(root: Path) -> Shard:
     manifest = store.load_manifest()
     if manifest.merged_from is not None:
         raise ConfigError(f"{root} is already a merged run; merge its shard folders instead")
-    return Shard(root, manifest, store.load_records())
+    return ShardFolder(root, manifest, store.load_records())
 
 
-def check_same_run(shards: list[Shard]) -> None:
+def check_same_run(shards: list[ShardFolder]) -> None:
     """Every shard has the first one's identity, trials and planned work."""
     from harness.errors import ConfigError
     from harness.store.manifest import IDENTITY_KEYS
@@ -87,15 +87,15 @@ def check_same_run(shards: list[Shard]) -> None:
         check_same_weights(first.manifest.to_dict(), other.manifest.to_dict(), other.root)
 
 
-def check_ownership(shards: list[Shard]) -> None:
+def check_ownership(shards: list[ShardFolder]) -> None:
     """Each record belongs to its folder's shard, and no key is in two folders."""
-    from harness.config.shard import Shard as Partition
+    from harness.config.shard import Shard
     from harness.errors import ConfigError
 
     owner: dict[str, Path] = {}
     overlap: list[str] = []
     for shard in shards:
-        partition = Partition.parse(shard.label)
+        partition = Shard.parse(shard.label)
         strays = [key for key in shard.records if not partition.owns(key)]
         if strays:
             raise ConfigError(
@@ -110,7 +110,7 @@ def check_ownership(shards: list[Shard]) -> None:
         raise ConfigError("the same (sample, trial) is in two shards: " + _listed(sorted(overlap)))
 
 
-def find_gaps(shards: list[Shard]) -> Gaps:
+def find_gaps(shards: list[ShardFolder]) -> Gaps:
     """What of the whole suite's planned work no shard holds.
 
     The manifest plans sample counts per subset, not ids: a missing trial of a
@@ -146,7 +146,7 @@ def find_gaps(shards: list[Shard]) -> Gaps:
     return gaps
 
 
-def merged_manifest(shards: list[Shard], out: Path, gaps: Gaps) -> Manifest:
+def merged_manifest(shards: list[ShardFolder], out: Path, gaps: Gaps) -> Manifest:
     first = shards[0].manifest
     trials = int(first.trials or 1)
     finished = [s.manifest.finished_at for s in shards]
@@ -202,7 +202,7 @@ def check_merge_target(out: Path, flag: str = "--out") -> None:
         raise ConfigError(f"{flag} {out} is not empty; merge into a new folder")
 
 
-def _prepare_out(out: Path, shards: list[Shard]) -> None:
+def _prepare_out(out: Path, shards: list[ShardFolder]) -> None:
     from harness.errors import ConfigError
 
     if any(out.resolve() == s.root.resolve() for s in shards):

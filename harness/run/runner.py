@@ -17,18 +17,14 @@ import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, Protocol
 
 from harness.boundary.deadline import Deadline
-from harness.config.data_dirs import DataDirs
 from harness.config.shard import Shard
-from harness.config.suites import Suite
-from harness.errors import ConfigError, DataNotFoundError, ModelOutputError
+from harness.errors import ModelOutputError
 from harness.models.base import ModelClient
 from harness.models.redact import scrub_secrets
 from harness.run.explanations import with_explanation
-from harness.run.id_selection import parse_ids
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.inputs import SampleInput
@@ -51,49 +47,6 @@ class ProgressSink(Protocol):
     def started(self, key: str) -> None: ...
 
     def finished(self, record: Record) -> None: ...
-
-
-@dataclass
-class NotRun:
-    benchmark: str
-    subset: str
-    reason: str
-
-
-def not_run_lines(not_run: list[NotRun], names_shown: int = 4) -> list[str]:
-    """One line per distinct reason, naming the subsets it holds for (and how
-    many, when several): an offline Hub is one line, not one per subset."""
-    groups: dict[str, list[str]] = {}
-    for entry in not_run:
-        groups.setdefault(entry.reason, []).append(f"{entry.benchmark}/{entry.subset}")
-    lines = []
-    for reason, names in groups.items():
-        if len(names) == 1:
-            lines.append(f"{names[0]}: {reason}")
-            continue
-        shown = ", ".join(names[:names_shown]) + (", ..." if len(names) > names_shown else "")
-        lines.append(f"{len(names)} subsets ({shown}): {reason}")
-    return lines
-
-
-@dataclass
-class Plan:
-    samples: list[Sample]
-    not_run: list[NotRun] = field(default_factory=list)
-    # sample.key -> the suite entry's load options, so scoring can reload samples
-    load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def planned_counts(
-        self, owned: Callable[[str], bool] | None = None
-    ) -> dict[str, dict[str, int]]:
-        """Samples per benchmark and subset (only those ``owned`` selects, if given)."""
-        counts: dict[str, dict[str, int]] = {}
-        for sample in self.samples:
-            if owned is not None and not owned(sample.key):
-                continue
-            per_subset = counts.setdefault(sample.benchmark, {})
-            per_subset[sample.subset] = per_subset.get(sample.subset, 0) + 1
-        return counts
 
 
 @dataclass
@@ -147,62 +100,6 @@ class EpisodeOutcome:
             self.started_at,
             time.monotonic() - self.start,
         )
-
-
-def plan_suite(
-    suite: Suite,
-    limit: int | None = None,
-    data_dir: Path | DataDirs | None = None,
-    ids: list[str] | None = None,
-) -> Plan:
-    """Load every sample a suite names; subsets that cannot run here are listed, not dropped.
-    ``data_dir``: a root with one folder per benchmark, or a DataDirs; ``ids``: plain or
-    benchmark-qualified sample ids (harness.run.id_selection)."""
-    plan = Plan(samples=[])
-    data_dirs = DataDirs.of(data_dir)
-    in_suite = {entry.benchmark for entry in suite.entries}
-    selection = parse_ids(
-        ids or [], lambda name: get_adapter(name).subsets() if name in in_suite else None
-    )
-    selected: set[tuple[str, str]] = set()
-    for entry in suite.entries:
-        adapter = get_adapter(entry.benchmark)
-        known = adapter.subsets()
-        subsets = known if entry.subsets == "all" else list(entry.subsets)
-        unknown = [s for s in subsets if s not in known]
-        if unknown:
-            raise ConfigError(
-                f"suite '{suite.name}': benchmark '{entry.benchmark}' has no subset(s) "
-                f"{', '.join(unknown)} (known: {', '.join(known)})"
-            )
-        for subset in subsets:
-            wanted_ids = entry.ids
-            if not selection.empty:
-                wanted_ids = selection.for_subset(entry.benchmark, subset)
-                if wanted_ids is None:
-                    continue  # --ids picks nothing of this subset
-                selected.add((entry.benchmark, subset))
-            reason = adapter.unavailable_reason(subset)
-            if reason:
-                plan.not_run.append(NotRun(entry.benchmark, subset, reason))
-                continue
-            caps = [c for c in (entry.limit, limit) if c is not None]
-            try:
-                samples = adapter.load(
-                    subset,
-                    limit=min(caps) if caps else None,
-                    ids=wanted_ids,
-                    data_dir=data_dirs.for_benchmark(entry.benchmark),
-                    options=entry.options,
-                )
-            except DataNotFoundError as exc:
-                plan.not_run.append(NotRun(entry.benchmark, subset, str(exc)))
-                continue
-            plan.samples.extend(samples)
-            for sample in samples:
-                plan.load_options[sample.key] = dict(entry.options)
-    selection.check_covered(selected)
-    return plan
 
 
 def build_record(

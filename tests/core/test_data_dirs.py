@@ -10,7 +10,7 @@ from harness.cli import build_parser
 from harness.config.data_dirs import DataDirs
 from harness.config.suites import load_suite
 from harness.errors import ConfigError
-from harness.run.runner import plan_suite
+from harness.run.suite_samples import load_suite_samples
 
 KNOWN = ["bfcl", "finmcp", "tau2", "vitabench"]
 
@@ -56,11 +56,11 @@ def test_the_flag_repeats():
 
 def test_a_root_finds_the_benchmark_folder_inside_it(shared_data: Path):
     suite = load_suite("finmcp")
-    plan = plan_suite(suite, limit=1, data_dir=DataDirs.parse([str(shared_data)]))
+    plan = load_suite_samples(suite, limit=1, data_dir=DataDirs.parse([str(shared_data)]))
     assert plan.samples and {s.benchmark for s in plan.samples} == {"finmcp"}
     missing = [n for n in plan.not_run if "not found" in n.reason.lower()]
     assert not missing
-    by_name = plan_suite(
+    by_name = load_suite_samples(
         suite, limit=1, data_dir=DataDirs.parse([f"finmcp={shared_data / 'finmcp'}"])
     )
     assert [s.key for s in by_name.samples] == [s.key for s in plan.samples]

@@ -130,7 +130,7 @@ def test_with_hf_hub_offline_missing_data_is_one_line_at_once(tmp_path):
 
 
 def test_not_run_subsets_with_the_same_reason_are_one_line():
-    from harness.run.runner import NotRun, not_run_lines
+    from harness.run.suite_samples import NotRun, not_run_lines
 
     not_run = [NotRun("b", s, "no data") for s in ("s1", "s2", "s3", "s4", "s5")]
     not_run.append(NotRun("b", "s6", "needs a key"))

@@ -7,11 +7,11 @@ import pytest
 from harness.config.suites import load_suite
 from harness.errors import ConfigError
 from harness.run.id_selection import parse_ids
-from harness.run.runner import plan_suite
+from harness.run.suite_samples import load_suite_samples
 
 
 def picked(toy_suite, ids):
-    plan = plan_suite(load_suite(str(toy_suite)), ids=ids)
+    plan = load_suite_samples(load_suite(str(toy_suite)), ids=ids)
     return sorted(f"{s.subset}/{s.id}" for s in plan.samples)
 
 
@@ -29,7 +29,7 @@ def test_plain_ids_are_looked_up_in_every_entry_as_before(toy_suite):
 
 def test_a_qualified_id_of_a_subset_the_suite_does_not_run_is_refused(toy_suite):
     with pytest.raises(ConfigError, match="the suite has no toy entry with subset keyed"):
-        plan_suite(load_suite(str(toy_suite)), ids=["toy/keyed:keyed-0"])
+        load_suite_samples(load_suite(str(toy_suite)), ids=["toy/keyed:keyed-0"])
 
 
 def test_ids_holding_slashes_and_colons_stay_whole():

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from harness.config.suites import Suite, SuiteEntry
-from harness.run.runner import Runner, plan_suite
+from harness.run.runner import Runner
+from harness.run.suite_samples import load_suite_samples
 from harness.store.inputs import INPUTS, InputsFile, SampleInput, merge_inputs, read_inputs
 from harness.store.run_store import RunStore
 from harness.strategies.plain import PlainStrategy
@@ -27,7 +28,7 @@ def toy_registered():
 
 def run_toy(root, trials=1, ids=None):
     suite = Suite(name="toy", entries=[SuiteEntry(benchmark="toy", subsets=["easy", "hard"])])
-    plan = plan_suite(suite, ids=ids)
+    plan = load_suite_samples(suite, ids=ids)
     store = RunStore(root)
     store.write_manifest({"run_id": root.name, "planned": plan.planned_counts()})
     store.open_for_append()
@@ -159,7 +160,7 @@ def test_a_failed_score_carries_its_adapters_explanation_and_a_passed_one_none(t
 
     store = RunStore(tmp_path / "run")
     suite = Suite(name="toy", entries=[SuiteEntry(benchmark="toy", subsets=["hard"])])
-    plan = plan_suite(suite)
+    plan = load_suite_samples(suite)
     store.write_manifest({"run_id": "run", "planned": plan.planned_counts()})
     store.open_for_append()
     try:

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from harness.config.suites import Suite, SuiteEntry
-from harness.run.runner import Runner, plan_suite
+from harness.run.runner import Runner
 from harness.run.scoring import regrade, score_run
+from harness.run.suite_samples import load_suite_samples
 from harness.store.records import Record
 from harness.store.run_store import RunStore, read_records
 from harness.strategies.plain import PlainStrategy
@@ -41,7 +42,7 @@ def write_manifest(store, plan):
 
 
 def run_toy(tmp_path, provider, trials=1, subsets="all"):
-    plan = plan_suite(toy_suite(subsets))
+    plan = load_suite_samples(toy_suite(subsets))
     store = RunStore(tmp_path / "run")
     write_manifest(store, plan)
     store.open_for_append()
@@ -66,7 +67,7 @@ def oracle(sample):
 
 
 def test_plan_lists_subsets_that_cannot_run_instead_of_dropping_them():
-    plan = plan_suite(toy_suite())
+    plan = load_suite_samples(toy_suite())
     assert len(plan.samples) == 8
     assert [(n.subset, n.reason) for n in plan.not_run] == [("keyed", "needs TOY_KEY")]
 
@@ -170,7 +171,7 @@ def test_an_episode_gives_its_slot_up_before_it_is_scored(tmp_path, monkeypatch)
         return await real_score(self, sample, trajectory, services)
 
     monkeypatch.setattr(ToyAdapter, "score", score_after_the_next_episode_started)
-    plan = plan_suite(toy_suite(["easy"]))
+    plan = load_suite_samples(toy_suite(["easy"]))
     order = [s.id for s in plan.samples]
     store = RunStore(tmp_path / "run")
     write_manifest(store, plan)

@@ -254,16 +254,16 @@ def test_probe_reads_models_and_survives_no_server():
 def test_elapsed_is_the_whole_run_and_wall_time_sums_active_spans(
     toy_suite, tmp_path, capsys, monkeypatch
 ):
-    import harness.run.runner
+    import harness.run.suite_samples
     from harness.report.leaderboard import load_run
 
-    slow_plan = harness.run.runner.plan_suite
+    slow_plan = harness.run.suite_samples.load_suite_samples
 
     def plan_slowly(*args, **kwargs):
         time.sleep(0.6)  # loading data takes time too; the summary must count it
         return slow_plan(*args, **kwargs)
 
-    monkeypatch.setattr(harness.run.runner, "plan_suite", plan_slowly)
+    monkeypatch.setattr(harness.run.suite_samples, "load_suite_samples", plan_slowly)
     with FakeServer(model_name="step-model", handler=agent("A")) as server:
         assert run(toy_suite, server.url, tmp_path / "r") == 0
         capsys.readouterr()

@@ -19,8 +19,9 @@ from harness.report.detail import INPUT_NOT_KEPT, sample_detail, without_zeros
 from harness.report.html import ReportOptions, build_report
 from harness.report.sample_list import natural_key
 from harness.report.samples import read_samples
-from harness.run.runner import Runner, plan_suite
+from harness.run.runner import Runner
 from harness.run.scoring import score_run
+from harness.run.suite_samples import load_suite_samples
 from harness.store.inputs import INPUTS
 from harness.store.records import Record
 from harness.store.run_store import RunStore
@@ -42,7 +43,7 @@ def calls(*pairs: tuple[str, dict]) -> AssistantTurn:
 
 def run_folder(root: Path, entry: SuiteEntry, model, data_dir: Path | None = None) -> Path:
     """One run of ``entry`` with ``model`` (offline user and judge), scored."""
-    plan = plan_suite(Suite(name=entry.benchmark, entries=[entry]), data_dir=data_dir)
+    plan = load_suite_samples(Suite(name=entry.benchmark, entries=[entry]), data_dir=data_dir)
     assert plan.samples, plan.not_run
     adapter = get_adapter(entry.benchmark)
     services = Services(

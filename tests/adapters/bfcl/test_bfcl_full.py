@@ -19,8 +19,9 @@ from harness.adapters.bfcl.data import load_entries
 from harness.adapters.bfcl.multi_turn import check_multi_turn
 from harness.adapters.bfcl.tools import official_tools, openai_tools
 from harness.config.suites import load_suite
-from harness.run.runner import Runner, plan_suite
+from harness.run.runner import Runner
 from harness.run.scoring import aggregate_records, regrade
+from harness.run.suite_samples import load_suite_samples
 from harness.store.run_store import RunStore
 from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
@@ -39,7 +40,7 @@ ADAPTER = BFCLAdapter()
 @pytest.fixture(scope="module")
 def oracle_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("bfcl-oracle")
-    plan = plan_suite(load_suite("bfcl-v4-offline"))
+    plan = load_suite_samples(load_suite("bfcl-v4-offline"))
     store = RunStore(run_dir)
     store.open_for_append()
     runner = Runner(
