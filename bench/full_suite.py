@@ -465,13 +465,16 @@ def record_phase(args: argparse.Namespace) -> None:
 
 
 def leave_out_ambiguous(work: Path, part: Part, ambiguous: set[str]) -> dict[str, Any]:
-    """Write the suite the replay runs: the part's samples but the ambiguous ones;
-    say what is left out and what is replayed."""
+    """Write the suite the replay runs: the part's samples but the ambiguous ones, in
+    the order the runner started them (an adapter may keep the order of the ids it
+    is given); say what is left out and what is replayed."""
     name = part.benchmark
     expected = json.loads((work / "oracle" / f"{name}.expected.json").read_text())
     samples = [key.rsplit("#", 1)[0] for key in expected]
-    ids = kept_ids(samples, ambiguous)
-    split = leave_out(read_episodes(work / "episodes" / f"{name}.jsonl"), ambiguous)
+    episodes = read_episodes(work / "episodes" / f"{name}.jsonl")
+    # Samples that made no model call have no episode: they come last.
+    ids = kept_ids([*(e.sample for e in episodes), *samples], ambiguous)
+    split = leave_out(episodes, ambiguous)
     replay = Part(name, tuple(s for s in part.subsets if ids.get(s)), part.trials, part.options)
     if not replay.subsets:
         raise SystemExit(f"every {name} sample is ambiguous: nothing to replay")
