@@ -11,7 +11,9 @@ the full-size bench live here so that tests/bench/test_full_suite.py can check t
 - ``ReplyBook``: key -> the oracle's reply (OpenAI message fields), kept as JSON Lines;
   two different replies to one key are a conflict (the server cannot tell them apart);
 - ``ReplayHandler``: a ``harness.testing.fake_server`` handler that answers from the
-  book and counts, loudly, the requests it has no reply for;
+  book and counts, loudly, the requests it has no reply for (or, given a fallback
+  reply, answers them with it and counts them apart: bench/official_runners.py,
+  where the official runners ask what no oracle recorded);
 - ``serve``: the replay server as a process (``full_suite.py --phase serve``): it
   prints its URL and writes its counts to a JSON file twice a second;
 - ``Target``: one target of the bench and whether it is met.
@@ -142,7 +144,9 @@ class ReplayHandler:
     """Answers a chat request from the book; counts what it served and missed."""
 
     book: ReplyBook
+    fallback: Reply | None = None  # the reply to a request the book has none for
     served: int = 0
+    fell_back: int = 0
     unmatched: int = 0
     examples: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -154,6 +158,9 @@ class ReplayHandler:
             if reply is not None:
                 self.served += 1
                 return as_server_reply(reply)
+            if self.fallback is not None:
+                self.fell_back += 1
+                return self.fallback
             self.unmatched += 1
             if len(self.examples) < UNMATCHED_EXAMPLES:
                 last = (request.get("messages") or [{}])[-1]
@@ -163,7 +170,12 @@ class ReplayHandler:
 
     def counts(self) -> dict[str, Any]:
         with self._lock:
-            return {"served": self.served, "unmatched": self.unmatched, "examples": self.examples}
+            return {
+                "served": self.served,
+                "fell_back": self.fell_back,
+                "unmatched": self.unmatched,
+                "examples": self.examples,
+            }
 
 
 def write_json_atomically(path: Path, value: Any) -> None:
@@ -183,9 +195,13 @@ async def _serve_forever(server: FakeServer, handler: ReplayHandler, stats: Path
         await server.close()
 
 
-def serve(book_path: Path, latency: float, stats: Path) -> None:
-    """Run the replay server until killed (the ``serve`` phase of full_suite.py)."""
-    handler = ReplayHandler(ReplyBook.load(book_path))
+def serve(
+    book_path: Path | None, latency: float, stats: Path, fallback: Reply | None = None
+) -> None:
+    """Run the replay server until killed (the ``serve`` phase of full_suite.py;
+    official_runners.py's server has no book and a fallback reply)."""
+    book = ReplyBook.load(book_path) if book_path is not None else ReplyBook()
+    handler = ReplayHandler(book, fallback)
     server = FakeServer(
         latency=latency, handler=handler, model_name=SERVED_MODEL, record_bodies=False
     )

@@ -219,4 +219,5 @@ def test_the_bench_runs_end_to_end_on_a_tiny_slice(tmp_path):
     assert "scores differing from the oracle's: 0; unmatched requests: 0" in out, (
         out[-3000:] + done.stderr[-3000:]
     )
-    assert "suite samples/s / bare client's" in out
+    assert "suite samples/s / sequential bare client's" in out
+    assert "best possible schedules of the episodes" in out
