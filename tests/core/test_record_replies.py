@@ -69,9 +69,8 @@ def test_a_10_mb_tool_argument_makes_a_record_under_15_mb(toy_suite, tmp_path, v
         call = trajectory["turns"][0]["tool_calls"][0]
         assert call["arguments"]["note"] == TEN_MB
         assert json.loads(call["raw_arguments"]) == call["arguments"]
-        assert trajectory["messages"][0]["tool_calls"][0]["function"]["arguments"] == (
-            call["raw_arguments"]
-        )
+        sent = trajectory["messages"][0]["tool_calls"][0]["function"]["arguments"]
+        assert sent == call["raw_arguments"]
         assert record["score"]["passed"] is True
     # A regrade reads the same replies and gives the same scores.
     assert main(["score", str(out)]) == 0
