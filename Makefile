@@ -25,11 +25,13 @@ test-slow:
 	$(UV) run pytest -q -m 'slow and not full and not real_model'
 
 # The type checker reads its settings (harness/ and adapters/) from pyproject.toml.
+# Commit subjects after the rule's base commit: at most 72 characters.
 lint:
 	@bash scripts/bootstrap.sh
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
 	$(UV) run mypy
+	$(UV) run python scripts/check_commit_subjects.py
 
 bench:
 	@bash scripts/bootstrap.sh

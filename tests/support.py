@@ -3,6 +3,7 @@ perfect toy agent a fake server plays, and the harness as a child process."""
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
@@ -124,6 +125,66 @@ def without_timing(value):
     if isinstance(value, list):
         return [without_timing(v) for v in value]
     return value
+
+
+def source_modules(packages: dict[str, Path]) -> dict[str, Path]:
+    """Module name -> source file, for packages given as name -> folder
+    (``{"harness.adapters": REPO / "adapters"}``: the folder's files are named
+    as that package's modules)."""
+    found = {}
+    for package, folder in packages.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join([package, *parts])] = path
+    return found
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imported_names(node: ast.Import | ast.ImportFrom, package: str) -> list[str]:
+    """The dotted names an import statement reads (a module, or a name in one)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join([*parts, *([node.module] if node.module else [])])
+    return [f"{base}.{alias.name}" for alias in node.names] or [base]
+
+
+def import_graph(modules: dict[str, Path], type_checking: bool = True) -> dict[str, set[str]]:
+    """Module -> the modules of ``modules`` it imports, read with ``ast`` (nothing is
+    imported). Every import statement counts: at module level, inside a function
+    (a lazy import still ties two modules together) and, with ``type_checking``,
+    under ``if TYPE_CHECKING:``."""
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    def imports_of(module: str) -> set[str]:
+        path = modules[module]
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        found: set[str] = set()
+        pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+        while pending:
+            for child in ast.iter_child_nodes(pending.pop()):
+                if not type_checking and _is_type_checking(child):
+                    continue
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    targets = {owner(name) for name in _imported_names(child, package)}
+                    found |= {t for t in targets if t is not None and t != module}
+                else:
+                    pending.append(child)
+        return found
+
+    return {module: imports_of(module) for module in modules}
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

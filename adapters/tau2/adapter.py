@@ -59,7 +59,7 @@ from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, parse_subset
 from .environment import Tau2Environment
 from .evaluation import Evaluation, evaluate
 from .live_state import take as take_live_state
-from .metrics import ESTIMATORS, aggregate
+from .metrics import ESTIMATORS, aggregate, is_successful
 from .oracle import Tau2Oracle
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
@@ -434,8 +434,3 @@ class Tau3Adapter(Tau2Adapter):
 
     def commands(self) -> dict[str, str]:
         return {"export-tau2": "harness.adapters.tau2.export_command"}
-
-
-def is_successful(package: Tau2Package, reward: float) -> bool:
-    """tau2's success rule (tau2.metrics.agent_metrics.is_successful)."""
-    return package.module("metrics.agent_metrics").is_successful(reward)

@@ -28,6 +28,7 @@ import pickle
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import cache_files
 from .package import Tau2Package
 from .task_sets import BANKING, BASE_SPLIT, TaskSet, subset_name
 
@@ -272,14 +273,12 @@ def _facts_file_name(domain: Domain) -> str:
 
 @functools.cache
 def _facts(domain: Domain) -> _Facts:
-    from . import gold_cache
-
-    path = gold_cache.cache_folder(domain.package) / domain.name / _facts_file_name(domain)
-    found = _facts_from_disk(gold_cache.read_json(path))
+    path = cache_files.cache_folder(domain.package) / domain.name / _facts_file_name(domain)
+    found = _facts_from_disk(cache_files.read_json(path))
     if found is not None:
         return found
     facts = _facts_of(new_environment(domain))
-    gold_cache.write_json(
+    cache_files.write_json(
         path,
         {
             "format": FACTS_FORMAT,

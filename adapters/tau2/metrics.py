@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.results.stats import pass_hat_k
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
@@ -35,7 +35,15 @@ from harness.types import Score
 from .domains import parse_subset
 from .task_sets import BASE_SPLIT, V1_0_1, TaskSet
 
+if TYPE_CHECKING:
+    from .package import Tau2Package
+
 OK = "ok"
+
+
+def is_successful(package: Tau2Package, reward: float) -> bool:
+    """tau2's success rule (tau2.metrics.agent_metrics.is_successful)."""
+    return package.module("metrics.agent_metrics").is_successful(reward)
 
 
 def cross_domain_mean(pass1: Mapping[str, Any]) -> Any:

@@ -32,6 +32,7 @@ from harness.models.base import ModelClient
 from harness.task.contract import Services
 from harness.types import AssistantTurn, SamplingParams, Score
 
+from .metrics import is_successful
 from .transcript import Turn, to_tau2_messages
 
 if TYPE_CHECKING:
@@ -163,8 +164,6 @@ async def apply(
     checks_met = int(details.get("checks_met", 0)) + sum(met)
     checks_total = int(details.get("checks_total", 0)) + len(met)
     details.update(checks_met=checks_met, checks_total=checks_total)
-    from .adapter import is_successful
-
     return Score(
         passed=is_successful(domain.package, reward),
         reward=reward,

@@ -4,7 +4,8 @@
 (the store writes and reads lines with them; merge copies them). The on-disk
 form is a JSON object whose keys are the field names; keys a reader does not
 know (written by another version) are kept in ``extra`` and written back as
-they were, and keys an older version did not write are None.
+they were, and keys an older version did not write are None. A model's reply is
+stored once: a reply's message points at its turn (store/replies.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any
 
+from harness.store.replies import expand_record
 from harness.store.shapes import RECORD
 
 
@@ -95,9 +97,10 @@ class Record:
 
 
 def parse_record(data: Any) -> Record:
-    """The one validating reader of a record: a parsed line as a Record, or
-    RecordError naming the first field that does not fit its shape."""
-    problem = record_problem(data)
+    """The one validating reader of a record: a parsed line as a Record (each reply
+    stored once put back in full, store/replies.py), or RecordError naming the first field that
+    does not fit its shape."""
+    problem = (expand_record(data) if isinstance(data, dict) else None) or record_problem(data)
     if problem is not None:
         raise RecordError(problem)
     values, extra = split_known(data, _FIELD_NAMES)

@@ -26,6 +26,7 @@ from harness.models.redact import mask, may_need_masking
 from harness.store.inputs import INPUTS, InputsFile, SampleInput
 from harness.store.manifest import Manifest, manifest_problem, shape_problem
 from harness.store.records import OK, Record, record_key, record_problem
+from harness.store.replies import compact_record, expand_record
 from harness.store.shapes import SCORED_RECORD, MapOf
 
 __all__ = [
@@ -116,6 +117,10 @@ def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
                 continue
             if not conversation:  # before the check: what is left out is not read
                 _drop_conversation(record)
+            elif isinstance(record, dict):
+                problem = expand_record(record)  # each reply stored once, read in full
+                if problem is not None:
+                    raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
             problem = record_problem(record)
             if problem is not None:
                 raise ConfigError(f"{path} line {number}: {problem}; the file is damaged")
@@ -136,12 +141,15 @@ def _drop_conversation(record: Any) -> None:
 
 def record_line(record: Record) -> str:
     """A record as one line of samples.jsonl (no newline): standard JSON in valid
-    UTF-8 (harness.boundary.sanitise.dumps_safe), the run's held secrets masked (by value
+    UTF-8 (harness.boundary.sanitise.dumps_safe), each model reply once (its message
+    points at its turn: store/replies.py), the run's held secrets masked (by value
     only: the trajectory keeps what the model sent and the benchmark gave it)."""
     data = record.to_dict()
-    line = dumps_safe(data, default=str)
+    line = dumps_safe(compact_record(data), default=str)
     if may_need_masking(line):  # one search over the line for the held secrets; rarely true
-        line = dumps_safe(mask(data), default=str)
+        # Masked first: one form of a call's arguments is left out only when the
+        # masked other gives it back.
+        line = dumps_safe(compact_record(mask(data)), default=str)
     return line
 
 

@@ -30,7 +30,7 @@ from harness.report.sample_list import (
     sample_row,
 )
 from harness.store.inputs import INPUTS, SampleInput, read_inputs, task_key
-from harness.store.records import Record, record_problem
+from harness.store.records import Record
 from harness.store.run_store import MANIFEST, SAMPLES
 
 ENTRY = INDEX_COLUMNS.index("entry")
@@ -244,9 +244,7 @@ def parse_record(line: bytes) -> Record | None:
         data = json.loads(line.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
         return None
-    if record_problem(data) is not None:
-        return None
     try:
-        return Record.from_dict(data)
+        return Record.from_dict(data)  # checked there, its replies put back in full
     except (TypeError, ValueError):
         return None

@@ -65,6 +65,26 @@ def _steps(path: str) -> list[str | int]:
     return steps
 
 
+def _later_keys_in_the_turns(data: Record) -> None:
+    """A later version's keys in every turn and tool call, as they are stored (a
+    record without turns gets one)."""
+    trajectory = data["trajectory"]
+    if not trajectory["turns"]:
+        call = {"id": "c", "name": "add", "arguments": {"n": 1}}
+        trajectory["turns"] = [{"content": None, "tool_calls": [call]}]
+    for turn in trajectory["turns"]:
+        turn["later"] = 2
+        for call in turn.get("tool_calls") or []:
+            call["later"] = 1
+
+
+def _point_a_reply_at_no_turn(data: Record) -> None:
+    """The first assistant message stored as a reply of a turn the record lacks."""
+    messages = data["trajectory"]["messages"]
+    first = next(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+    messages[first] = {"role": "assistant", "turn": 99}
+
+
 HUGE = 10**30
 NAN = math.nan
 
@@ -116,6 +136,7 @@ DAMAGED: dict[str, Callable[[Record], None]] = {
         "trajectory.turns", [{"tool_calls": [{"id": "c", "arguments": {}}]}]
     ),
     "messages_null_inside": _set("trajectory.messages", [None]),
+    "message_pointing_at_no_turn": lambda data: _point_a_reply_at_no_turn(data),
     "messages_object": _set("trajectory.messages", {"role": "user"}),
     "message_role_number": _set("trajectory.messages", [{"role": 3, "content": "x"}]),
     "context_resets_null_inside": _set("trajectory.context_resets", [None]),
@@ -126,16 +147,7 @@ ALLOWED: dict[str, Callable[[Record], None]] = {
     "extra_key_on_the_record": _set("from_a_later_version", {"x": [1, None]}),
     "extra_key_in_the_score": _set("score.from_a_later_version", [None]),
     "extra_key_in_the_usage": _set("trajectory.usage.actor.reasoning_tokens", 7),
-    "extra_key_in_a_turn_and_call": _set(
-        "trajectory.turns",
-        [
-            {
-                "content": None,
-                "tool_calls": [{"id": "c", "name": "add", "arguments": {"n": 1}, "later": 1}],
-                "later": 2,
-            }
-        ],
-    ),  # fmt: skip
+    "extra_key_in_a_turn_and_call": lambda data: _later_keys_in_the_turns(data),
     "score_keys_missing": _set("score", {}),
     "score_passed_missing": _drop("score.passed"),
     "metadata_values_of_other_types": _set(

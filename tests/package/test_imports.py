@@ -7,10 +7,7 @@ Imports under ``if TYPE_CHECKING:`` are left out (they never run).
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-from support import REPO, import_cycles
+from support import REPO, import_cycles, import_graph, source_modules
 
 PACKAGE = REPO / "harness"
 # What the model layer may use besides itself: the value types and small helpers
@@ -25,58 +22,9 @@ MODEL_LAYER_MAY_IMPORT = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-
-
-def _known(name: str) -> str | None:
-    """The module of the package that ``name`` (a module or a name in one) is in."""
-    while name:
-        if name in MODULES:
-            return name
-        name = name.rpartition(".")[0]
-    return None
-
-
-def _is_type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
-def imports_of(module: str) -> set[str]:
-    path = MODULES[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if _is_type_checking(child):
-                continue
-            if isinstance(child, ast.Import):
-                names = [alias.name for alias in child.names]
-            elif isinstance(child, ast.ImportFrom):
-                base = child.module or ""
-                if child.level:
-                    parts = package.split(".")
-                    parts = parts[: len(parts) - (child.level - 1)]
-                    base = ".".join([*parts, *([child.module] if child.module else [])])
-                names = [f"{base}.{alias.name}" for alias in child.names] or [base]
-            else:
-                visit(child)
-                continue
-            for name in names:
-                target = _known(name)
-                if target is not None and target != module:
-                    found.add(target)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")))
-    return found
-
-
-GRAPH = {module: imports_of(module) for module in MODULES}
+MODULES = source_modules({"harness": PACKAGE})
+# Type-only imports never run: left out here (the layout tests count them).
+GRAPH = import_graph(MODULES, type_checking=False)
 
 
 def cycles() -> list[list[str]]:

@@ -13,6 +13,7 @@ import pytest
 
 from harness.adapters.tau2 import (
     Tau2Adapter,
+    cache_files,
     domains,
     evaluation,
     gold_cache,
@@ -29,7 +30,7 @@ RETAIL = ADAPTER.domain("retail")
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(gold_cache.CACHE_ENV, str(tmp_path / "tau2-cache"))
+    monkeypatch.setenv(cache_files.CACHE_ENV, str(tmp_path / "tau2-cache"))
     gold_cache.clear_memory()
     yield tmp_path / "tau2-cache"
     gold_cache.clear_memory()
