@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.models.redact import add_config_secrets
+
+if TYPE_CHECKING:
+    from harness.task.contract import Adapter
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # The repository's tasks/ folder is the source of truth; a built wheel carries a
@@ -118,16 +121,18 @@ def _entry(raw: Any, where: str) -> SuiteEntry:
 def check_entry_options(entry: SuiteEntry, where: str) -> None:
     """The entry's options are ones its benchmark takes (``Adapter.known_options``),
     checked when the suite is read: before a server starts or a sample loads."""
+    _entry_adapter(entry).check_options(entry.options, where)
+
+
+def _entry_adapter(entry: SuiteEntry) -> Adapter:
     from harness.task.registry import get_adapter
 
-    get_adapter(entry.benchmark).check_options(entry.options, where)
+    return get_adapter(entry.benchmark)
 
 
 def _entry_subsets(entry: SuiteEntry) -> set[str]:
-    from harness.task.registry import get_adapter
-
     if entry.subsets == "all":
-        return set(get_adapter(entry.benchmark).subsets())
+        return set(_entry_adapter(entry).subsets())
     return set(entry.subsets)
 
 

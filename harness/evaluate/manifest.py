@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from harness.run.suite_samples import SuiteSamples
     from harness.serving.plan import EndpointPlan
     from harness.strategies.base import Strategy
-    from harness.task.contract import Services
+    from harness.task.contract import Adapter, Services
     from harness.types import SamplingParams
 
 
@@ -39,16 +39,15 @@ class ManifestInputs:
     sampling: SamplingParams
 
 
-def benchmark_versions(benchmarks: list[str]) -> dict[str, str]:
+def benchmark_versions(adapters: list[Adapter]) -> dict[str, str]:
     """The harness's and the platform's versions, then each benchmark's own
     (``<benchmark>.<key>``)."""
     from harness.store.manifest import base_versions
-    from harness.task.registry import get_adapter
 
     versions = base_versions()
-    for name in benchmarks:
-        for key, value in get_adapter(name).versions().items():
-            versions[f"{name}.{key}"] = value
+    for adapter in adapters:
+        for key, value in adapter.versions().items():
+            versions[f"{adapter.name}.{key}"] = value
     return versions
 
 
@@ -75,7 +74,7 @@ def strategy_entry(strategy: Strategy) -> dict[str, Any]:
 def build_manifest(given: ManifestInputs, created_at: str) -> Manifest:
     """The manifest of a planned run (``created_at`` is kept from the first
     invocation when the run is resumed)."""
-    from harness.evaluate.services import planned_benchmarks
+    from harness.evaluate.services import planned_adapters
 
     config, plan, shard, trials = given.config, given.plan, given.shard, given.trials
     settings = given.model.settings
@@ -96,7 +95,7 @@ def build_manifest(given: ManifestInputs, created_at: str) -> Manifest:
         user_model=given.services.user_model,
         judge_model=given.services.judge_model,
         data_dir=config.data_dirs.to_manifest(),
-        versions=benchmark_versions(planned_benchmarks(plan)),
+        versions=benchmark_versions(planned_adapters(plan)),
         planned=plan.planned_counts(
             owned=lambda key: any(shard.owns(f"{key}#{t}") for t in range(trials))
         ),

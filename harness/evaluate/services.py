@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from harness.config.suites import Suite
     from harness.models.settings import ModelSettings
     from harness.run.suite_samples import SuiteSamples
-    from harness.task.contract import Services
+    from harness.task.contract import Adapter, Services
 
 
 def planned_benchmarks(plan: SuiteSamples) -> list[str]:
@@ -23,28 +23,30 @@ def planned_benchmarks(plan: SuiteSamples) -> list[str]:
     return sorted({s.benchmark for s in plan.samples} | {n.benchmark for n in plan.not_run})
 
 
-def user_model_name(config: RunConfig, suite: Suite, benchmarks: list[str]) -> str | None:
+def planned_adapters(plan: SuiteSamples) -> list[Adapter]:
+    """The adapters of the plan's benchmarks (``planned_benchmarks``), in that order."""
+    return [plan.adapters[name] for name in planned_benchmarks(plan)]
+
+
+def user_model_name(config: RunConfig, suite: Suite, adapters: list[Adapter]) -> str | None:
     """The simulated user's model: the config's, the suite's, else the default;
     None when no benchmark of the run has a simulated user."""
-    from harness.task.registry import get_adapter
-
     wanted = config.user_model or suite.user_model or DEFAULT_USER_MODEL
-    return wanted if any(get_adapter(b).needs_user_model for b in benchmarks) else None
+    return wanted if any(adapter.needs_user_model for adapter in adapters) else None
 
 
 def judge_model_name(config: RunConfig, suite: Suite, plan: SuiteSamples) -> str | None:
     """The judge's model: the config's, the suite's, the first benchmark's own,
     else the default; None when no sample the run holds is judged."""
-    from harness.task.registry import get_adapter
+    from harness.task.registry import adapter_of
 
-    benchmarks = planned_benchmarks(plan)
-    benchmark_judges = [get_adapter(b).default_judge_model for b in benchmarks]
+    benchmark_judges = [adapter.default_judge_model for adapter in planned_adapters(plan)]
     wanted = (
         config.judge_model
         or suite.judge_model
         or next((name for name in benchmark_judges if name), DEFAULT_JUDGE_MODEL)
     )
-    judged = any(get_adapter(s.benchmark).needs_judge_for_sample(s) for s in plan.samples)
+    judged = any(adapter_of(s).needs_judge_for_sample(s) for s in plan.samples)
     return wanted if judged else None
 
 
@@ -56,10 +58,10 @@ def plan_services(
     from harness.run.clients import aux_client
     from harness.task.contract import Services
 
-    benchmarks = planned_benchmarks(plan)
-    user_model = user_model_name(config, suite, benchmarks)
+    adapters = planned_adapters(plan)
+    user_model = user_model_name(config, suite, adapters)
     judge_model = judge_model_name(config, suite, plan)
-    judge_client = aux_client(judge_model, "judge", benchmarks, settings)
+    judge_client = aux_client(judge_model, "judge", adapters, settings)
     if judge_model is not None and judge_client is None:
         # Refused before any episode: otherwise every judged sample ends as a score error.
         raise ConfigError(
@@ -67,7 +69,7 @@ def plan_services(
             "give one (--judge-model)"
         )
     return Services(
-        user_client=aux_client(user_model, "user", benchmarks, settings),
+        user_client=aux_client(user_model, "user", adapters, settings),
         user_model=user_model,
         judge_client=judge_client,
         judge_model=judge_model,

@@ -26,8 +26,8 @@ from harness.models.settings import (
     transport_timeout,
     uses_direct_client,
 )
-from harness.task.contract import Sample
-from harness.task.registry import get_adapter
+from harness.task.contract import Adapter, Sample
+from harness.task.registry import adapter_of
 
 
 def build_remote_client(settings: ModelSettings) -> ModelClient:
@@ -112,14 +112,14 @@ SCRIPTED = "scripted"
 
 
 def aux_client(
-    name: str | None, role: str, benchmarks: list[str], base: ModelSettings
+    name: str | None, role: str, adapters: list[Adapter], base: ModelSettings
 ) -> ModelClient | None:
     """The client for the user simulator or the judge (``role``): an adapter's
     built-in stand-in when one is named so, else a remote model like the actor's."""
     if name is None or name == SCRIPTED:
         return None
-    for benchmark in benchmarks:
-        client = get_adapter(benchmark).builtin_client(role, name)
+    for adapter in adapters:
+        client = adapter.builtin_client(role, name)
         if client is not None:
             return client
     settings = ModelSettings(
@@ -154,13 +154,13 @@ class ModelProvider:
     def __call__(self, sample: Sample) -> ModelClient:
         if self._remote is None:  # a built-in model
             if self.settings.name == "oracle":
-                return get_adapter(sample.benchmark).oracle(sample)
+                return adapter_of(sample).oracle(sample)
             return NullClient()
         if not self.settings.prompt_mode:
             return self._remote
         from harness.models.prompt_mode import HermesPromptFormat, PromptModeClient
 
-        fmt = get_adapter(sample.benchmark).prompt_format(sample) or HermesPromptFormat()
+        fmt = adapter_of(sample).prompt_format(sample) or HermesPromptFormat()
         return PromptModeClient(self._remote, fmt, self.settings.inline_reasoning)
 
     async def aclose(self) -> None:

@@ -32,7 +32,7 @@ from harness.store.records import OK, Record, now_iso, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
 from harness.task.contract import Sample, Services
-from harness.task.registry import get_adapter
+from harness.task.registry import adapter_of
 from harness.types import SamplingParams, Score, Trajectory
 
 INFRA_ERROR = "infra_error"
@@ -143,7 +143,7 @@ def sample_input_of(sample: Sample) -> SampleInput:
     """What the run keeps of a sample's input: its first messages, its tools and
     its adapter's gold view (a gold view that fails is kept as its error)."""
     try:
-        gold = get_adapter(sample.benchmark).gold_view(sample)
+        gold = adapter_of(sample).gold_view(sample)
     except Exception as exc:  # shown with the sample, never the end of the run
         gold = {"gold view failed": scrub_secrets(f"{type(exc).__name__}: {exc}")[:500]}
     return SampleInput(
@@ -299,7 +299,7 @@ class Runner:
             item, trajectory, services = outcome.item, outcome.trajectory, outcome.services
             # run_episode gives a record, or a trajectory and its services
             assert trajectory is not None and services is not None
-            adapter = get_adapter(item.sample.benchmark)
+            adapter = adapter_of(item.sample)
             score: Score | None = None
             error: dict[str, Any] | None = None
             status = OK

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from harness.store.cost_totals import aggregate_costs
 from harness.store.records import now_iso
 from harness.store.run_store import OK, RunStore, write_json_atomic
 from harness.store.world_model_figures import aggregate_world_model
-from harness.task.contract import BenchmarkResult, RecordView, Sample, Services
+from harness.task.contract import Adapter, BenchmarkResult, RecordView, Sample, Services
 from harness.task.registry import get_adapter
 from harness.types import Score, Trajectory
 
@@ -54,13 +55,18 @@ def _record_view(record: dict[str, Any]) -> RecordView:
     )
 
 
+def adapters_of(benchmarks: Iterable[str]) -> dict[str, Adapter]:
+    """Each benchmark's adapter, asked of the registry once for a scoring pass."""
+    return {name: get_adapter(name) for name in sorted(set(benchmarks))}
+
+
 def regrade_options(
-    benchmark: str, record: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
+    adapter: Adapter, record: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The load options a record is regraded with: those it was loaded with, what the
     run resolved when it ran (``Adapter.recorded_options``), then ``overrides`` (asked
     for on the command line: ``harness score --option BENCH.KEY=VALUE``)."""
-    adapter = get_adapter(benchmark)
+    benchmark = adapter.name
     options = {
         **(record.get("load_options") or {}),
         **adapter.recorded_options(record.get("metadata") or {}),
@@ -83,16 +89,15 @@ def _refuse_masked_credentials(benchmark: str, options: dict[str, Any]) -> None:
 
 
 def _reload_samples(
-    benchmark: str,
+    adapter: Adapter,
     records: list[dict[str, Any]],
     data_dir: Path | None,
     overrides: dict[str, dict[str, Any]] | None = None,
 ) -> dict[tuple[str, str], Sample]:
     """The samples behind the given records, loaded once per (subset, options)."""
-    adapter = get_adapter(benchmark)
     groups: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
     for record in records:
-        options = regrade_options(benchmark, record, overrides)
+        options = regrade_options(adapter, record, overrides)
         group_key = (record["subset"], repr(sorted(options.items())))
         groups.setdefault(group_key, (options, set()))[1].add(record["sample_id"])
     samples: dict[tuple[str, str], Sample] = {}
@@ -114,10 +119,11 @@ async def regrade(
     for record in records:
         if record.get("status") == OK and record.get("trajectory") is not None:
             by_benchmark[record["benchmark"]].append(record)
+    adapters = adapters_of(by_benchmark)
     for benchmark, group in by_benchmark.items():
-        adapter = get_adapter(benchmark)
+        adapter = adapters[benchmark]
         folder = DataDirs.of(data_dir).for_benchmark(benchmark)
-        samples = _reload_samples(benchmark, group, folder, overrides)
+        samples = _reload_samples(adapter, group, folder, overrides)
         for record in group:
             sample = samples.get((record["subset"], record["sample_id"]))
             if sample is None:
@@ -150,8 +156,9 @@ def aggregate_records(
     for item in not_run or []:
         by_benchmark.setdefault(item["benchmark"], [])
     results: dict[str, dict[str, Any]] = {}
+    adapters = adapters_of(by_benchmark)
     for benchmark, group in sorted(by_benchmark.items()):
-        adapter = get_adapter(benchmark)
+        adapter = adapters[benchmark]
         result: BenchmarkResult = adapter.aggregate([_record_view(r) for r in group])
         skipped = [n for n in (not_run or []) if n["benchmark"] == benchmark]
         for item in skipped:
@@ -196,13 +203,13 @@ def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]
     from harness.models.settings import ModelSettings
     from harness.run.clients import aux_client
 
-    benchmarks = sorted({r["benchmark"] for r in records})
+    adapters = list(adapters_of(r["benchmark"] for r in records).values())
     judge_model = manifest.get("judge_model")
     cache = manifest.get("cache")
     base = ModelSettings(name=judge_model or "", cache_dir=Path(cache) if cache else None)
     return Services(
         user_model=manifest.get("user_model"),
-        judge_client=aux_client(judge_model, "judge", benchmarks, base),
+        judge_client=aux_client(judge_model, "judge", adapters, base),
         judge_model=judge_model,
         options={"prompt_mode": bool((manifest.get("model") or {}).get("prompt_mode"))},
     )
@@ -211,8 +218,9 @@ def services_for_regrade(manifest: dict[str, Any], records: list[dict[str, Any]]
 def check_overrides(overrides: dict[str, dict[str, Any]]) -> None:
     """Options asked for on the command line are ones their benchmarks take, and
     a credential among them is held (masked in scores.json like a suite's)."""
+    adapters = adapters_of(overrides)
     for benchmark, options in overrides.items():
-        get_adapter(benchmark).check_options(options, "--option")
+        adapters[benchmark].check_options(options, "--option")
     add_config_secrets(overrides)
 
 

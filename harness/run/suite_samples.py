@@ -12,7 +12,7 @@ from harness.config.data_dirs import DataDirs
 from harness.config.suites import Suite
 from harness.errors import ConfigError, DataNotFoundError
 from harness.run.id_selection import parse_ids
-from harness.task.contract import Sample
+from harness.task.contract import Adapter, Sample
 from harness.task.registry import get_adapter
 
 
@@ -42,10 +42,11 @@ def not_run_lines(not_run: list[NotRun], names_shown: int = 4) -> list[str]:
 @dataclass
 class SuiteSamples:
     """The samples a suite names, loaded; the subsets that cannot run here, each
-    with its reason; each sample's load options."""
+    with its reason; each sample's load options; each benchmark's adapter."""
 
     samples: list[Sample]
     not_run: list[NotRun] = field(default_factory=list)
+    adapters: dict[str, Adapter] = field(default_factory=dict)  # benchmark -> adapter
     # sample.key -> the suite entry's load options, so scoring can reload samples
     load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -71,15 +72,16 @@ def load_suite_samples(
     """Load every sample a suite names; subsets that cannot run here are listed, not dropped.
     ``data_dir``: a root with one folder per benchmark, or a DataDirs; ``ids``: plain or
     benchmark-qualified sample ids (harness.run.id_selection)."""
-    plan = SuiteSamples(samples=[])
+    # Each benchmark's adapter, asked of the registry once for the whole run.
+    adapters = {entry.benchmark: get_adapter(entry.benchmark) for entry in suite.entries}
+    plan = SuiteSamples(samples=[], adapters=adapters)
     data_dirs = DataDirs.of(data_dir)
-    in_suite = {entry.benchmark for entry in suite.entries}
     selection = parse_ids(
-        ids or [], lambda name: get_adapter(name).subsets() if name in in_suite else None
+        ids or [], lambda name: adapters[name].subsets() if name in adapters else None
     )
     selected: set[tuple[str, str]] = set()
     for entry in suite.entries:
-        adapter = get_adapter(entry.benchmark)
+        adapter = adapters[entry.benchmark]
         known = adapter.subsets()
         subsets = known if entry.subsets == "all" else list(entry.subsets)
         unknown = [s for s in subsets if s not in known]
@@ -113,6 +115,7 @@ def load_suite_samples(
                 continue
             plan.samples.extend(samples)
             for sample in samples:
+                sample.adapter = adapter
                 plan.load_options[sample.key] = dict(entry.options)
     selection.check_covered(selected)
     return plan

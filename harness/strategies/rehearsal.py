@@ -52,7 +52,7 @@ from harness.strategies.sandbox import SimulatedEnvironment
 from harness.strategies.settings import StrategySettings, derive_seed
 from harness.strategies.world_model import probe_layers
 from harness.task.contract import Environment, Sample, Services, UserSource, UserTurn
-from harness.task.registry import get_adapter
+from harness.task.registry import adapter_of
 from harness.types import Message, SamplingParams, Trajectory
 
 MODES = ("parallel", "sequential")
@@ -61,7 +61,7 @@ MODES = ("parallel", "sequential")
 def needs_simulated_user(sample: Sample) -> bool:
     """Whether the sample's user side is a simulator (rather than scripted turns)."""
     try:
-        return bool(get_adapter(sample.benchmark).needs_user_model)
+        return bool(adapter_of(sample).needs_user_model)
     except (ConfigError, ImportError):
         return False
 

@@ -201,6 +201,9 @@ class Sample:
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     gold: Any = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The adapter that loaded the sample, set when a run loads it
+    # (harness/run/suite_samples.py): every stage asks it, not the registry again.
+    adapter: Adapter | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:

@@ -17,7 +17,7 @@ from functools import cache
 from importlib.metadata import entry_points
 
 from harness.errors import ConfigError
-from harness.task.contract import Adapter
+from harness.task.contract import Adapter, Sample
 
 ENTRY_POINT_GROUP = "harness.adapters"
 PACKAGE = "harness.adapters"
@@ -119,6 +119,11 @@ def find_adapter(name: str) -> Adapter | None:
     if name not in _adapter_targets():
         return None
     return get_adapter(name)
+
+
+def adapter_of(sample: Sample) -> Adapter:
+    """The adapter a sample carries; one built by hand carries none: its benchmark's."""
+    return sample.adapter if sample.adapter is not None else get_adapter(sample.benchmark)
 
 
 @cache

@@ -286,3 +286,20 @@ def test_a_regrade_explains_old_failures_without_counting_them_changed(tmp_path)
     stats = asyncio.run(regrade(lines, Services()))
     assert (stats.regraded, stats.changed) == (5, 0)
     assert lines[0]["score"]["explanation"] == "the counter reached 0, the target is 1"
+
+
+def test_loaded_samples_carry_their_adapter(toy_suite):
+    """A run asks the registry once per benchmark; every stage then asks the sample."""
+    import dataclasses
+
+    from harness.config.suites import load_suite
+    from harness.task.registry import adapter_of, get_adapter
+
+    plan = load_suite_samples(load_suite(str(toy_suite)))
+    toy = get_adapter("toy")
+    assert plan.samples and all(sample.adapter is toy for sample in plan.samples)
+    assert plan.adapters == {"toy": toy}
+    carried = object()
+    sample = dataclasses.replace(plan.samples[0], adapter=carried)
+    assert adapter_of(sample) is carried  # the carried one, not the registry's
+    assert adapter_of(dataclasses.replace(sample, adapter=None)) is toy  # built by hand

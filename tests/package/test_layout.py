@@ -279,3 +279,14 @@ def test_the_plain_strategy_loads_no_rehearsal_code():
 def test_scoring_loads_no_strategy():
     loaded = reachable_from("harness.run.scoring")
     assert sorted(m for m in loaded if concept(m) == "strategies") == []
+
+
+def test_the_registry_is_asked_in_few_places():
+    """Stages ask a sample (or the run's adapters), not the registry again."""
+    calls = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "get_adapter(" in line and "def get_adapter" not in line
+    ]
+    assert len(calls) <= 9, calls
