@@ -289,6 +289,11 @@ class FinMCPAdapter(Adapter):
 
     # -- scoring -----------------------------------------------------------------
 
+    def expected_model_calls(self, sample: Sample) -> float:
+        from .episode_length import expected_model_calls
+
+        return expected_model_calls(sample.gold)
+
     def gold_view(self, sample: Sample) -> dict[str, Any]:
         from .explain import gold_view
 

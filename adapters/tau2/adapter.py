@@ -318,6 +318,11 @@ class Tau2Adapter(Adapter):
             score = await nl_judge.apply(domain, task, greeting, turns, score, services)
         return score
 
+    def expected_model_calls(self, sample: Sample) -> float:
+        from .episode_length import expected_model_calls
+
+        return expected_model_calls(sample.metadata)
+
     def gold_view(self, sample: Sample) -> dict[str, Any]:
         from .explain import gold_view
 

@@ -43,6 +43,7 @@ from harness.models.reply_body import (
     MAX_REPLY_BYTES,
     read_capped,
 )
+from harness.models.request_text import RequestText
 from harness.models.turnstile import REPLY_TURNSTILE
 from harness.models.urls import join_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
@@ -142,6 +143,7 @@ class OpenAIHTTPClient(ModelClient):
         self.timeout = timeout
         self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
         self._api_key = api_key
+        self._request_text = RequestText()
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -169,11 +171,25 @@ class OpenAIHTTPClient(ModelClient):
     def request_body(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> dict[str, Any]:
-        body = chat_request(served_name(self.model), messages, tools, params, self.tool_choice)
+        body = chat_request(
+            served_name(self.model),
+            messages,
+            tools,
+            params,
+            self.tool_choice,
+            tools_on_wire=self._request_text.wire_tools,
+        )
         extra_body = body.pop("extra_body", None)
         if isinstance(extra_body, dict):
             body.update(extra_body)
         return body
+
+    def request_text(
+        self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
+    ) -> str:
+        """``json.dumps(request_body(...), ensure_ascii=False)``, the same text, with
+        the tools' part encoded once per tool list (request_text.py)."""
+        return self._request_text.dumps(self.request_body(messages, tools, params), tools)
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
@@ -183,7 +199,7 @@ class OpenAIHTTPClient(ModelClient):
         headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        payload = json.dumps(self.request_body(messages, tools, params), ensure_ascii=False)
+        payload = self.request_text(messages, tools, params)
         url = join_url(self.api_base, "chat/completions")
         try:
             async with self._session().post(

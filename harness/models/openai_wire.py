@@ -24,7 +24,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.boundary.sanitise import Cleaned, clean_str, dumps_safe, json_ready, sanitise
@@ -149,16 +149,19 @@ def chat_request(
     tools: list[ToolSchema],
     params: SamplingParams,
     tool_choice: str = DEFAULT_TOOL_CHOICE,
+    tools_on_wire: Callable[[list[ToolSchema]], list[ToolSchema]] = wire_tools,
 ) -> dict[str, Any]:
     """The body of one ``/chat/completions`` request.
 
     ``params.extra`` is merged into the body last (it may override anything);
     an ``extra_body`` entry is kept as it is, for the caller to merge (the OpenAI
     SDK and litellm merge it themselves; the direct client does it by hand).
+    ``tools_on_wire``: how the tools get their wire form (a client that keeps
+    each list's form passes its own; request_text.py).
     """
     body: dict[str, Any] = {"model": model, "messages": wire_messages(messages)}
     if tools:
-        body["tools"] = wire_tools(tools)
+        body["tools"] = tools_on_wire(tools)
         if tool_choice != "omit":
             body["tool_choice"] = tool_choice
     for field_name in SAMPLING_FIELDS:

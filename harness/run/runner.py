@@ -25,6 +25,7 @@ from harness.errors import ModelOutputError
 from harness.models.base import ModelClient
 from harness.models.redact import scrub_secrets
 from harness.run.explanations import with_explanation
+from harness.run.order import longest_first
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.inputs import SampleInput
@@ -238,11 +239,13 @@ class Runner:
         return self.base_seed + trial
 
     def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
+        """The items of this shard not yet done, in the order they start (the longest
+        estimated episodes first, harness/run/order.py), and how many are done."""
         done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
         items = [WorkItem(s, t) for t in range(trials) for s in samples]
         items = [item for item in items if self.shard.owns(item.key)]
         todo = [item for item in items if item.key not in done]
-        return todo, len(items) - len(todo)
+        return longest_first(todo, lambda item: item.sample), len(items) - len(todo)
 
     async def run_item(self, item: WorkItem) -> Record:
         """The record of one (sample, trial); never raises for one sample's failure.

@@ -408,6 +408,15 @@ class Adapter(ABC):
         Named entries, each a short value; {} when the benchmark has nothing to show."""
         return {}
 
+    def expected_model_calls(self, sample: Sample) -> float | None:
+        """An estimate of how many model calls the sample's episode makes one after
+        another (its chain length: the agent's replies, and a simulated user's),
+        from what the sample holds (gold actions, user turns, subset). The runner
+        starts the longest episodes first, so that a long one started late does not
+        end the run alone (harness/run/order.py); only the order among samples
+        matters. None: unknown, counted as one call (the default keeps load order)."""
+        return None
+
     def explain_failure(self, sample: Sample, trajectory: Trajectory, score: Score) -> str:
         """A short plain-language reason why ``score`` failed (shown next to the
         official error code), e.g. "expected 2 calls, got 1: `f` missing"; "" when
