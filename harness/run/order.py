@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from harness.task.contract import Sample
-from harness.task.registry import get_adapter
+from harness.task.registry import adapter_of
 
 Item = TypeVar("Item")
 
@@ -29,7 +29,7 @@ UNKNOWN_LENGTH = 1.0
 
 def chain_length(sample: Sample) -> float:
     """The sample's estimated model calls in a row (UNKNOWN_LENGTH when unknown)."""
-    estimate = get_adapter(sample.benchmark).expected_model_calls(sample)
+    estimate = adapter_of(sample).expected_model_calls(sample)
     return UNKNOWN_LENGTH if estimate is None else float(estimate)
 
 
