@@ -1,7 +1,7 @@
 """A run on several cores: its pending work shared by worker processes (``--workers N``).
 
 One Python process runs one event loop on one core; a run whose episodes cost
-CPU (a τ² environment's database copies and hashes, scoring) is bound by it.
+CPU (an environment's database copies and hashes, scoring) is bound by it.
 Here the run's process plans the run as always (the run folder, its manifest
 and its lock, a server's start, the preflight, what is left to do), then starts
 N worker processes, each with its own event loop, and gives each its own share
