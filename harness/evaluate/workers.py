@@ -88,7 +88,7 @@ def check_workers(config: RunConfig) -> None:
     if config.model_object is not None or not isinstance(config.strategy, str):
         raise ConfigError(
             "--workers: a model or strategy object lives in this process only; "
-            "use workers=1 (or names the workers can build)"
+            "give its name instead, or one worker"
         )
 
 
@@ -328,8 +328,10 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
     )
     tail = RecordTail(run.store.samples_path)
     latest: dict[str, Record] = {}
-    print(f"run: {count} worker processes, one event loop each", file=sys.stderr)
-    workers = _start_workers(run, split_work(session.todo, count))
+    # All trials of a sample go together: fewer samples than workers leave some idle.
+    shares = [share for share in split_work(session.todo, count) if share]
+    print(f"run: {len(shares)} worker processes, one event loop each", file=sys.stderr)
+    workers = _start_workers(run, shares)
     try:
         asyncio.run(_watch(workers, tail, reporter, todo_keys, latest))
     finally:
@@ -338,7 +340,7 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
         if worker.done is None:
             how = _how_it_ended(worker.process.returncode)
             print(
-                f"run: worker {worker.index + 1}/{count} {how} before its work was done; {RERUN}",
+                f"run: worker {worker.index + 1}/{len(workers)} {how} before its work was done; {RERUN}",
                 file=sys.stderr,
             )
         else:
