@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 
 from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
+from harness.models.base import CallMeter
 from harness.run.run_counts import RunCounts
 from harness.store.records import OK, Record
 
@@ -63,6 +64,8 @@ IN_PROCESS_MODELS = ("oracle", "null")
 MIN_PAIRS_PER_WORKER = 50
 # How often the run's process reads the new records and the workers' messages.
 POLL_S = 0.1
+# How often a worker tells its model calls in flight.
+CALLS_EVERY_S = 0.2
 WORKER_MODULE = "harness.evaluate.workers"
 RERUN = "rerun the same command to resume (the pairs it had not written are run then)"
 
@@ -168,6 +171,17 @@ class _StartedSink:
         return None
 
 
+async def _report_calls(meter: CallMeter, sink: _StartedSink) -> None:
+    """The model calls this worker has in flight, told when they change (at most
+    every CALLS_EVERY_S), for the one display's count of calls in flight."""
+    told = -1
+    while True:
+        if meter.in_flight != told:
+            told = meter.in_flight
+            sink.conn.send(("calls", told))
+        await asyncio.sleep(CALLS_EVERY_S)
+
+
 def _stop_with_parent(parent_pid: int) -> None:
     """End this worker when the run's process is gone: its lock is released then,
     and a rerun must not meet this worker still appending."""
@@ -214,9 +228,11 @@ def run_share(spec: WorkerSpec, conn: Connection) -> None:
 
 async def _run_share(run: PlannedRun, items: list[WorkItem], sink: _StartedSink) -> None:
     run.runner.progress = sink
+    reporting = asyncio.get_running_loop().create_task(_report_calls(run.settings.calls, sink))
     try:
         await run.runner.run_items(items, 0)
     finally:
+        reporting.cancel()
         for client in run.clients:
             if client is not None:
                 await client.aclose()
@@ -258,6 +274,7 @@ class _Worker:
     conn: Connection
     pairs: int
     done: WorkerDone | None = None
+    calls_in_flight: int = 0
 
     def receive(self, reporter: ProgressReporter) -> None:
         try:
@@ -265,6 +282,8 @@ class _Worker:
                 kind, value = self.conn.recv()
                 if kind == "started":
                     reporter.started(value)
+                elif kind == "calls":
+                    self.calls_in_flight = value
                 else:
                     self.done = WorkerDone(*value)
         except (EOFError, OSError):
@@ -320,7 +339,7 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
     run.progress = RunProgress(
         total=len(session.todo) + session.skipped,
         already_done=session.skipped,
-        calls=run.settings.calls,
+        calls=CallMeter(),  # the workers' calls in flight, added up as they tell them
         api_base=run.settings.api_base,
     )
     reporter = ProgressReporter(
@@ -364,6 +383,7 @@ async def _watch(
         while True:
             for worker in workers:
                 worker.receive(reporter)
+            reporter.progress.calls.in_flight = sum(w.calls_in_flight for w in workers)
             running = any(worker.process.poll() is None for worker in workers)
             for record in tail.read():
                 if record.key in todo_keys:

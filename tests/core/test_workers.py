@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -59,17 +60,19 @@ def ok_lines(run_dir: Path) -> list[str]:
 
 
 def test_two_workers_write_the_records_one_process_writes(toy_suite, tmp_path, capsys):
-    with FakeServer(latency=0.01, handler=toy_reply) as server:
+    with FakeServer(latency=0.2, handler=toy_reply) as server:
         one = main(run_args(toy_suite, server.url, tmp_path / "one", "--workers", "1"))
         capsys.readouterr()
         two = main(
             run_args(toy_suite, server.url, tmp_path / "two", "--workers", "2")
-            + ["--progress-every", "0.2"]
+            + ["--progress-every", "0.1"]
         )
     err = capsys.readouterr().err
     assert one == two == 0
     assert "run: 2 worker processes" in err
     assert "progress: 24/24 (100%)" in err  # one display, over both workers' records
+    # ... and their samples and model calls in flight
+    assert re.search(r"progress: .*in flight: [1-9]\d* samples, [1-9]\d* calls", err)
     assert "two: 24 ran, 0 already done, 24 ok in" in err  # the summary's two lines
     assert "0 infrastructure errors, 0 scoring errors" in err
     assert records_of(tmp_path / "two") == records_of(tmp_path / "one")
