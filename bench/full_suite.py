@@ -440,6 +440,7 @@ def record_phase(args: argparse.Namespace) -> None:
                     model="oracle",
                     data_dirs=DataDirs(root=Path(args.data_dir)),
                     concurrency=64,
+                    workers=1,
                     cache=False,
                     progress=False,
                     out=work / "oracle" / name,
@@ -529,6 +530,7 @@ def replay_phase(args: argparse.Namespace) -> None:
                 api_base=args.url,
                 data_dirs=DataDirs(root=Path(args.data_dir)),
                 concurrency=args.concurrency,
+                workers=1,  # the meters and the CPU time read this process
                 cache=False,
                 progress=False,
                 out=run_dir,

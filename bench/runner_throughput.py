@@ -55,6 +55,7 @@ def main() -> None:
             summary = run_suite(
                 RunConfig(
                     suite=str(suite),
+                    workers=1,  # the harness's own CPU in this one process
                     model="openai/fake-model",
                     api_base=url,
                     concurrency=args.concurrency,

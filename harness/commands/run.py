@@ -47,8 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--executor",
         choices=["local", "ray"],
         default="local",
-        help="where the jobs run: here, one after another (local), or at once as tasks on a "
-        "Ray cluster (ray, with pip install 'harness[ray]')",
+        help="where the jobs run: here, at once as processes (local; a sweep's checkpoints "
+        "one after another), or at once as tasks on a Ray cluster (ray, with pip install "
+        "'harness[ray]')",
     )
     parser.add_argument(
         "--ray-address", help="the Ray cluster to use (default: RAY_ADDRESS, else a local Ray)"

@@ -342,6 +342,19 @@ class RunConfig:
             kind=int,
         ),
     )
+    # Worker processes on this machine, sharing the concurrency (harness/evaluate/workers.py);
+    # None: chosen from the cores and the work (one where it is small or the model in-process).
+    workers: int | None = field(
+        default=None,
+        metadata=flag(
+            "--workers",
+            "worker processes on this machine, each with its own event loop, sharing the run "
+            "folder and --concurrency (default: one per core while each gets at least 50 "
+            "pending samples; one for oracle, null, --serve or a small run)",
+            kind=int,
+            metavar="N",
+        ),
+    )
     timeout: float = field(  # seconds per model call
         default=120.0, metadata=flag("--timeout", "seconds per model call", kind=float)
     )
@@ -458,6 +471,7 @@ class RunConfig:
             validate.at_most("--trials", self.trials, validate.MAX_TRIALS)
         validate.positive("--concurrency", self.concurrency)
         validate.at_most("--concurrency", self.concurrency, validate.MAX_CONCURRENCY)
+        validate.positive("--workers", self.workers)
         validate.positive("--limit", self.limit)
         validate.positive("--timeout", self.timeout)
         validate.positive("--episode-timeout", self.episode_timeout)

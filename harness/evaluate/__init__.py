@@ -11,7 +11,8 @@ same way, in its own process::
     for name, entry in summary.benchmarks.items():  # typed: harness.results.entries
         print(name, entry.primary_value, entry.interval, entry.coverage, entry.counts)
 
-``run_suite_async`` is the same for a caller that already runs an event loop.
+``run_suite_async`` is the same for a caller that already runs an event loop
+(in that one process: ``workers`` is not used there).
 A rerun of the same config resumes the run folder.
 
 The planning is in this package, one concern a module: ``model`` (the model
@@ -128,13 +129,27 @@ class RunSummary(RunCounts):
 
 
 def run_suite(config: RunConfig) -> RunSummary:
-    """Run (or resume) one suite; ConfigError for a config that cannot run."""
+    """Run (or resume) one suite; ConfigError for a config that cannot run.
+
+    The pending work runs in ``config.workers`` processes (None: as many as help,
+    harness/evaluate/workers.py) over the one run folder."""
+    from harness.evaluate.workers import check_workers, run_in_workers, worker_count
+
     started, started_at = time.monotonic(), _now_iso()
+    check_workers(config)
+    notes: list[str] = []
     with environment_read_once():
         run = _plan(config)
         with run.session(started, started_at) as session:
-            asyncio.run(run.run_items(session))
-        return _finish(run, session.result(), started)
+            workers = worker_count(config, len(session.todo))
+            if workers > 1:
+                outcome = run_in_workers(run, session, workers)
+                session.counts, notes = outcome.counts, outcome.notes
+            else:
+                asyncio.run(run.run_items(session))
+        summary = _finish(run, session.result(), started)
+        summary.notes += [note for note in notes if note not in summary.notes]
+        return summary
 
 
 async def run_suite_async(config: RunConfig) -> RunSummary:

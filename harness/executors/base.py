@@ -4,7 +4,8 @@ A job is one ``harness run``: a sweep's checkpoint, or one part (``--shard I/N``
 of a checkpoint or of a run split with ``harness run --parts K``, evaluated into
 its own run folder (with the server it needs, in a sweep). An executor takes a
 list of jobs and returns one result per job, in the same order. The local
-executor runs them one after another in this process; ``harness.executors.ray``
+executor runs them one after another in this process (a sweep), or each in a
+process of its own at once (the parts of one run); ``harness.executors.ray``
 spreads them over a Ray cluster. Both call ``run_job``, so a job gives the same
 records wherever it runs.
 """
@@ -97,9 +98,40 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Runs the jobs one after another in this process."""
+    """Runs the jobs on this machine: one after another in this process, or
+    (``at_once``, the parts of one run) each in a process of its own, all at once,
+    so that K parts use K cores. A sweep's jobs go one after another: each starts
+    a server that may take the machine's GPUs."""
 
     name = "local"
 
+    def __init__(self, at_once: bool = False):
+        self.at_once = at_once
+
     def run(self, jobs: list[Job]) -> list[JobResult]:
-        return [run_job(job) for job in jobs]
+        if not self.at_once or len(jobs) < 2:
+            return [run_job(job) for job in jobs]
+        return run_at_once(jobs)
+
+
+def run_at_once(jobs: list[Job]) -> list[JobResult]:
+    """Each job in a process of its own, all at once; a job whose process died
+    is its result (the others go on), a ConfigError stops the command."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from harness.errors import ConfigError
+
+    context = multiprocessing.get_context("spawn")
+    results = []
+    with ProcessPoolExecutor(max_workers=len(jobs), mp_context=context) as pool:
+        futures = [pool.submit(run_job, job) for job in jobs]
+        for job, future in zip(jobs, futures, strict=True):
+            try:
+                results.append(future.result())
+            except ConfigError:
+                raise
+            except BrokenProcessPool:
+                results.append(JobResult(job.name, job.run_dir, 1, "its process died"))
+    return results

@@ -8,13 +8,14 @@ import sys
 from harness.executors.base import Executor, Job, JobResult, LocalExecutor
 
 
-def make_executor(name: str, ray_address: str | None = None) -> Executor:
-    """``local`` or ``ray`` (ConfigError, one line, for ray without Ray installed)."""
+def make_executor(name: str, ray_address: str | None = None, at_once: bool = False) -> Executor:
+    """``local`` or ``ray`` (ConfigError, one line, for ray without Ray installed);
+    ``at_once``: the local executor runs the jobs in processes at once."""
     if name == "ray":
         from harness.executors.ray import RayExecutor
 
         return RayExecutor(address=ray_address)
-    return LocalExecutor()
+    return LocalExecutor(at_once=at_once)
 
 
 def run_reporting_failures(executor: Executor, jobs: list[Job], command: str) -> list[JobResult]:

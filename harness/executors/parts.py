@@ -3,7 +3,7 @@
 The run's (sample, trial) pairs are split as ``--shard 1/K`` ... ``K/K`` split
 them. Each part is an ordinary run in a folder of its own,
 ``<parent>/.parts/<run folder>/I-of-K`` (``part_folder``), run by the executor
-(here one after another, or at once as Ray tasks with ``--executor ray``), and
+(here at once, a process each, or at once as Ray tasks with ``--executor ray``), and
 the parts are then merged into the run folder as ``harness merge`` merges
 shards. A rerun of the same command resumes every part where it stopped (a
 finished part has nothing left to do) and merges again.
@@ -12,7 +12,8 @@ The parts share the run's model endpoint: an API model, an ``--api-base``
 server or the replicas of ``--model-config``, which every worker must reach.
 ``--serve`` is refused: it starts a server inside the run, which parts running
 elsewhere could not share (``harness sweep --parts`` starts one per part).
-``--concurrency`` applies to each part.
+``--concurrency`` applies to each part, and so does ``--workers`` (default one
+process a part: the parts themselves fill the cores).
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def plan_parts(config: RunConfig, parts: int) -> tuple[Path, list[Job]]:
     for index in range(1, parts + 1):
         label = f"{index}/{parts}"
         folder = part_folder(run_dir, index, parts)
-        job = replace(base, out=folder, shard=label, progress=False)
+        workers = 1 if config.workers is None else config.workers
+        job = replace(base, out=folder, shard=label, progress=False, workers=workers)
         jobs.append(Job(f"part {label}", "", folder, job))
     return run_dir, jobs
 
@@ -89,7 +91,7 @@ def run_in_parts(
     if parts > 1:
         check_merge_target(run_dir, flag)  # before any work, not after every part
     load_suite(config.suite)  # a bad suite is one line here, not one per part
-    executor = make_executor(executor_name, ray_address)
+    executor = make_executor(executor_name, ray_address, at_once=True)
     print(
         f"run: {len(jobs)} part(s) on the {executor.name} executor, into {run_dir}",
         file=sys.stderr,

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from harness.boundary.sanitise import dumps_safe
 from harness.models.redact import mask, may_need_masking
+from harness.store.shared_append import SharedAppender
 
 INPUTS = "inputs.jsonl"
 SHARED_REF = "$shared"
@@ -101,11 +102,15 @@ def _line(data: dict[str, Any]) -> str:
 
 
 class InputsFile:
-    """The writer of a run's inputs.jsonl (opened by the run's one writer)."""
+    """The writer of a run's inputs.jsonl: the run's one writer, or (``shared``)
+    one of its worker processes, which append beside each other
+    (harness/store/shared_append.py). Each worker runs samples of its own, so a
+    sample's input is written once; a shared value may be written once per worker."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, shared: bool = False):
         self.path = Path(path)
-        self._handle: TextIO | None = None
+        self.shared = shared
+        self._handle: TextIO | SharedAppender | None = None
         self._digests: set[str] = set()
         self._keys: set[str] = set()
 
@@ -116,6 +121,9 @@ class InputsFile:
                 self._digests.add(str(data["shared"]))
             elif "key" in data:
                 self._keys.add(str(data["key"]))
+        if self.shared:  # the run's first process closed off a torn tail before
+            self._handle = SharedAppender(self.path)
+            return
         _close_torn_tail(self.path)
         self._handle = self.path.open("a", encoding="utf-8")
 

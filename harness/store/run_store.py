@@ -28,6 +28,7 @@ from harness.store.manifest import Manifest, manifest_problem, shape_problem
 from harness.store.records import OK, Record, record_key, record_problem
 from harness.store.replies import compact_record, expand_record
 from harness.store.shapes import SCORED_RECORD, MapOf
+from harness.store.shared_append import SharedAppender
 
 __all__ = [
     "OK",
@@ -154,12 +155,14 @@ def record_line(record: Record) -> str:
 
 
 class RunStore:
-    """A run folder, opened by one writer at a time."""
+    """A run folder, opened by one writer at a time: one process (``open_for_append``),
+    or the worker processes of one run, while the process that started them holds
+    the folder's lock (``open_as_worker``)."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self._lock_handle: TextIO | None = None
-        self._samples_handle: TextIO | None = None
+        self._samples_handle: TextIO | SharedAppender | None = None
         self._inputs: InputsFile | None = None
 
     @property
@@ -253,6 +256,16 @@ class RunStore:
         self._close_torn_tail()
         self._samples_handle = self.samples_path.open("a", encoding="utf-8")
         self._inputs = InputsFile(self.inputs_path)
+        self._inputs.open()
+
+    def open_as_worker(self) -> None:
+        """Open samples.jsonl and inputs.jsonl for appending beside the run's other
+        worker processes (harness/store/shared_append.py). The lock is not taken:
+        the process that started the workers holds it for them, and it has closed
+        off a torn last line before they started."""
+        self.check_files()
+        self._samples_handle = SharedAppender(self.samples_path)
+        self._inputs = InputsFile(self.inputs_path, shared=True)
         self._inputs.open()
 
     def has_input(self, key: str) -> bool:

@@ -64,12 +64,13 @@ def keys_written(part: Path) -> Counter:
 
 
 def test_a_run_in_parts_equals_the_whole_run_and_a_rerun_resumes_its_parts(
-    toy_suite, server, tmp_path, capsys
+    toy_suite, server, tmp_path, capfd
 ):
+    # capfd: the parts run in processes of their own, and say what they did on fd 2.
     assert run(toy_suite, server, tmp_path / "whole") == 0
     out = tmp_path / "parts"
     assert run(toy_suite, server, out, "--parts", "3") == 0
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert f"run: 3 part(s) on the local executor, into {out.resolve()}" in err
     assert f"{out.resolve()}: merged 3 shard(s), 16 records (0 infrastructure" in err
     assert comparable(out) == comparable(tmp_path / "whole")
@@ -88,7 +89,7 @@ def test_a_run_in_parts_equals_the_whole_run_and_a_rerun_resumes_its_parts(
     lines = samples.read_text().splitlines()
     samples.write_text(lines[0] + "\n" + lines[1][:25])
     assert run(toy_suite, server, out, "--parts", "3") == 0
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert f"{parts[1]}: {len(lines) - 1} ran, 1 already done" in err
     assert f"{parts[0]}: 0 ran, " in err
     assert set(keys_written(parts[1]).values()) == {1}

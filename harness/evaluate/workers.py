@@ -1,0 +1,440 @@
+"""A run on several cores: its pending work shared by worker processes (``--workers N``).
+
+One Python process runs one event loop on one core; a run whose episodes cost
+CPU (an environment's database copies and hashes, scoring) is bound by it.
+Here the run's process plans the run as always (the run folder, its manifest
+and its lock, a server's start, the preflight, what is left to do), then starts
+N worker processes, each with its own event loop, and gives each its own share
+of the pending (sample, trial) pairs.
+
+Why workers append to the run's one samples.jsonl (rather than each writing a
+part folder merged afterwards, as ``--parts`` does):
+
+- One run folder, as with one process: the records stay append-only (no merge
+  rewrites them), a rerun with any number of workers (or one process) resumes
+  it, and nothing waits for the slowest worker to be merged.
+- Never duplicated: the shares are disjoint and made by the run's process from
+  one reading of samples.jsonl; all trials of a sample go to one worker, so its
+  input is kept once too. A pair is written by the one worker that ran it.
+- Resumable after a kill of any worker: each record is one whole line appended
+  under a file lock (harness/store/shared_append.py); a worker killed mid-write
+  leaves at most its own torn line, which readers skip and the next writer
+  closes off. The pairs it had not written are missing, so a rerun runs them.
+- The same records as one process: a worker runs the same runner on the same
+  planned samples with the same seeds; only the order of the lines differs.
+
+The run's process shows the one progress display: it reads the records as the
+workers append them (the file is the truth of what is done) and hears from each
+worker which pair it started. Workers stop when the run's process dies, so a
+rerun never meets a worker of an earlier run still writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.config.run_config import RunConfig
+from harness.errors import ConfigError
+from harness.models.base import CallMeter
+from harness.run.run_counts import RunCounts
+from harness.store.records import OK, Record
+
+if TYPE_CHECKING:
+    from harness.evaluate.plan import PlannedRun, Session
+    from harness.run.progress import ProgressReporter
+    from harness.run.runner import WorkItem
+
+# Models that answer inside the process (no server to wait on, little work per
+# call): a run of them is not worth a worker's start.
+IN_PROCESS_MODELS = ("oracle", "null")
+# Pending (sample, trial) pairs per worker, at least, before the default adds
+# one: a worker's start (imports, loading the samples) costs a few seconds.
+MIN_PAIRS_PER_WORKER = 50
+# How often the run's process reads the new records and the workers' messages.
+POLL_S = 0.1
+# How often a worker tells its model calls in flight.
+CALLS_EVERY_S = 0.2
+WORKER_MODULE = "harness.evaluate.workers"
+RERUN = "rerun the same command to resume (the pairs it had not written are run then)"
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def check_workers(config: RunConfig) -> None:
+    """ConfigError, one line, for ``--workers N`` (N > 1) on a run that cannot be
+    shared by processes."""
+    if config.workers is None or config.workers == 1:
+        return
+    if config.serve.serve:
+        raise ConfigError(
+            "--workers: --serve starts the server inside the run's process; serve the "
+            "model yourself and pass --api-base, or drop --workers"
+        )
+    if config.model_object is not None or not isinstance(config.strategy, str):
+        raise ConfigError(
+            "--workers: a model or strategy object lives in this process only; "
+            "give its name instead, or one worker"
+        )
+
+
+def worker_count(config: RunConfig, pending: int, cores: int | None = None) -> int:
+    """How many worker processes run ``pending`` pairs (1: the run's own process).
+
+    Asked for (``config.workers``): that many, but never more than the pairs or the
+    concurrency (a worker runs at least one pair at a time). Else one per core
+    while each gets at least MIN_PAIRS_PER_WORKER pairs, and one process for a
+    model answered in-process or a run the workers cannot share.
+    """
+    limit = max(1, min(pending, config.concurrency))
+    if config.workers is not None:
+        check_workers(config)
+        return min(config.workers, limit)
+    if (
+        config.serve.serve
+        or config.model_object is not None
+        or not isinstance(config.strategy, str)
+        or config.model in IN_PROCESS_MODELS
+    ):
+        return 1
+    cores = available_cores() if cores is None else cores
+    return max(1, min(cores, pending // MIN_PAIRS_PER_WORKER, limit))
+
+
+def split_work(todo: list[WorkItem], workers: int) -> list[list[WorkItem]]:
+    """``workers`` disjoint shares of ``todo``, each in its order: the samples dealt
+    in turn as they first come (so each share starts with the work that comes
+    first), every trial of a sample in the same share."""
+    owner: dict[str, int] = {}
+    shares: list[list[WorkItem]] = [[] for _ in range(workers)]
+    for item in todo:
+        index = owner.setdefault(item.sample.key, len(owner) % workers)
+        shares[index].append(item)
+    return shares
+
+
+def share_of(concurrency: int, index: int, workers: int) -> int:
+    """Worker ``index``'s part of the run's concurrency (they add up to it)."""
+    return concurrency // workers + (1 if index < concurrency % workers else 0)
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker process is given: the run's config (its share of the
+    concurrency, no preflight, no display) and its pairs as (sample key, trial)."""
+
+    config: RunConfig
+    pairs: list[tuple[str, int]]
+    parent_pid: int
+
+
+@dataclass(frozen=True)
+class WorkerDone:
+    """What a worker sends back when its share is done."""
+
+    cache_hits: int
+    cache_misses: int
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the worker process ------------------------------------------------------------
+
+
+class _StartedSink:
+    """The runner's progress sink in a worker: each pair it starts, told to the
+    run's process (which reads the finished ones from samples.jsonl)."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def started(self, key: str) -> None:
+        self.conn.send(("started", key))
+
+    def finished(self, record: Record) -> None:
+        return None
+
+
+async def _report_calls(meter: CallMeter, sink: _StartedSink) -> None:
+    """The model calls this worker has in flight, told when they change (at most
+    every CALLS_EVERY_S), for the one display's count of calls in flight."""
+    told = -1
+    while True:
+        if meter.in_flight != told:
+            told = meter.in_flight
+            sink.conn.send(("calls", told))
+        await asyncio.sleep(CALLS_EVERY_S)
+
+
+def _stop_with_parent(parent_pid: int) -> None:
+    """End this worker when the run's process is gone: its lock is released then,
+    and a rerun must not meet this worker still appending."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def worker_main() -> None:
+    """``python -m harness.evaluate.workers FD``: the spec on stdin, messages on FD."""
+    conn = Connection(int(sys.argv[1]), readable=False)
+    spec = pickle.loads(sys.stdin.buffer.read())
+    run_share(spec, conn)
+
+
+def run_share(spec: WorkerSpec, conn: Connection) -> None:
+    """A worker process: plan the run as its process did, run the given pairs
+    into the run folder beside the other workers, report the cache's counts."""
+    from harness.evaluate.plan import plan_run
+    from harness.models.redact import environment_read_once
+    from harness.run.runner import WorkItem
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process decides what stops
+    _stop_with_parent(spec.parent_pid)
+    with environment_read_once():
+        run = plan_run(spec.config)
+        samples = {sample.key: sample for sample in run.plan.samples}
+        items = [WorkItem(samples[key], trial) for key, trial in spec.pairs]
+        run.store.open_as_worker()
+        try:
+            asyncio.run(_run_share(run, items, _StartedSink(conn)))
+        finally:
+            run.store.close()
+    stats = run.settings.cache_stats
+    notes = list(run.settings.fit_report.lines(run.config.timeout))
+    # Plain values: this module is __main__ here, its classes are not the parent's.
+    conn.send(("done", (stats.hits, stats.misses, notes)))
+    conn.close()
+
+
+async def _run_share(run: PlannedRun, items: list[WorkItem], sink: _StartedSink) -> None:
+    run.runner.progress = sink
+    reporting = asyncio.get_running_loop().create_task(_report_calls(run.settings.calls, sink))
+    try:
+        await run.runner.run_items(items, 0)
+    finally:
+        reporting.cancel()
+        for client in run.clients:
+            if client is not None:
+                await client.aclose()
+
+
+# -- the run's process -------------------------------------------------------------
+
+
+class RecordTail:
+    """The records appended to a samples.jsonl since it was opened: whole lines
+    only (a line being written is read when it is whole; a torn one is skipped)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = path.stat().st_size if path.exists() else 0
+        self._partial = b""
+
+    def read(self) -> list[Record]:
+        if not self.path.exists():
+            return []
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        self.offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        records = []
+        for line in lines:
+            try:
+                records.append(Record.from_dict(json.loads(line)))
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue  # a torn line, closed off by the next writer
+        return records
+
+
+@dataclass
+class _Worker:
+    index: int
+    process: subprocess.Popen[bytes]
+    conn: Connection
+    pairs: int
+    done: WorkerDone | None = None
+    calls_in_flight: int = 0
+
+    def receive(self, reporter: ProgressReporter) -> None:
+        try:
+            while self.conn.poll():
+                kind, value = self.conn.recv()
+                if kind == "started":
+                    reporter.started(value)
+                elif kind == "calls":
+                    self.calls_in_flight = value
+                else:
+                    self.done = WorkerDone(*value)
+        except (EOFError, OSError):
+            return
+
+
+def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worker]:
+    """One ``python -m harness.evaluate.workers`` process a share: a fresh
+    interpreter (no copied threads or open loops, and no re-run of the caller's
+    script), its spec on stdin, its messages on a pipe of its own."""
+    workers = []
+    count = len(shares)
+    for index, share in enumerate(shares):
+        config = replace(
+            run.config,
+            out=run.run_dir,
+            concurrency=share_of(run.config.concurrency, index, count),
+            workers=1,
+            preflight=False,  # the run's process made it
+            progress=False,
+        )
+        spec = WorkerSpec(config, [(item.sample.key, item.trial) for item in share], os.getpid())
+        receiving, sending = os.pipe()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", WORKER_MODULE, str(sending)],
+                stdin=subprocess.PIPE,
+                pass_fds=(sending,),
+            )
+        finally:
+            os.close(sending)
+        assert process.stdin is not None
+        process.stdin.write(pickle.dumps(spec))
+        process.stdin.close()
+        workers.append(_Worker(index, process, Connection(receiving, writable=False), len(share)))
+    return workers
+
+
+@dataclass
+class WorkersOutcome:
+    counts: RunCounts  # as one process would count them
+    notes: list[str]  # the workers' notes (e.g. local calls past the timeout), each once
+
+
+def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutcome:
+    """Run ``session.todo`` in ``count`` worker processes into the run folder,
+    showing their progress as one; a pair a dead worker left unwritten counts as
+    an infrastructure error."""
+    from harness.run.progress import ProgressReporter, RunProgress
+
+    start = time.monotonic()
+    todo_keys = {item.key for item in session.todo}
+    run.progress = RunProgress(
+        total=len(session.todo) + session.skipped,
+        already_done=session.skipped,
+        calls=CallMeter(),  # the workers' calls in flight, added up as they tell them
+        api_base=run.settings.api_base,
+    )
+    reporter = ProgressReporter(
+        run.progress, enabled=run.config.progress, interval_s=run.config.progress_interval
+    )
+    tail = RecordTail(run.store.samples_path)
+    latest: dict[str, Record] = {}
+    # All trials of a sample go together: fewer samples than workers leave some idle.
+    shares = [share for share in split_work(session.todo, count) if share]
+    print(f"run: {len(shares)} worker processes, one event loop each", file=sys.stderr)
+    workers = _start_workers(run, shares)
+    try:
+        asyncio.run(_watch(workers, tail, reporter, todo_keys, latest))
+    finally:
+        _stop(workers)
+    for worker in workers:
+        if worker.done is None:
+            how = _how_it_ended(worker.process.returncode)
+            print(
+                f"run: worker {worker.index + 1}/{len(workers)} {how} before its work was done; {RERUN}",
+                file=sys.stderr,
+            )
+        else:
+            run.settings.cache_stats.hits += worker.done.cache_hits
+            run.settings.cache_stats.misses += worker.done.cache_misses
+    notes = [note for worker in workers if worker.done for note in worker.done.notes]
+    counts = _counts(session, latest, todo_keys, time.monotonic() - start)
+    return WorkersOutcome(counts, list(dict.fromkeys(notes)))
+
+
+async def _watch(
+    workers: list[_Worker],
+    tail: RecordTail,
+    reporter: ProgressReporter,
+    todo_keys: set[str],
+    latest: dict[str, Record],
+) -> None:
+    """Show the records as they come until every worker has ended."""
+    reporter.start()
+    try:
+        while True:
+            for worker in workers:
+                worker.receive(reporter)
+            reporter.progress.calls.in_flight = sum(w.calls_in_flight for w in workers)
+            running = any(worker.process.poll() is None for worker in workers)
+            for record in tail.read():
+                if record.key in todo_keys:
+                    latest[record.key] = record
+                    reporter.finished(record)
+            if not running:
+                for worker in workers:
+                    worker.receive(reporter)
+                return
+            await asyncio.sleep(POLL_S)
+    finally:
+        reporter.stop()
+
+
+def _stop(workers: list[_Worker]) -> None:
+    """Workers still running (the run's process was interrupted) are ended."""
+    for worker in workers:
+        if worker.process.poll() is None:
+            worker.process.terminate()
+    for worker in workers:
+        try:
+            worker.process.wait(5)
+        except subprocess.TimeoutExpired:
+            worker.process.kill()
+            worker.process.wait()
+        worker.conn.close()
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"was stopped by signal {-exitcode}"
+    return f"ended with exit code {exitcode}"
+
+
+def _counts(
+    session: Session, latest: dict[str, Record], todo_keys: set[str], elapsed: float
+) -> RunCounts:
+    from harness.run.runner import INFRA_ERROR, SCORE_ERROR
+
+    statuses = [record.status for record in latest.values()]
+    unwritten = len(todo_keys) - len(latest)
+    return RunCounts(
+        total=len(session.todo) + session.skipped,
+        skipped=session.skipped,
+        ran=len(session.todo),
+        ok=statuses.count(OK),
+        infra_errors=statuses.count(INFRA_ERROR) + unwritten,
+        score_errors=statuses.count(SCORE_ERROR),
+        elapsed_s=round(elapsed, 3),
+    )
+
+
+if __name__ == "__main__":
+    worker_main()

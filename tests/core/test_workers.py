@@ -1,0 +1,228 @@
+"""A run on several cores (--workers N): the same records as one process, nothing
+lost when a worker is killed, one progress display; and --parts K on the local
+executor running its parts at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from pathlib import Path
+
+import pytest
+from support import harness_process, toy_reply, wait_for_lines, without_timing
+
+from harness.cli import main
+from harness.config.run_config import RunConfig, ServeConfig
+from harness.errors import ConfigError
+from harness.evaluate.workers import RecordTail, split_work, worker_count
+from harness.store.inputs import read_inputs
+from harness.store.run_store import read_records
+from harness.store.shared_append import SharedAppender
+from harness.task.contract import Sample
+from harness.testing.fake_server import FakeServer
+
+
+def run_args(suite: Path, url: str, out: Path, *extra: str) -> list[str]:
+    return [
+        "run",
+        "--suite",
+        str(suite),
+        "--model",
+        "openai/fake-model",
+        "--api-base",
+        url,
+        "--trials",
+        "3",
+        "--no-cache",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+def records_of(run_dir: Path) -> dict:
+    return {k: without_timing(r) for k, r in read_records(run_dir / "samples.jsonl").latest.items()}
+
+
+def ok_lines(run_dir: Path) -> list[str]:
+    """The key of every successful record line in samples.jsonl (a key twice: duplicated)."""
+    keys = []
+    for line in (run_dir / "samples.jsonl").read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record["status"] == "ok":
+            keys.append(record["key"])
+    return keys
+
+
+def test_two_workers_write_the_records_one_process_writes(toy_suite, tmp_path, capsys):
+    with FakeServer(latency=0.2, handler=toy_reply) as server:
+        one = main(run_args(toy_suite, server.url, tmp_path / "one", "--workers", "1"))
+        capsys.readouterr()
+        two = main(
+            run_args(toy_suite, server.url, tmp_path / "two", "--workers", "2")
+            + ["--progress-every", "0.1"]
+        )
+    err = capsys.readouterr().err
+    assert one == two == 0
+    assert "run: 2 worker processes" in err
+    assert "progress: 24/24 (100%)" in err  # one display, over both workers' records
+    # ... and their samples and model calls in flight
+    assert re.search(r"progress: .*in flight: [1-9]\d* samples, [1-9]\d* calls", err)
+    assert "two: 24 ran, 0 already done, 24 ok in" in err  # the summary's two lines
+    assert "0 infrastructure errors, 0 scoring errors" in err
+    assert records_of(tmp_path / "two") == records_of(tmp_path / "one")
+    assert sorted(ok_lines(tmp_path / "two")) == sorted(records_of(tmp_path / "one"))
+    assert read_inputs(tmp_path / "two") == read_inputs(tmp_path / "one")
+    manifest = json.loads((tmp_path / "two" / "manifest.json").read_text())
+    assert manifest["shard"] == "1/1" and manifest["last_summary"]["ok"] == 24
+
+
+def worker_pids(parent: int) -> list[int]:
+    """The worker processes a harness process started (its children running them)."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    return [
+        int(pid)
+        for pid in children
+        if b"harness.evaluate.workers" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_nothing_on_resume(toy_suite, tmp_path):
+    with FakeServer(latency=0.15, handler=toy_reply) as server:
+        killed, clean = tmp_path / "killed", tmp_path / "clean"
+        args = run_args(toy_suite, server.url, killed, "--workers", "2", "--concurrency", "2")
+        process = harness_process(args)
+        assert wait_for_lines(killed / "samples.jsonl", 4)
+        pids = worker_pids(process.pid)
+        assert len(pids) == 2
+        os.kill(pids[0], signal.SIGKILL)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 1, err
+        assert "was stopped by signal 9 before its work was done; rerun" in err
+        written = len(records_of(killed))
+        assert 4 <= written < 24, "the kill must land mid-run"
+
+        rerun = harness_process(args)
+        _, err = rerun.communicate(timeout=120)
+        assert rerun.returncode == 0, err
+        assert f"{24 - written} ran, {written} already done, {24 - written} ok" in err
+        assert main(run_args(toy_suite, server.url, clean, "--workers", "1", "--quiet")) == 0
+    assert records_of(killed) == records_of(clean)
+    assert sorted(ok_lines(killed)) == sorted(records_of(clean))  # none twice
+
+
+@pytest.mark.slow
+def test_local_parts_run_at_once(toy_suite, tmp_path, capsys):
+    latency = 0.4
+    with FakeServer(latency=latency, handler=toy_reply) as server:
+        code = main(
+            run_args(toy_suite, server.url, tmp_path / "run", "--parts", "2")
+            + ["--concurrency", "1", "--quiet"]
+        )
+        arrivals = sorted(r.received_at for r in server.chat_requests)
+    assert code == 0
+    assert len(records_of(tmp_path / "run")) == 24
+    # One at a time, each part's next request waits for the last reply (the
+    # latency); two parts at once send requests closer together than that.
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    assert min(gaps) < latency / 2
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_a_bad_workers_value_is_one_line_and_exit_code_2(toy_suite, tmp_path, capsys, value):
+    code = main(["run", "--suite", str(toy_suite), "--model", "oracle", "--workers", value])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.splitlines() == [
+        f"harness: error: --workers must be a positive number (got {value})"
+    ]
+
+
+def test_workers_with_serve_is_one_line_and_exit_code_2(toy_suite, capsys):
+    code = main(
+        ["run", "--suite", str(toy_suite), "--serve", "vllm", "--checkpoint", "x", "--workers", "2"]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "--workers" in err
+
+
+def test_the_default_uses_the_cores_when_the_work_is_large():
+    config = RunConfig(suite="s", model="openai/m", concurrency=64)
+    assert worker_count(config, pending=1000, cores=2) == 2
+    assert worker_count(config, pending=1000, cores=8) == 8
+    assert worker_count(config, pending=60, cores=8) == 1  # small: a worker's start costs more
+    assert worker_count(config, pending=120, cores=8) == 2
+    assert worker_count(RunConfig(suite="s", model="oracle"), 1000, cores=8) == 1
+    assert worker_count(RunConfig(suite="s", model="null"), 1000, cores=8) == 1
+    served = RunConfig(suite="s", serve=ServeConfig(serve="vllm", checkpoint="c"))
+    assert worker_count(served, 1000, cores=8) == 1
+    low = RunConfig(suite="s", model="openai/m", concurrency=3)
+    assert worker_count(low, 1000, cores=8) == 3  # each worker runs a pair at least
+
+
+def test_asked_for_workers_are_kept_within_the_work():
+    config = RunConfig(suite="s", model="oracle", workers=4, concurrency=8)
+    assert worker_count(config, pending=1000, cores=1) == 4
+    assert worker_count(config, pending=2, cores=8) == 2
+    with pytest.raises(ConfigError, match="--serve"):
+        served = RunConfig(suite="s", workers=2, serve=ServeConfig(serve="vllm", checkpoint="c"))
+        worker_count(served, 100)
+
+
+def test_shares_are_disjoint_keep_the_order_and_a_sample_whole():
+    from harness.run.runner import WorkItem
+
+    samples = [
+        Sample(id=str(i), benchmark="b", subset="s", tools=[], initial_messages=[])
+        for i in range(5)
+    ]
+    todo = [WorkItem(s, t) for s in samples for t in range(3)]
+    shares = split_work(todo, 2)
+    assert sorted(i.key for share in shares for i in share) == sorted(i.key for i in todo)
+    for share in shares:
+        assert share == [item for item in todo if item in share]  # the run's order
+    owners = {item.sample.key: n for n, share in enumerate(shares) for item in share}
+    assert len(owners) == 5 and set(owners.values()) == {0, 1}
+    for n, share in enumerate(shares):
+        assert all(owners[item.sample.key] == n for item in share)
+
+
+def test_a_torn_line_of_a_killed_writer_is_closed_off_by_the_next(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text('{"key": "a"}\n{"key": "b", "tor')  # a writer killed mid-line
+    appender = SharedAppender(path)
+    appender.write('{"key": "c"}\n')
+    appender.write('{"key": "d"}\n')
+    appender.close()
+    lines = path.read_text().splitlines()
+    assert lines == ['{"key": "a"}', '{"key": "b", "tor', '{"key": "c"}', '{"key": "d"}']
+
+
+def test_the_tail_reads_whole_lines_only(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text("")
+    tail = RecordTail(path)
+    record = {
+        "key": "b/s/1#0",
+        "benchmark": "b",
+        "subset": "s",
+        "sample_id": "1",
+        "trial": 0,
+        "seed": 0,
+        "status": "ok",
+    }
+    line = json.dumps(record)
+    with path.open("a") as handle:
+        handle.write(line[:10])
+        handle.flush()
+        assert tail.read() == []
+        handle.write(line[10:] + "\n")
+        handle.flush()
+        assert [r.key for r in tail.read()] == ["b/s/1#0"]
+        assert tail.read() == []
