@@ -37,6 +37,8 @@ ClientKind = Literal["auto", "litellm", "direct"]
 InlineReasoning = Literal["split", "keep"]
 TOOL_CHOICES: tuple[str, ...] = get_args(ToolChoice)
 ENV_FEEDBACK: tuple[str, ...] = get_args(EnvFeedback)
+StartOrder = Literal["longest", "load"]
+START_ORDERS: tuple[str, ...] = get_args(StartOrder)
 
 # (sample, trial) pairs one run may hold: more is a typo (and its work list would
 # not fit in memory).
@@ -332,6 +334,16 @@ class RunConfig:
     seed: int = field(
         default=0, metadata=flag("--seed", "base seed; trial t uses seed + t", kind=int)
     )
+    start_order: StartOrder = field(
+        default="longest",
+        metadata=flag(
+            "--start-order",
+            "longest: the longest estimated episodes start first (the default); load: "
+            "in the order the benchmark lists them (a server that reuses the previous "
+            "request's prompt cache can answer differently in another order)",
+            choices=START_ORDERS,
+        ),
+    )
     # Samples in flight at once in the worker pool; each model endpoint also takes at
     # most this many requests at once (a replica's own max_concurrency can lower it).
     concurrency: int = field(
@@ -499,6 +511,10 @@ class RunConfig:
         if self.inline_reasoning not in INLINE_REASONING:
             raise ConfigError(
                 f"--inline-reasoning {self.inline_reasoning!r}: one of {', '.join(INLINE_REASONING)}"
+            )
+        if self.start_order not in START_ORDERS:
+            raise ConfigError(
+                f"--start-order {self.start_order!r}: one of {', '.join(START_ORDERS)}"
             )
         if self.env_feedback not in ENV_FEEDBACK:
             raise ConfigError(

@@ -277,6 +277,7 @@ def plan_run(config: RunConfig) -> PlannedRun:
         episode_timeout_s=config.episode_timeout,
         load_options=plan.load_options,
         shard=shard,
+        longest_first=config.start_order == "longest",
     )
     return PlannedRun(
         config=config,

@@ -221,6 +221,7 @@ class Runner:
         progress: ProgressSink | None = None,
         load_options: dict[str, dict[str, Any]] | None = None,
         shard: Shard | None = None,
+        longest_first: bool = True,
     ):
         self.store = store
         self.strategy = strategy
@@ -233,6 +234,8 @@ class Runner:
         self.progress = progress
         self.load_options = load_options or {}
         self.shard = shard or Shard()
+        # False: items start in load order (RunConfig.start_order "load").
+        self.longest_first = longest_first
 
     def trial_seed(self, trial: int) -> int:
         # One seed per trial, shared by all samples: trials differ, reruns repeat.
@@ -240,12 +243,15 @@ class Runner:
 
     def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
         """The items of this shard not yet done, in the order they start (the longest
-        estimated episodes first, harness/run/order.py), and how many are done."""
+        estimated episodes first, harness/run/order.py, unless asked for load order),
+        and how many are done."""
         done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
         items = [WorkItem(s, t) for t in range(trials) for s in samples]
         items = [item for item in items if self.shard.owns(item.key)]
         todo = [item for item in items if item.key not in done]
-        return longest_first(todo, lambda item: item.sample), len(items) - len(todo)
+        if self.longest_first:
+            todo = longest_first(todo, lambda item: item.sample)
+        return todo, len(items) - len(todo)
 
     async def run_item(self, item: WorkItem) -> Record:
         """The record of one (sample, trial); never raises for one sample's failure.

@@ -46,7 +46,7 @@ def by_target(monkeypatch) -> None:
     )
 
 
-def run_toy(tmp_path, provider, trials=1) -> list[str]:
+def run_toy(tmp_path, provider, trials=1, longest=True) -> list[str]:
     """The keys in the order their episodes started (one at a time)."""
     plan = load_suite_samples(Suite(name="toy", entries=[SuiteEntry(benchmark="toy")]))
     store = RunStore(tmp_path / "run")
@@ -62,6 +62,7 @@ def run_toy(tmp_path, provider, trials=1) -> list[str]:
             SamplingParams(),
             concurrency=1,
             progress=started,
+            longest_first=longest,
         )
         asyncio.run(runner.run(plan.samples, trials))
     finally:
@@ -121,3 +122,19 @@ def test_ties_keep_their_order_and_each_sample_is_estimated_once(monkeypatch):
         ("easy-0", 0), ("easy-1", 0), ("easy-2", 0), ("easy-4", 0), ("hard-1", 0), ("hard-2", 0)
     ]  # fmt: skip
     assert sorted(asked) == sorted(s.id for s in samples)
+
+
+def test_load_order_when_asked(tmp_path, monkeypatch):
+    """--start-order load: estimates exist, yet samples start as the benchmark lists them."""
+    from harness.cli import build_parser
+    from harness.commands.run import run_config
+
+    by_target(monkeypatch)
+    started = run_toy(tmp_path, oracle, longest=False)
+    load_order = [f"easy-{i}" for i in range(5)] + [f"hard-{i}" for i in range(3)]
+    assert started == [f"toy/{name.split('-')[0]}/{name}#0" for name in load_order]
+    args = build_parser().parse_args(["run", "--suite", "smoke", "--start-order", "load"])
+    assert run_config(args).start_order == "load"
+    assert run_config(build_parser().parse_args(["run", "--suite", "smoke"])).start_order == (
+        "longest"
+    )

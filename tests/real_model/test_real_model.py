@@ -182,6 +182,10 @@ def _run(planned: PlannedRun, folder: Path, gguf: Path) -> TierRun:
         "--no-cache",
         "--quiet",
         f"--argument-max-length={ARGUMENT_MAX_LENGTH}",
+        # llama.cpp reuses the previous request's prompt cache, and this small model's
+        # greedy replies change with it: the tier keeps one order, the benchmark's.
+        "--start-order",
+        "load",
         *server_arguments(planned.context_tokens, planned.flash_attention),
         *SAMPLING,
         *planned.extra,
