@@ -34,6 +34,7 @@ from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
 
 from .domains import Domain, initialized_environment, replayed_tools, unchanging_tools
+from .gold_cache import initial_hashes
 from .live_state import CallDigest, LiveState, register
 
 if TYPE_CHECKING:
@@ -216,8 +217,5 @@ class Tau2Environment(Environment):
         per task and tau2 version (gold_cache.py): hashing a whole airline
         database again took ~100 ms, the largest part of an episode's CPU."""
         if not self.changed_state:
-            # evaluation imports the transcript, which imports this module
-            from .evaluation import initial_hashes
-
             return initial_hashes(self.domain, self.task)
         return self.env.get_db_hash(), self.env.get_user_db_hash()

@@ -9,7 +9,7 @@ Two settings, both given back when the run ends:
 - an environment that says it holds a large world (``Environment.large_state``:
   its own copy of a domain database, tens of thousands of objects) is built with
   the collector paused and frozen out of its passes once built. Without that, each
-  full pass walked every live copy: on a τ² slice at 64 in flight the collector
+  full pass walked every live copy: with 64 such episodes in flight the collector
   took more CPU than everything else together, ~1 s per full pass.
 
 ``gc.freeze`` moves every object alive at that moment to the permanent
