@@ -37,9 +37,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from harness.boundary.tool_budget import run_tool_call  # noqa: E402
 from harness.config.suites import Suite, SuiteEntry  # noqa: E402
 from harness.models.base import ModelClient, WrappedClient  # noqa: E402
-from harness.run.runner import Runner, plan_suite  # noqa: E402
+from harness.run.runner import Runner  # noqa: E402
+from harness.run.suite_samples import load_suite_samples  # noqa: E402
 from harness.store.run_store import RunStore  # noqa: E402
-from harness.strategies.committed import PlainStrategy  # noqa: E402
+from harness.strategies.plain import PlainStrategy  # noqa: E402
 from harness.task.contract import Environment, Sample, Services, WrappedEnvironment  # noqa: E402
 from harness.task.registry import get_adapter  # noqa: E402
 from harness.types import AssistantTurn, SamplingParams  # noqa: E402
@@ -160,7 +161,7 @@ def main() -> None:
         name="bench",
         entries=[SuiteEntry(benchmark=args.benchmark, subsets=[args.subset], limit=args.limit)],
     )
-    plan = plan_suite(suite)
+    plan = load_suite_samples(suite)
     if not plan.samples:
         sys.exit(f"no samples: {[n.reason for n in plan.not_run]}")
     run_slice(plan.samples, argparse.Namespace(**{**vars(args), "latency": 0.0}), 1)  # warm
