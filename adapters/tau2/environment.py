@@ -14,11 +14,13 @@ a long chain of multiplications). Such a call never reaches tau2, and scoring
 leaves it out of the replay the same way.
 
 Calls run in harness.boundary.tool_budget's worker thread, off the event loop, within a
-time budget.
+time budget; so do building the environment and its final state (``large_state``).
 
 At the end of the episode ``final_state`` hashes the databases and runs the
 task's assertions on this live environment, once, for the first scoring
-(live_state.py), which then needs no replay.
+(live_state.py), which then needs no replay. An episode whose calls changed
+nothing (only tools tau2 declares read-only ran: ``domains.unchanging_tools``)
+takes the initial databases' cached hashes instead of hashing them again.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
 
-from .domains import Domain, initialized_environment, replayed_tools
+from .domains import Domain, initialized_environment, replayed_tools, unchanging_tools
+from .gold_cache import initial_hashes
 from .live_state import CallDigest, LiveState, register
 
 if TYPE_CHECKING:
@@ -126,6 +129,10 @@ def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
 class Tau2Environment(Environment):
     """A fresh tau2 environment in one task's initial state."""
 
+    # Its own copy of the domain database (an airline copy is ~66,000 objects):
+    # built and hashed off the event loop, and out of the collector's passes.
+    large_state = True
+
     def __init__(self, domain: Domain, task: Task, runs_blank_arguments: bool = False):
         """``runs_blank_arguments``: run a call with blank arguments as ``{}`` (option
         ``malformed_calls: continue``); by tau2's rule it never reaches the tools."""
@@ -137,6 +144,9 @@ class Tau2Environment(Environment):
         # The calls that reached tau2 and that its replay would run again, in order.
         self.calls = CallDigest()
         self._replayed = replayed_tools(domain)  # None: every call
+        self._unchanging = unchanging_tools(domain)
+        # A call that may have changed the databases reached tau2 (see final_state).
+        self.changed_state = False
         self.abandoned_call = False  # a call ran over budget and may still be running
 
     async def execute(self, call: ToolCall) -> ToolResult:
@@ -163,6 +173,8 @@ class Tau2Environment(Environment):
         )
         if self._replayed is None or call.name in self._replayed:
             self.calls.add(requestor, call.name, call.arguments)
+        if call.name not in self._unchanging:
+            self.changed_state = True
         try:
             message = self.env.get_response(request)
         except Exception as exc:  # e.g. a result tau2 cannot serialise
@@ -191,10 +203,19 @@ class Tau2Environment(Environment):
         self.env.sync_tools()  # as tau2's replay (set_state) ends
         hashes = None
         if reward_type.DB in criteria.reward_basis:
-            hashes = (self.env.get_db_hash(), self.env.get_user_db_hash())
+            hashes = self._database_hashes()
         assertions = [
             self.env.run_env_assertion(assertion, raise_assertion_error=False)
             for assertion in criteria.env_assertions or []
         ]
         state = LiveState(self.calls.hexdigest(), self.calls.count, hashes, assertions)
         return register(state)
+
+    def _database_hashes(self) -> tuple[str | None, str | None]:
+        """The databases' hashes. When no call that may change them reached tau2,
+        the databases are the task's initial ones, whose hashes are computed once
+        per task and tau2 version (gold_cache.py): hashing a whole airline
+        database again took ~100 ms, the largest part of an episode's CPU."""
+        if not self.changed_state:
+            return initial_hashes(self.domain, self.task)
+        return self.env.get_db_hash(), self.env.get_user_db_hash()

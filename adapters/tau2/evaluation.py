@@ -42,7 +42,7 @@ from harness.boundary.sanitise import loads_within_depth
 
 from . import replay_memo
 from .domains import Domain, initialized_environment, new_environment, replayed_tools
-from .gold_cache import Hashes, cached_hashes
+from .gold_cache import Hashes, cached_hashes, environment_hashes, initial_hashes
 from .live_state import LiveState, digest_of
 from .replay_memo import ReplayOutcome
 from .transcript import CallRecord, Turn, executed_calls, to_tau2_messages
@@ -88,10 +88,6 @@ class Evaluation:
         }
 
 
-def _hashes(env: Tau2Env) -> Hashes:
-    return env.get_db_hash(), env.get_user_db_hash()
-
-
 def _gold_environment_hashes(domain: Domain, task: Task) -> Hashes:
     # tau2 builds the gold environment with the same settings as the predicted one.
     env = initialized_environment(domain, task)
@@ -102,19 +98,12 @@ def _gold_environment_hashes(domain: Domain, task: Task) -> Hashes:
             )
         except Exception:  # tau2 logs a failing gold action and goes on
             pass
-    return _hashes(env)
+    return environment_hashes(env)
 
 
 def gold_hashes(domain: Domain, task: Task) -> Hashes:
     """Database hashes after the task's gold actions (tau2's gold environment)."""
     return cached_hashes("gold", domain, task, lambda: _gold_environment_hashes(domain, task))
-
-
-def initial_hashes(domain: Domain, task: Task) -> Hashes:
-    """Database hashes of the task's initial state (nothing executed)."""
-    return cached_hashes(
-        "initial", domain, task, lambda: _hashes(initialized_environment(domain, task))
-    )
 
 
 def replay_calls(domain: Domain, calls: Sequence[CallRecord]) -> list[CallRecord]:
@@ -205,7 +194,7 @@ def _replay_outcome(
     def compute() -> ReplayOutcome:
         env, mismatches = replay(domain, task, greeting, turns, calls)
         return ReplayOutcome(
-            hashes=_hashes(env) if uses_db else None,
+            hashes=environment_hashes(env) if uses_db else None,
             env_assertions=tuple(
                 env.run_env_assertion(assertion, raise_assertion_error=False)
                 for assertion in task.evaluation_criteria.env_assertions or []

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .cache_files import cache_folder, write_json
+from .domains import Domain, initialized_environment
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
-
-    from .domains import Domain
+    from tau2.environment.environment import Environment as Tau2Env
 
 Hashes = tuple[str | None, str | None]  # (agent database, user database)
 
@@ -86,3 +86,14 @@ def cached_hashes(kind: str, domain: Domain, task: Task, compute: Callable[[], H
     with _lock:
         _memory[key] = found
     return found
+
+
+def environment_hashes(env: Tau2Env) -> Hashes:
+    return env.get_db_hash(), env.get_user_db_hash()
+
+
+def initial_hashes(domain: Domain, task: Task) -> Hashes:
+    """Database hashes of the task's initial state (nothing executed)."""
+    return cached_hashes(
+        "initial", domain, task, lambda: environment_hashes(initialized_environment(domain, task))
+    )

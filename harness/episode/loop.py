@@ -14,6 +14,7 @@ import copy
 import time
 from dataclasses import dataclass
 
+from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
 from harness.task.contract import Environment, EpisodeLimits, UserSource, UserTurn
 from harness.types import (
@@ -189,7 +190,7 @@ class _Episode:
         if user is None:
             reason = await self.agent_turn()
             self.trajectory.termination = reason or "completed"
-            return self.finish()
+            return await self.finish()
         while True:
             reason = self.limit_reached()
             if reason:
@@ -207,12 +208,18 @@ class _Episode:
             if reason:
                 self.trajectory.termination = reason
                 break
-        return self.finish()
+        return await self.finish()
 
-    def finish(self) -> Trajectory:
+    async def finish(self) -> Trajectory:
         self.trajectory.extra["wall_time_s"] = round(time.monotonic() - self.started, 4)
+        environment = self.spec.environment
         try:
-            self.trajectory.final_state = self.spec.environment.final_state()
+            if environment.large_state:  # hashing a whole database must not hold the loop
+                self.trajectory.final_state = await run_tool_call(
+                    environment.final_state, timeout_s=ENVIRONMENT_BUILD_TIMEOUT_S
+                )
+            else:
+                self.trajectory.final_state = environment.final_state()
         except Exception as exc:  # a broken state view must not lose the episode
             self.trajectory.extra["final_state_error"] = f"{type(exc).__name__}: {exc}"
         return self.trajectory

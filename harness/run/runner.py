@@ -9,16 +9,15 @@ every table, never scored as a model failure, and run again on the next resume.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import gc
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
+from harness.boundary.collector import garbage_collection_for_a_run
 from harness.boundary.deadline import Deadline
 from harness.config.shard import Shard
 from harness.errors import ModelOutputError
@@ -160,32 +159,6 @@ def sample_input_of(sample: Sample) -> SampleInput:
 
 def episode_timeout_message(timeout_s: float) -> str:
     return f"the episode ran past its {timeout_s:g} s timeout"
-
-
-# Net new container objects between two young-generation collections during a
-# run (Python's default is 700): a run allocates and frees many small objects,
-# and at 700 the collector ran ~100 times a run for ~7% of its CPU.
-RUN_GC_THRESHOLD = 10_000
-
-
-@contextlib.contextmanager
-def garbage_collection_for_a_run() -> Iterator[None]:
-    """The garbage collector set for a run while it runs, and given back after:
-    the objects alive when it starts (modules, loaded samples, the plan) are left
-    out of its passes (gc.freeze; a full pass over them took ~50 ms, during which
-    no reply was read and no request sent), and young objects are collected less
-    often (RUN_GC_THRESHOLD)."""
-    if gc.get_freeze_count() != 0:  # an enclosing run has set it already
-        yield
-        return
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], RUN_GC_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 def model_failure_score(exc: BaseException) -> Score:

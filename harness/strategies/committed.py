@@ -23,6 +23,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from harness.boundary.collector import build_world
 from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.episode.attempts import run_attempts
 from harness.episode.loop import EpisodeInput, run_episode
@@ -130,7 +131,10 @@ async def _committed_attempt(
         else:
             # Built in the tool worker: a domain database copy must not hold the loop.
             real = await run_tool_call(
-                run.monitor.build, sample.make_environment, timeout_s=ENVIRONMENT_BUILD_TIMEOUT_S
+                build_world,
+                run.monitor.build,
+                sample.make_environment,
+                timeout_s=ENVIRONMENT_BUILD_TIMEOUT_S,
             )
         # The user side gets the environment itself (a user simulator may act on it).
         user = sample.make_user(real, run.services) if sample.make_user is not None else None

@@ -73,6 +73,10 @@ class GuardedEnvironment(Environment):
         self._guard.record("final_state")
         return self._inner.final_state()
 
+    @property  # how to handle the world, not a touch of it
+    def large_state(self) -> bool:  # type: ignore[override]
+        return self._inner.large_state
+
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this proxy does not define: the adapter's own.
         if name.startswith("_"):

@@ -54,6 +54,13 @@ class Environment(ABC):
         """A JSON-serialisable view of the end state, stored in the record (optional)."""
         return None
 
+    # True for an environment that holds a large world (its own copy of a domain
+    # database): the harness builds it and takes its final state in the tool
+    # worker, off the event loop, and keeps the world out of the garbage
+    # collector's passes once built (harness/boundary/collector.py). Such a world
+    # must hold no reference cycle, so that dropping it frees it.
+    large_state: bool = False
+
 
 class WrappedEnvironment(Environment):
     """An environment around another one (monitoring, feedback, predictions).
@@ -73,6 +80,10 @@ class WrappedEnvironment(Environment):
 
     def final_state(self) -> Any:
         return self.inner.final_state()
+
+    @property
+    def large_state(self) -> bool:  # type: ignore[override]
+        return self.inner.large_state
 
 
 class NoEnvironment(Environment):

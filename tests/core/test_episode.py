@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from harness.episode.loop import (
     MAX_TOOL_OUTPUT_CHARS,
@@ -11,7 +12,13 @@ from harness.episode.loop import (
     sanitize_tool_output,
 )
 from harness.models.base import ScriptedClient
-from harness.task.contract import Environment, EpisodeLimits, ScriptedTurns, UserTurn
+from harness.task.contract import (
+    Environment,
+    EpisodeLimits,
+    ScriptedTurns,
+    UserTurn,
+    WrappedEnvironment,
+)
 from harness.types import AssistantTurn, SamplingParams, ToolCall, ToolResult
 
 from toy_adapter import ADD_TOOL, CounterEnvironment
@@ -216,3 +223,25 @@ def test_other_model_errors_leave_the_episode_for_the_runner():
     )
     with pytest.raises(ModelError):
         asyncio.run(run_episode(spec, Failing([])))
+
+
+class StateThreadEnvironment(CounterEnvironment):
+    """Notes the thread its final state is taken on."""
+
+    def final_state(self):
+        self.state_thread = threading.current_thread().name
+        return super().final_state()
+
+
+class LargeStateEnvironment(StateThreadEnvironment):
+    large_state = True
+
+
+def test_a_large_final_state_is_taken_off_the_event_loop_and_a_small_one_on_it():
+    large, small = LargeStateEnvironment(), StateThreadEnvironment()
+    assert run([AssistantTurn(tool_calls=[call(n=2)])], env=large).final_state == {"total": 2}
+    assert run([AssistantTurn(tool_calls=[call(n=2)])], env=small).final_state == {"total": 2}
+    assert large.state_thread == "tool"  # the tool worker (harness/boundary/tool_budget.py)
+    assert small.state_thread == threading.main_thread().name
+    # Wrappers say what their environment says.
+    assert WrappedEnvironment(large).large_state and not WrappedEnvironment(small).large_state

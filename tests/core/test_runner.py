@@ -252,7 +252,7 @@ def test_a_score_is_recorded_as_dataclasses_asdict_records_it_and_as_a_copy():
 def test_the_garbage_collector_is_set_for_the_run_and_given_back(tmp_path):
     import gc
 
-    from harness.run.runner import RUN_GC_THRESHOLD
+    from harness.boundary.collector import RUN_GC_THRESHOLD
 
     seen_during_run = []
 

@@ -5,8 +5,10 @@ it ran exactly the calls tau2 would replay, and only by the first scoring."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import uuid
+import weakref
 from dataclasses import replace
 
 import pytest
@@ -20,9 +22,10 @@ from harness.adapters.tau2 import (
     live_state,
     replay_memo,
 )
+from harness.adapters.tau2.environment import Tau2Environment
 from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Sample, Services
-from harness.types import SamplingParams, Trajectory
+from harness.types import SamplingParams, ToolCall, Trajectory
 
 ADAPTER = Tau2Adapter()
 RETAIL = ADAPTER.domain("retail")
@@ -198,3 +201,92 @@ def test_a_regrade_replays_each_distinct_transcript_once(retail, monkeypatch):
     replay_memo.clear()
     ADAPTER.score_now(retail, stored(trajectory), Services())
     assert len(replays) == 3
+
+
+def read_only_calls(task) -> list[ToolCall]:
+    """The task's gold agent calls of tools tau2 declares read-only."""
+    unchanging = domains.unchanging_tools(RETAIL)
+    return [
+        ToolCall(id=str(n), name=action.name, arguments=action.arguments)
+        for n, action in enumerate(task.evaluation_criteria.actions or [])
+        if action.requestor == "assistant" and action.name in unchanging
+    ]
+
+
+def test_a_final_state_after_read_only_calls_takes_the_initial_hashes_without_hashing(
+    retail, monkeypatch
+):
+    task = ADAPTER.task_of(retail)
+    reads = read_only_calls(task)
+    assert reads  # the task looks things up before it changes them
+    env = Tau2Environment(RETAIL, task)
+    for call in reads:
+        assert not env.run(call, "assistant").is_error
+    computed = (env.env.get_db_hash(), env.env.get_user_db_hash())
+
+    def no_hashing():
+        raise AssertionError("the live database was hashed again")
+
+    monkeypatch.setattr(env.env, "get_db_hash", no_hashing)
+    assert not env.changed_state
+    state = env.final_state()
+    assert tuple(state["db_hashes"]) == computed == evaluation.initial_hashes(RETAIL, task)
+
+
+def test_a_call_that_may_change_the_databases_makes_the_final_state_hash_them(retail):
+    task = ADAPTER.task_of(retail)
+    env = Tau2Environment(RETAIL, task)
+    # A write that fails still counts: a failing tool may have changed something first.
+    failing = ToolCall(id="w", name="cancel_pending_order", arguments={"order_id": "#nope"})
+    assert env.run(failing, "assistant").is_error and env.changed_state
+    env = Tau2Environment(RETAIL, task)
+    unknown = ToolCall(id="u", name="no_such_tool", arguments={})
+    env.run(unknown, "assistant")
+    assert env.changed_state  # only tools tau2 declares read-only are trusted
+    writes = [a for a in task.evaluation_criteria.actions if a.name in domains.write_tools(RETAIL)]
+    env = Tau2Environment(RETAIL, task)
+    for action in writes:
+        env.run(ToolCall(id="x", name=action.name, arguments=action.arguments), "assistant")
+    state = env.final_state()
+    assert tuple(state["db_hashes"]) == (env.env.get_db_hash(), env.env.get_user_db_hash())
+    assert tuple(state["db_hashes"]) == evaluation.gold_hashes(RETAIL, task)
+    assert tuple(state["db_hashes"]) != evaluation.initial_hashes(RETAIL, task)
+
+
+def test_an_environment_is_freed_when_dropped_without_the_collector(retail):
+    # Its world is frozen out of the collector's passes in a run: it must hold no
+    # reference cycle, or it would stay until the run ends.
+    assert Tau2Environment.large_state
+    task = ADAPTER.task_of(retail)
+    env = Tau2Environment(RETAIL, task)
+    for call in read_only_calls(task):
+        env.run(call, "assistant")
+    env.final_state()
+    database = weakref.ref(env.env.tools)
+    gc.disable()
+    try:
+        del env
+        assert database() is None
+    finally:
+        gc.enable()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["airline", "retail", "telecom"])
+def test_read_only_tools_leave_every_tasks_databases_as_they_were(name):
+    """What the final state's shortcut rests on: tau2's read-only tools, run with
+    every task's gold arguments, change no database hash."""
+    domain = ADAPTER.domain(name)
+    unchanging = domains.unchanging_tools(domain)
+    for sample in ADAPTER.load(name):
+        task = ADAPTER.task_of(sample)
+        env = domains.initialized_environment(domain, task)
+        before = (env.get_db_hash(), env.get_user_db_hash())
+        for action in task.evaluation_criteria.actions or []:
+            if action.name in unchanging:
+                try:
+                    env.make_tool_call(action.name, action.requestor, **action.arguments)
+                except Exception:
+                    pass
+        env.sync_tools()
+        assert (env.get_db_hash(), env.get_user_db_hash()) == before, (name, task.id)
