@@ -421,7 +421,7 @@ def _how_it_ended(exitcode: int | None) -> str:
 def _counts(
     session: Session, latest: dict[str, Record], todo_keys: set[str], elapsed: float
 ) -> RunCounts:
-    from harness.run.runner import INFRA_ERROR, SCORE_ERROR
+    from harness.store.records import INFRA_ERROR, SCORE_ERROR
 
     statuses = [record.status for record in latest.values()]
     unwritten = len(todo_keys) - len(latest)

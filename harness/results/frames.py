@@ -31,7 +31,7 @@ from harness.results.coverage import Coverage, coverage_of, run_limit
 from harness.results.headlines import benchmark_info, benchmark_label, sort_benchmarks
 from harness.serving.steps import step_in
 from harness.store.manifest import Manifest
-from harness.store.records import Record
+from harness.store.records import INFRA_ERROR, REGRADE_ERROR_KEY, Record
 from harness.store.run_store import MANIFEST, RunStore
 from harness.task.official_set import OfficialSet
 
@@ -193,8 +193,8 @@ def load(run_dir: str | Path, conversation: bool = True) -> LoadedRun:
             continue
         record.status = now.get("status", record.status)
         record.score = now.get("score", record.score)
-        if now.get("score_error"):  # a regrade that failed: not scored
-            record.extra["score_error"] = now["score_error"]
+        if now.get(REGRADE_ERROR_KEY):  # a regrade that failed: not scored
+            record.extra[REGRADE_ERROR_KEY] = now[REGRADE_ERROR_KEY]
         records[key] = record
     return LoadedRun(store.root, manifest, records, scores)
 
@@ -356,7 +356,7 @@ def task_outcomes(table: pd.DataFrame) -> dict[str, stats.TaskOutcome]:
         excluded = not scored and isinstance(row["excluded"], str) and bool(row["excluded"])
         task.excluded += excluded
         task.errors += 0 if scored or excluded else 1
-        task.infra_errors += row["status"] == "infra_error"
+        task.infra_errors += row["status"] == INFRA_ERROR
     return tasks
 
 

@@ -33,6 +33,7 @@ from statistics import NormalDist
 from typing import Any
 
 from harness.results.headlines import estimator_for, sort_benchmarks, subset_estimator
+from harness.store.records import INFRA_ERROR, OK, REGRADE_ERROR_KEY
 from harness.task.estimators import Estimator
 
 LEVEL = 0.95
@@ -150,8 +151,8 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     (``ok`` says which it is)."""
     score = record.get("score") or {}
     ok = (
-        record.get("status", "ok") == "ok"
-        and not record.get("score_error")
+        record.get("status", OK) == OK
+        and not record.get(REGRADE_ERROR_KEY)
         and bool(score)
         and not score.get("excluded")
     )
@@ -187,7 +188,7 @@ def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOut
         excluded = bool((record.get("score") or {}).get("excluded")) and not ok
         task.excluded += excluded
         task.errors += 0 if ok or excluded else 1
-        task.infra_errors += record.get("status") == "infra_error"
+        task.infra_errors += record.get("status") == INFRA_ERROR
     return tasks
 
 

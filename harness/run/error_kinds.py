@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.models.redact import redact_url
+from harness.store.records import SCORE_ERROR
 
 # A request URL as the direct client writes it into its error messages.
 _URL = re.compile(r"\bat (https?://\S+?)[:,]?(?:\s|$)")
@@ -119,7 +120,7 @@ class ErrorTally:
     def add(self, error: dict[str, Any] | str | None, status: str) -> KindCount:
         """Count one errored record; the kind's tally (count 1: seen first now)."""
         kind = classify(error, self.api_base)
-        if status == "score_error":  # the scorer's failure, not the model's server
+        if status == SCORE_ERROR:  # the scorer's failure, not the model's server
             kind = ErrorKind(f"scoring: {kind.kind}", f"scoring failed: {kind.cause}")
         tally = self.kinds.setdefault(kind.kind, KindCount(kind))
         tally.count += 1

@@ -28,15 +28,12 @@ from harness.run.order import longest_first
 from harness.run.run_counts import RunCounts
 from harness.run.worker_pool import WorkerPool
 from harness.store.inputs import SampleInput
-from harness.store.records import OK, Record, now_iso, record_key
+from harness.store.records import INFRA_ERROR, OK, SCORE_ERROR, Record, now_iso, record_key
 from harness.store.run_store import RunStore
 from harness.strategies.base import Strategy
 from harness.task.contract import Sample, Services
 from harness.task.registry import adapter_of
 from harness.types import SamplingParams, Score, Trajectory
-
-INFRA_ERROR = "infra_error"
-SCORE_ERROR = "score_error"
 
 ModelProvider = Callable[[Sample], ModelClient]
 
@@ -356,7 +353,7 @@ class Runner:
         tool worker) and its record come after the next episode's first request.
         """
         start = time.monotonic()
-        counts = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
+        counts: dict[str, int] = {OK: 0, INFRA_ERROR: 0, SCORE_ERROR: 0}
 
         async def record(item: WorkItem, outcome: EpisodeOutcome) -> None:
             written = self._append(await self.score_episode(outcome))

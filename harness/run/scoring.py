@@ -19,8 +19,8 @@ from harness.errors import ConfigError
 from harness.models.redact import MASK, add_config_secrets, is_credential_name, scrub_secrets
 from harness.run.explanations import with_explanation
 from harness.store.cost_totals import aggregate_costs
-from harness.store.records import now_iso
-from harness.store.run_store import OK, RunStore, write_json_atomic
+from harness.store.records import INFRA_ERROR, OK, REGRADE_ERROR_KEY, SCORE_ERROR, now_iso
+from harness.store.run_store import RunStore, write_json_atomic
 from harness.store.world_model_figures import aggregate_world_model
 from harness.task.contract import Adapter, BenchmarkResult, RecordView, Sample, Services
 from harness.task.registry import get_adapter
@@ -128,7 +128,7 @@ async def regrade(
             sample = samples.get((record["subset"], record["sample_id"]))
             if sample is None:
                 stats.failed += 1
-                record["score_error"] = "sample no longer in the benchmark data"
+                record[REGRADE_ERROR_KEY] = "sample no longer in the benchmark data"
                 continue
             try:  # reading the trajectory back is part of scoring it
                 trajectory = Trajectory.from_dict(record["trajectory"])
@@ -136,7 +136,7 @@ async def regrade(
                 score = with_explanation(adapter, sample, trajectory, score)
             except Exception as exc:  # shown in scores.json, never a silent zero
                 stats.failed += 1
-                record["score_error"] = scrub_secrets(f"{type(exc).__name__}: {exc}")
+                record[REGRADE_ERROR_KEY] = scrub_secrets(f"{type(exc).__name__}: {exc}")
                 continue
             new = score.to_dict()
             stats.regraded += 1
@@ -168,9 +168,9 @@ def aggregate_records(
         data["counts"] = {
             "records": len(group),
             "ok": sum(1 for r in group if r.get("status") == OK),
-            "infra_errors": sum(1 for r in group if r.get("status") == "infra_error"),
-            "score_errors": sum(1 for r in group if r.get("status") == "score_error")
-            + sum(1 for r in group if r.get("score_error")),
+            "infra_errors": sum(1 for r in group if r.get("status") == INFRA_ERROR),
+            "score_errors": sum(1 for r in group if r.get("status") == SCORE_ERROR)
+            + sum(1 for r in group if r.get(REGRADE_ERROR_KEY)),
         }
         excluded = sum(1 for r in group if (r.get("score") or {}).get("excluded"))
         if excluded:
@@ -306,7 +306,7 @@ def score_run(
             r["key"]: {
                 "status": r.get("status"),
                 "score": r.get("score"),
-                "score_error": r.get("score_error"),
+                REGRADE_ERROR_KEY: r.get(REGRADE_ERROR_KEY),
             }
             for r in records
         },

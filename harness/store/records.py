@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from harness.store.replies import expand_record
 from harness.store.shapes import RECORD
@@ -23,7 +23,16 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-OK = "ok"
+# A record's status: scored (``ok``), the model or its server kept failing
+# (``infra_error``: counted apart, run again on resume), or the scorer failed
+# (``score_error``). The one place these words are spelled.
+RecordStatus = Literal["ok", "infra_error", "score_error"]
+OK: RecordStatus = "ok"
+INFRA_ERROR: RecordStatus = "infra_error"
+SCORE_ERROR: RecordStatus = "score_error"
+# The key a regrade that failed adds to an ``ok`` record (its reason): the record
+# keeps its status, and counts as a scoring error until a regrade succeeds.
+REGRADE_ERROR_KEY = "score_error"
 
 
 def record_key(benchmark: str, subset: str, sample_id: str, trial: int) -> str:
@@ -64,7 +73,7 @@ class Record:
     sample_id: str | int
     trial: int
     seed: int | None = None
-    status: str = OK  # ok, infra_error or score_error
+    status: str = OK  # a RecordStatus: ok, infra_error or score_error
     error: dict[str, Any] | str | None = None
     score: dict[str, Any] | None = None  # types.Score.to_dict()
     metadata: dict[str, Any] | None = None

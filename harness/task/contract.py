@@ -228,7 +228,7 @@ class RecordView:
     sample_id: str
     subset: str
     trial: int
-    status: str  # "ok" or "infra_error"
+    status: str  # a record status: ok or infra_error (harness/store/records.py)
     score: Score | None
     metadata: dict[str, Any] = field(default_factory=dict)
 

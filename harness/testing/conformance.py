@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.store.records import INFRA_ERROR
 from harness.task.contract import (
     Adapter,
     BenchmarkResult,
@@ -614,7 +615,7 @@ def _check_aggregate(checker: _Checker, records: list[dict[str, Any]]) -> None:
             r["sample_id"],
             r["subset"],
             int(r["trial"]),
-            "infra_error",
+            INFRA_ERROR,
             None,
             r.get("metadata") or {},
         )

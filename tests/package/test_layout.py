@@ -290,3 +290,13 @@ def test_the_registry_is_asked_in_few_places():
         if "get_adapter(" in line and "def get_adapter" not in line
     ]
     assert len(calls) <= 9, calls
+
+
+def test_record_statuses_are_spelled_in_one_place():
+    """harness/store/records.py names the statuses; every other module imports them."""
+    spelled = sorted(
+        str(path.relative_to(REPO))
+        for path in PACKAGE.rglob("*.py")
+        if '"infra_error"' in path.read_text(encoding="utf-8")
+    )
+    assert spelled == ["harness/store/records.py"], spelled
