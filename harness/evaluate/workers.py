@@ -49,7 +49,7 @@ from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.models.base import CallMeter
 from harness.run.run_counts import RunCounts
-from harness.store.records import OK, Record
+from harness.store.records import INFRA_ERROR, OK, SCORE_ERROR, Record
 
 if TYPE_CHECKING:
     from harness.evaluate.plan import PlannedRun, Session
@@ -78,21 +78,29 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _unshareable(config: RunConfig) -> str | None:
+    """Why worker processes cannot share this run, or None when they can."""
+    if config.serve.serve:
+        return (
+            "--workers: --serve starts the server inside the run's process; serve the "
+            "model yourself and pass --api-base, or drop --workers"
+        )
+    if config.model_object is not None or not isinstance(config.strategy, str):
+        return (
+            "--workers: a model or strategy object lives in this process only; "
+            "give its name instead, or one worker"
+        )
+    return None
+
+
 def check_workers(config: RunConfig) -> None:
     """ConfigError, one line, for ``--workers N`` (N > 1) on a run that cannot be
     shared by processes."""
     if config.workers is None or config.workers == 1:
         return
-    if config.serve.serve:
-        raise ConfigError(
-            "--workers: --serve starts the server inside the run's process; serve the "
-            "model yourself and pass --api-base, or drop --workers"
-        )
-    if config.model_object is not None or not isinstance(config.strategy, str):
-        raise ConfigError(
-            "--workers: a model or strategy object lives in this process only; "
-            "give its name instead, or one worker"
-        )
+    reason = _unshareable(config)
+    if reason is not None:
+        raise ConfigError(reason)
 
 
 def worker_count(config: RunConfig, pending: int, cores: int | None = None) -> int:
@@ -107,12 +115,7 @@ def worker_count(config: RunConfig, pending: int, cores: int | None = None) -> i
     if config.workers is not None:
         check_workers(config)
         return min(config.workers, limit)
-    if (
-        config.serve.serve
-        or config.model_object is not None
-        or not isinstance(config.strategy, str)
-        or config.model in IN_PROCESS_MODELS
-    ):
+    if _unshareable(config) is not None or config.model in IN_PROCESS_MODELS:
         return 1
     cores = available_cores() if cores is None else cores
     return max(1, min(cores, pending // MIN_PAIRS_PER_WORKER, limit))
@@ -421,8 +424,6 @@ def _how_it_ended(exitcode: int | None) -> str:
 def _counts(
     session: Session, latest: dict[str, Record], todo_keys: set[str], elapsed: float
 ) -> RunCounts:
-    from harness.store.records import INFRA_ERROR, SCORE_ERROR
-
     statuses = [record.status for record in latest.values()]
     unwritten = len(todo_keys) - len(latest)
     return RunCounts(

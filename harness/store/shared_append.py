@@ -1,6 +1,6 @@
 """Appending lines to a file that several processes of one run write at once.
 
-The worker processes of a run (harness/run/workers.py) append records to the
+The worker processes of a run (harness/evaluate/workers.py) append records to the
 run's one samples.jsonl (and inputs to its inputs.jsonl). Each append takes an
 exclusive ``flock`` on the file, writes its lines with one ``os.write`` on an
 ``O_APPEND`` descriptor, and lets go: lines of two writers never interleave. A
