@@ -254,17 +254,23 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
 # an integer to pass MAX_INT_BITS (under 200 digits before the point and an
 # exponent under 100 stay below 1e299; an exponent follows a digit in JSON, so an
 # id such as "chatcmpl-123" is no exponent). Matches inside strings too: then unsure.
-_MAY_NEED_SANITISING = re.compile(r"\\u[dD][89a-fA-F]|NaN|Infinity|(?<=\d)[eE][+-]?\d{3}|\d{200}")
+# Three searches, each starting at a character class, scan the text several times
+# faster than one alternation of them all (a look-behind first defeats the scan).
+_MAY_NEED_SANITISING = (
+    re.compile(r"\\u[dD][89a-fA-F]|NaN|Infinity"),
+    re.compile(r"[eE](?<=\d[eE])[+-]?\d{3}"),
+    re.compile(r"\d{200}"),
+)
 
 
 def loads_gives_sanitised(text: str) -> bool:
     """Whether ``json.loads(text)`` (of text decoded from bytes) is a value that
-    ``sanitise`` returns unchanged, found by one search over the text instead of
+    ``sanitise`` returns unchanged, found by searches over the text instead of
     a walk over the value: True only when nothing above can occur in it and it
     cannot nest MAX_WRITE_DEPTH deep (fewer brackets than that); False when unsure."""
     if text.count("[") + text.count("{") >= MAX_WRITE_DEPTH:
         return False
-    return _MAY_NEED_SANITISING.search(text) is None
+    return not any(pattern.search(text) for pattern in _MAY_NEED_SANITISING)
 
 
 def json_ready(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Any:

@@ -144,6 +144,11 @@ class OpenAIHTTPClient(ModelClient):
         self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
         self._api_key = api_key
         self._request_text = RequestText()
+        # The same for every request: built once (aiohttp copies, never changes them).
+        self._url = join_url(self.api_base, "chat/completions")
+        self._headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -196,20 +201,19 @@ class OpenAIHTTPClient(ModelClient):
     ) -> AssistantTurn:
         import aiohttp
 
-        headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         payload = self.request_text(messages, tools, params)
-        url = join_url(self.api_base, "chat/completions")
+        url = self._url
+        reply_headers: dict[str, str] = {}
         try:
             async with self._session().post(
-                url, data=payload.encode("utf-8", errors="surrogatepass"), headers=headers
+                url, data=payload.encode("utf-8", errors="surrogatepass"), headers=self._headers
             ) as response:
-                if response.status == 200:
+                status = response.status
+                if status == 200:
                     body = await read_capped(response, MAX_REPLY_BYTES)
                 else:  # only the start of an error text is kept
                     body = await read_capped(response, MAX_ERROR_BYTES, truncate=True)
-                status, reply_headers = response.status, dict(response.headers)
+                    reply_headers = dict(response.headers)  # for its Retry-After
         except asyncio.TimeoutError:
             raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None
         except aiohttp.ClientError as exc:

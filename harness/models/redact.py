@@ -289,12 +289,12 @@ class _Masker:
         are word boundaries or character classes a quote satisfies: a match
         inside one string is a match here. (Matches across strings only cost a
         full walk.)"""
+        if not self._shapes:
+            return _holds_any(text, self._known_list)
         if "\\" in text:
             text = _JSON_ESCAPE.sub(_unescape, text)
         if any(secret in text for secret in self._known_list):  # substring tests: C speed
             return True
-        if not self._shapes:
-            return False
         # Each pattern needs its literal; in ASCII text a plain substring test
         # (much faster than the pattern) says when it cannot match. Outside ASCII
         # case-insensitive matching knows more equivalences than lower() does.
@@ -363,12 +363,23 @@ def _unescape(match: re.Match[str]) -> str:
     return _SIMPLE_ESCAPES.get(match.group(2), match.group(2))
 
 
+def _holds_any(json_text: str, secrets: list[str]) -> bool:
+    """Whether any of ``secrets`` is in the JSON text with its escapes undone
+    (no secrets: nothing to search, the text is not even unescaped)."""
+    if not secrets:
+        return False
+    if "\\" in json_text:
+        json_text = _JSON_ESCAPE.sub(_unescape, json_text)
+    return any(secret in json_text for secret in secrets)  # substring tests: C speed
+
+
 def may_need_masking(json_text: str, secrets: Iterable[str | None] = ()) -> bool:
     """Whether a value written as this JSON text may hold a held secret (False:
     the text can be written as it is, ``mask`` would not change it). A writer
     that has the text already checks it instead of walking the value;
-    ``secrets``: held ones besides the registered."""
-    return _Masker(secrets).finds_any_in_json(json_text)
+    ``secrets``: held ones besides the registered. Only substring tests: no
+    pattern is built for it."""
+    return _holds_any(json_text, list(known_secrets(secrets)))
 
 
 def _mask_basic(match: re.Match[str]) -> str:

@@ -55,13 +55,24 @@ class RequestText:
 
     def dumps(self, body: dict[str, Any], tools: list[ToolSchema]) -> str:
         """``json.dumps(body, ensure_ascii=False)``, where ``body["tools"]``, when it
-        is this object's wire form of ``tools``, is its text kept from before."""
+        is this object's wire form of ``tools``, is its text kept from before.
+
+        The entries before and after the tools are encoded as two objects and
+        spliced around the kept text (two encoder calls, not one per entry)."""
         known = self._tools.get(tuple(map(id, tools))) if tools else None
-        parts = []
+        if known is None or body.get("tools") is not known.wire:
+            return _dumps(body)
+        before: dict[str, Any] = {}
+        after: dict[str, Any] = {}
+        side = before
         for key, value in body.items():
-            text = known.text if known is not None and value is known.wire else _dumps(value)
-            parts.append(f"{_dumps(key)}: {text}")
-        return "{" + ", ".join(parts) + "}"
+            if key == "tools":
+                side = after
+            else:
+                side[key] = value
+        # An object's entries are its text without the braces ("" when it has none).
+        parts = [_dumps(before)[1:-1], f'"tools": {known.text}', _dumps(after)[1:-1]]
+        return "{" + ", ".join(part for part in parts if part) + "}"
 
     def _encoded(self, tools: list[ToolSchema]) -> _EncodedTools:
         key = tuple(map(id, tools))

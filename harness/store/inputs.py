@@ -93,12 +93,24 @@ def digest_of(value: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def _line(data: dict[str, Any]) -> str:
-    """One line of the file: standard JSON, the run's held secrets masked."""
-    line = dumps_safe(data, default=str)
+def _line(data: dict[str, Any], text: str | None = None) -> str:
+    """One line of the file: standard JSON, the run's held secrets masked.
+    ``text``: ``dumps_safe(data, default=str)`` when the caller has it already."""
+    line = dumps_safe(data, default=str) if text is None else text
     if may_need_masking(line):
         line = dumps_safe(mask(data), default=str)
     return line
+
+
+def _plain_text(value: Any) -> str | None:
+    """``dumps_safe(value, default=str)`` when its fast path gives it (standard JSON
+    as it is, valid UTF-8), else None: then only the slow path's rules apply."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+        text.encode("utf-8")
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        return None
+    return text
 
 
 class InputsFile:
@@ -113,6 +125,8 @@ class InputsFile:
         self._handle: TextIO | SharedAppender | None = None
         self._digests: set[str] = set()
         self._keys: set[str] = set()
+        # Digest of each shared value written, by a hash of its (unsorted) text.
+        self._digest_of_text: dict[bytes, str] = {}
 
     def open(self) -> None:
         """Open for appending, learning what an earlier run of the folder wrote."""
@@ -146,7 +160,28 @@ class InputsFile:
         self._keys.add(sample_input.key)
 
     def _shared(self, value: Any, lines: list[str]) -> Any:
-        if not value or len(dumps_safe(value, default=str)) < MIN_SHARED_CHARS:
+        if not value:
+            return value
+        text = _plain_text(value)
+        if text is None:  # text JSON cannot hold as it is: written as it always was
+            return self._shared_slowly(value, lines)
+        if len(text) < MIN_SHARED_CHARS:
+            return value
+        # A value written before is known by its text: its digest (a sorted
+        # encoding, as long as the value) is not worked out again.
+        seen = hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+        digest = self._digest_of_text.get(seen)
+        if digest is None:
+            digest = self._digest_of_text[seen] = digest_of(value)
+        if digest not in self._digests:
+            # dumps_safe of the whole line, its value's text spliced in.
+            whole = f'{{"shared": {json.dumps(digest)}, "value": {text}}}'
+            lines.append(_line({"shared": digest, "value": value}, whole))
+            self._digests.add(digest)
+        return {SHARED_REF: digest}
+
+    def _shared_slowly(self, value: Any, lines: list[str]) -> Any:
+        if len(dumps_safe(value, default=str)) < MIN_SHARED_CHARS:
             return value
         digest = digest_of(value)
         if digest not in self._digests:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
+from harness.boundary.sanitise import dumps_safe
 from harness.config.suites import Suite, SuiteEntry
 from harness.run.runner import Runner
 from harness.run.suite_samples import load_suite_samples
+from harness.store import inputs
 from harness.store.inputs import INPUTS, InputsFile, SampleInput, merge_inputs, read_inputs
 from harness.store.run_store import RunStore
 from harness.strategies.plain import PlainStrategy
@@ -105,6 +108,45 @@ def test_a_shared_system_prompt_and_tool_list_are_written_once(tmp_path):
     again.close()
     assert (tmp_path / INPUTS).read_text().count('"tool_0"') == 1
     assert len(read_inputs(tmp_path)) == 6
+
+
+def test_a_value_shared_by_many_samples_is_digested_once(tmp_path, monkeypatch):
+    digested: list[object] = []
+    real = inputs.digest_of
+
+    def counting(value):
+        digested.append(value)
+        return real(value)
+
+    monkeypatch.setattr(inputs, "digest_of", counting)
+    tools = [{"type": "function", "function": {"name": "t", "description": "x" * 120}}]
+    writer = InputsFile(tmp_path / INPUTS)
+    writer.open()
+    for number in range(4):
+        # Equal values, fresh objects each sample (as an adapter builds them).
+        writer.add(sample_input(number, json.loads(json.dumps(tools))))
+    writer.close()
+    assert len(digested) == 2  # the policy and the tool list, once each
+    assert len(read_inputs(tmp_path)) == 4
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"name": "plain", "description": "é" * 120}],
+        [{"name": "not a number", "x": float("nan"), "d": "y" * 120}],
+        [{"name": "lone surrogate \udc80", "d": "y" * 120}],
+        [{"name": "an object", "o": Path("/p"), "d": "y" * 120}],
+    ],
+)
+def test_a_shared_line_is_the_standard_json_of_its_value(tmp_path, value):
+    writer = InputsFile(tmp_path / INPUTS)
+    writer.open()
+    writer.add(sample_input(0, value))
+    writer.close()
+    lines = (tmp_path / INPUTS).read_text().splitlines()
+    digest = inputs.digest_of(value)
+    assert dumps_safe({"shared": digest, "value": value}, default=str) in lines
 
 
 def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path):

@@ -100,3 +100,16 @@ def test_the_least_recently_used_lists_are_let_go():
     texts.wire_tools(lists[2])  # lists[1] goes
     assert texts.wire_tools(lists[0]) is first
     assert texts.wire_tools(lists[1]) == wire_tools(lists[1])
+
+
+def test_a_request_with_known_tools_takes_two_encoder_calls_whatever_its_fields(monkeypatch):
+    calls: list[object] = []
+    real = request_text._dumps
+    monkeypatch.setattr(request_text, "_dumps", lambda value: calls.append(value) or real(value))
+    http = client()
+    http.request_text(MESSAGES, TOOLS, SamplingParams())  # the tools' text kept
+    params = SamplingParams(temperature=0.5, max_tokens=7, seed=3, extra={"top_k": 20})
+    calls.clear()
+    text = http.request_text(MESSAGES, TOOLS, params)
+    assert len(calls) == 2  # the entries before the tools, and those after them
+    assert text == whole(http, MESSAGES, TOOLS, params)
