@@ -61,7 +61,7 @@ def gold_view(entry: Entry) -> dict[str, Any]:
         return {"expected": "at least one function call"}
     if kind is Kind.AST:
         return {
-            "expected calls": [_readable_call(call) for call in entry.ground_truth or []],
+            "expected calls": [_readable_call(call) for call in entry.gold_items()],
             "ground truth": entry.ground_truth,
         }
     if kind is Kind.MULTI_TURN:
@@ -115,7 +115,7 @@ def _count_line(expected: list[str], got: list[str]) -> str:
 
 
 def _explain_ast(entry: Entry, trajectory: Trajectory, score: Score) -> list[str]:
-    expected_calls = [c for c in entry.ground_truth or [] if isinstance(c, dict)]
+    expected_calls = [c for c in entry.gold_items() if isinstance(c, dict)]
     expected = _names(expected_calls)
     decoded = score.details.get("decoded")
     if not isinstance(decoded, list) or not decoded:

@@ -233,7 +233,7 @@ def _state_and_response(
 def check_multi_turn(entry: Entry, model_turns: list[list[list[str]]]) -> MultiTurnVerdict:
     """The official verdict plus per-turn results for ``model_turns`` (execution
     strings per step per turn, as many turns as the run reached)."""
-    gold_turns: list[list[str]] = entry.ground_truth
+    gold_turns = entry.gold_turns()
     long_context = is_long_context(entry.category)
     model = SimulatorSet(entry.involved_classes, entry.initial_config, long_context)
     gold = SimulatorSet(entry.involved_classes, entry.initial_config, long_context)
