@@ -28,9 +28,9 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.boundary import threadsafe_ast
+from harness.boundary.json_value import JsonValue
 from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.task.contract import Environment, ScriptedTurns, UserTurn
 from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
@@ -81,7 +81,7 @@ class BFCLEnvironment(Environment):
     def _execute(self, text: str) -> tuple[str, bool]:
         return execute_string(text, self.simulators)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonValue:
         if self._simulators is None:
             return None
         return to_jsonable(self._simulators.public_state())
