@@ -41,9 +41,11 @@ other item; it is not the official protocol, and the headline then carries
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.task.contract import (
@@ -136,15 +138,15 @@ def unreadable_labels(item: Item) -> list[str]:
     return problems
 
 
-def item_metadata(item: Item) -> dict[str, Any]:
+def item_metadata(item: Item) -> JsonObject:
     """What aggregation needs: the official breakdown keys and the gold call count.
     An item without a task is the official script's task "any"; an empty or
     unreadable label is "unknown" (officially an empty key, or no evaluation)."""
     scenery = str(item.get("scenery") or "")
     given = item.get("diff_level")
-    diff_level: dict[str, Any] = given if isinstance(given, dict) else {}
+    diff_level: JsonObject = given if isinstance(given, dict) else {}
     task = item.get("task", "any")
-    metadata: dict[str, Any] = {
+    metadata: JsonObject = {
         "task": str(task or "unknown").replace(" ", "_"),
         "scenario": scenery.split("-")[0].strip() or "unknown",
         "scenery": scenery,
@@ -155,7 +157,7 @@ def item_metadata(item: Item) -> dict[str, Any]:
     }
     problems = unreadable_labels(item)
     if problems:
-        metadata[UNLABELLED] = problems
+        metadata[UNLABELLED] = [*problems]
     return metadata
 
 
@@ -294,7 +296,7 @@ class FinMCPAdapter(Adapter):
 
         return expected_model_calls(sample.gold)
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> dict[str, object]:
         from .explain import gold_view
 
         return gold_view(sample.gold)
@@ -446,7 +448,7 @@ class FinMCPAdapter(Adapter):
         return versions
 
 
-def _cap_option(options: dict[str, Any]) -> int:
+def _cap_option(options: Mapping[str, object]) -> int:
     value = options.get(CAP_OPTION, TOOL_CALL_CAP)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(
@@ -455,7 +457,7 @@ def _cap_option(options: dict[str, Any]) -> int:
     return value
 
 
-def _labels_option(options: dict[str, Any]) -> str:
+def _labels_option(options: Mapping[str, object]) -> str:
     value = options.get(LABELS_OPTION, SKIP)
     if value not in LABEL_MODES:
         raise ConfigError(
@@ -525,7 +527,7 @@ def _unscored(metadata: dict[str, Any]) -> ItemResult:
     return ItemResult(0, 0, int(metadata.get("gold_tool_count", 0)), False, False)
 
 
-def _breakdown_keys(metadata: dict[str, Any]) -> list[str]:
+def _breakdown_keys(metadata: Mapping[str, object]) -> list[str]:
     return [
         ALL,
         f"task:{metadata.get('task', 'unknown')}",
