@@ -43,7 +43,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
@@ -224,7 +223,7 @@ class FinMCPAdapter(Adapter):
         limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
     ) -> list[Sample]:
         options = dict(options or {})
         self.check_options(options)
@@ -238,9 +237,10 @@ class FinMCPAdapter(Adapter):
         self._caps.add(cap)
         labels = _labels_option(options)
         self._label_modes.add(labels)
-        local = options.get("data_dir") or data_dir
+        local = _path_option(options, "data_dir") or data_dir
         source = self._source(Path(local).expanduser() if local else None)
-        tools = self._tool_list(source, options.get("tool_schemas"))
+        schema_file = _path_option(options, "tool_schemas")
+        tools = self._tool_list(source, str(schema_file) if schema_file else None)
         items = source.subsets[subset]
         wanted = {str(i) for i in ids} if ids else None
         samples = []
@@ -448,6 +448,16 @@ class FinMCPAdapter(Adapter):
         return versions
 
 
+def _path_option(options: Mapping[str, object], name: str) -> str | Path | None:
+    """A path option's value (None when not given)."""
+    value = options.get(name)
+    if not value:
+        return None
+    if not isinstance(value, (str, Path)):
+        raise ConfigError(f"finmcp: option {name} must be a path (got {value!r})")
+    return value
+
+
 def _cap_option(options: Mapping[str, object]) -> int:
     value = options.get(CAP_OPTION, TOOL_CALL_CAP)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -523,8 +533,14 @@ def _item_result(score: Score) -> ItemResult:
     )
 
 
-def _unscored(metadata: dict[str, Any]) -> ItemResult:
-    return ItemResult(0, 0, int(metadata.get("gold_tool_count", 0)), False, False)
+def _whole_number(value: object) -> int:
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
+def _unscored(metadata: Mapping[str, object]) -> ItemResult:
+    return ItemResult(0, 0, _whole_number(metadata.get("gold_tool_count", 0)), False, False)
 
 
 def _breakdown_keys(metadata: Mapping[str, object]) -> list[str]:
