@@ -26,9 +26,11 @@ import copy
 import functools
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonValue
 from harness.boundary.tool_budget import run_tool_call
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
@@ -53,6 +55,8 @@ from .categories import ALL_CATEGORIES, CATEGORY_SIZES, Kind, kind_of
 if TYPE_CHECKING:
     from harness.task.contract import FeedbackRules
 
+    from .data import Entry
+
 MODES = ("fc", "prompt")
 # Time budget for replaying one multi-turn entry's calls when scoring.
 SCORING_TIMEOUT_S = 120.0
@@ -67,7 +71,7 @@ def _missing_modules(*names: str) -> list[str]:
     return [name for name in names if importlib.util.find_spec(name) is None]
 
 
-def _steps_per_turn(options: dict[str, Any]) -> int:
+def _steps_per_turn(options: Mapping[str, object]) -> int:
     """The per-turn step cap of multi-turn entries. BFCL's own is 21; a lower one
     (option ``max_steps_per_turn``) is not BFCL's protocol: it exists to keep a
     slow model's smoke runs short, and the suite's options record it."""
@@ -96,19 +100,19 @@ def _multi_step_limits(max_steps_per_turn: int = MAX_STEPS_PER_TURN) -> EpisodeL
     )
 
 
-def _environment(entry: Any) -> Environment:
+def _environment(entry: Entry) -> Environment:
     from .multi_turn import BFCLEnvironment
 
     return BFCLEnvironment(entry)
 
 
-def _scripted_user(entry: Any, env: Environment, services: Services) -> UserSource:
+def _scripted_user(entry: Entry, env: Environment, services: Services) -> UserSource:
     from .multi_turn import scripted_user
 
     return scripted_user(entry)
 
 
-def _memory_user(entry: Any, env: Environment, services: Services) -> UserSource:
+def _memory_user(entry: Entry, env: Environment, services: Services) -> UserSource:
     from .agentic import memory_user
 
     return memory_user(entry, env, MAX_STEPS_PER_TURN)
@@ -178,7 +182,7 @@ class BFCLAdapter(Adapter):
         limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
     ) -> list[Sample]:
         from .data import load_entries
 
@@ -186,40 +190,39 @@ class BFCLAdapter(Adapter):
             raise ConfigError(f"unknown BFCL category: {subset}")
         self.check_options(options or {})
         mode = (options or {}).get("mode", "fc")
-        if mode not in MODES:
+        if not isinstance(mode, str) or mode not in MODES:
             raise ConfigError(f"bfcl option mode must be one of {MODES}, got {mode!r}")
         steps = _steps_per_turn(options or {})
         entries = load_entries(subset, ids, limit)
         return [self._sample(entry, mode, steps) for entry in entries]
 
-    def _sample(self, entry: Any, mode: str, steps_per_turn: int = MAX_STEPS_PER_TURN) -> Sample:
+    def _sample(self, entry: Entry, mode: str, steps_per_turn: int = MAX_STEPS_PER_TURN) -> Sample:
         from .tools import openai_tools
 
         kind = kind_of(entry.category)
-        common = {
-            "id": entry.id,
-            "benchmark": self.name,
-            "subset": entry.category,
-            "tools": openai_tools(entry.functions),
-            "gold": entry,
-            "metadata": {"mode": mode, "kind": kind.value},
-        }
+        common = functools.partial(
+            Sample,
+            id=entry.id,
+            benchmark=self.name,
+            subset=entry.category,
+            tools=openai_tools(entry.functions),
+            gold=entry,
+            metadata={"mode": mode, "kind": kind.value},
+        )
         if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
-            return Sample(
+            return common(
                 initial_messages=copy.deepcopy(entry.turns[0]),
                 limits=_single_turn_limits(),
-                **common,
             )
         make_user = _memory_user if kind is Kind.MEMORY else _scripted_user
         limits = _multi_step_limits(steps_per_turn)
         # Memory: the step cap ends only the conversation (MemoryConversations).
         limits.step_cap_ends_episode = kind is not Kind.MEMORY
-        return Sample(
+        return common(
             initial_messages=[],
             make_environment=functools.partial(_environment, entry),
             make_user=functools.partial(make_user, entry),
             limits=limits,
-            **common,
         )
 
     # ------------------------------------------------------------ scoring
@@ -251,7 +254,7 @@ class BFCLAdapter(Adapter):
 
         return expected_model_calls(sample.gold)
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> dict[str, JsonValue]:
         from .explain import gold_view
 
         return gold_view(sample.gold)

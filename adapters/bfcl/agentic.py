@@ -25,8 +25,8 @@ FC call list whose arguments failed to decode).
 from __future__ import annotations
 
 import copy
-from typing import Any
 
+from harness.boundary.json_value import JsonValue
 from harness.task.contract import Environment, UserSource, UserTurn
 from harness.types import Message, Score, Trajectory
 
@@ -108,7 +108,7 @@ def question_turn_count(entry: Entry) -> int:
     return sum(len(p.turns) for p in entry.prerequisites) + len(entry.turns)
 
 
-def final_answer(step_results: list[Result], prompt_mode: bool) -> Result:
+def final_answer(step_results: list[Result], prompt_mode: bool) -> Result | None:
     """The last step that does not decode to calls (None if every step did)."""
     answer = None
     for result in step_results:
@@ -119,7 +119,10 @@ def final_answer(step_results: list[Result], prompt_mode: bool) -> Result:
 
 def score_agentic(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -> Score:
     turns = turn_replies(trajectory)
-    details: dict[str, Any] = {"turns_reached": len(turns), "termination": trajectory.termination}
+    details: dict[str, JsonValue] = {
+        "turns_reached": len(turns),
+        "termination": trajectory.termination,
+    }
     # Memory: each conversation starts from a fresh context, the question is the
     # last one (the step cap may cut a prerequisite conversation short).
     if entry.prerequisites:

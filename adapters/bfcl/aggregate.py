@@ -25,7 +25,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
 from harness.task.estimators import Estimator, subset_means
@@ -99,12 +102,16 @@ def categories_of(part: object) -> list[str]:
     return [name for name in ALL_CATEGORIES if name in found]
 
 
+# An accuracy: a number, or an array of bootstrap replicates (elementwise).
+Accuracy = TypeVar("Accuracy", float, npt.NDArray[np.float64])
+
+
 def evaluate(
     part: object,
-    accuracy: Mapping[str, Any],
+    accuracy: Mapping[str, Accuracy],
     run_only: bool,
     entries: Mapping[str, int] | None = None,
-) -> Any:
+) -> Accuracy | float | None:
     """The value of a formula part. Official (``run_only`` False): a missing
     category is 0. ``run_only``: missing parts are left out (None if all are).
     Accuracies may be floats or arrays of bootstrap replicates. ``entries``:
@@ -117,7 +124,8 @@ def evaluate(
             return accuracy[part]
         return None if run_only else 0.0
     assert isinstance(part, Weighted)
-    total, weights = 0.0, 0.0
+    total: Accuracy | float = 0.0
+    weights = 0.0
     for child, weight in part.parts:
         if part.by_entries and isinstance(child, str) and entries.get(child):
             weight = float(entries[child])
@@ -133,13 +141,18 @@ def evaluate(
     return total / weights
 
 
-def official_overall(accuracy: Mapping[str, Any], entries: Mapping[str, int] | None = None) -> Any:
+def official_overall(
+    accuracy: Mapping[str, Accuracy], entries: Mapping[str, int] | None = None
+) -> Accuracy | float:
     """BFCL-v4 Overall from per-category accuracy (a category not run counts as 0)
     and entries evaluated per category."""
-    return evaluate(OVERALL, accuracy, run_only=False, entries=entries)
+    value = evaluate(OVERALL, accuracy, run_only=False, entries=entries)
+    return 0.0 if value is None else value  # never None: missing parts count as 0
 
 
-def run_overall(accuracy: Mapping[str, Any], entries: Mapping[str, int] | None = None) -> Any:
+def run_overall(
+    accuracy: Mapping[str, Accuracy], entries: Mapping[str, int] | None = None
+) -> Accuracy | float:
     """``overall_run``: the Overall formula over the categories run (0 when none was)."""
     value = evaluate(OVERALL, accuracy, run_only=True, entries=entries)
     return 0.0 if value is None else value

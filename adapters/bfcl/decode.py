@@ -30,17 +30,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonValue
 from harness.boundary.sanitise import MAX_WRITE_DEPTH, BoundsError, check_depth, loads_within_depth
 from harness.types import AssistantTurn, Message, ToolCall, Trajectory
 
 from . import official
 from .python_decoder import PythonDecodeError, decode_python_calls
 
-Decoded = list[dict[str, Any]]
+# Decoded calls: [{name: arguments}, ...], the arguments as the decoder read them
+# (a JSON value in FC mode, a dict of Python values in prompt mode).
+Decoded = list[dict[str, object]]
 # One model step as BFCL stores it: [{name: arguments_string}, ...] or text.
-Result = Any
+Result = str | list[dict[str, str]]
 
 
 class DecodeError(ValueError):
@@ -111,8 +113,10 @@ def decode_fc_ast(result: Result) -> Decoded:
     """The FC handler's decode_ast: each call's arguments through json.loads
     (within the nesting bound)."""
     try:
-        decoded = []
+        decoded: Decoded = []
         for invoked in result:
+            if not isinstance(invoked, dict):  # text: as the official code fails on it
+                raise AttributeError(f"'{type(invoked).__name__}' object has no attribute 'keys'")
             name = list(invoked.keys())[0]
             decoded.append({name: loads_within_depth(invoked[name])})
         return decoded
@@ -247,7 +251,7 @@ def decoded_to_tool_calls(decoded: Decoded, id_prefix: str = "call") -> list[Too
     return calls
 
 
-def jsonable(value: Any, depth: int = 0) -> Any:
+def jsonable(value: object, depth: int = 0) -> JsonValue:
     """Decoded values for the stored score details (tuples as lists, odd
     constants as their repr, keys as text). The decoders bound nesting at
     MAX_DEPTH; past MAX_WRITE_DEPTH (as every writer) a marker stands for the rest,

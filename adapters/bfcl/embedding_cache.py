@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 # Embeddings kept (384 floats each: 100,000 are about 150 MB).
 MAX_KEPT = 100_000
+
+
+class Vector(Protocol):
+    """An embedding as kept here: only copied (BFCL's are numpy arrays)."""
+
+    def copy(self) -> Vector: ...
 
 
 class EmbeddingCache:
@@ -28,10 +34,10 @@ class EmbeddingCache:
         self.limit = limit
         self.hits = 0
         self.misses = 0
-        self._kept: OrderedDict[str, Any] = OrderedDict()
+        self._kept: OrderedDict[str, Vector] = OrderedDict()
         self._lock = threading.Lock()  # tool calls of several episodes share it
 
-    def get(self, text: str) -> Any | None:
+    def get(self, text: str) -> Vector | None:
         with self._lock:
             vector = self._kept.get(text)
             if vector is None:
@@ -41,7 +47,7 @@ class EmbeddingCache:
             self.hits += 1
             return vector.copy()
 
-    def put(self, text: str, vector: Any) -> None:
+    def put(self, text: str, vector: Vector) -> None:
         with self._lock:
             self._kept[text] = vector.copy()
             self._kept.move_to_end(text)
@@ -63,9 +69,9 @@ def cached_store_class(base: type) -> type:
     return _STORE_CLASSES[base]
 
 
-def _subclass(base: Any) -> type:
+def _subclass(base: Any) -> type:  # a class only known at run time
     class CachedVectorStore(base):
-        def _embed(self, text: Any) -> Any:
+        def _embed(self, text: object) -> object:
             if not isinstance(text, str):
                 return super()._embed(text)
             vector = CACHE.get(text)
@@ -78,7 +84,7 @@ def _subclass(base: Any) -> type:
     return CachedVectorStore
 
 
-def use_cached_embeddings(instance: Any) -> None:
+def use_cached_embeddings(instance: object) -> None:
     """Give a fresh MemoryAPI_vector instance empty stores of the caching class
     (same limits), in place of the empty ones its constructor made."""
     for attribute in ("core_memory", "archival_memory"):

@@ -22,7 +22,7 @@ CALLS_PER_MEMORY_TURN = 2
 def expected_model_calls(entry: Entry) -> float:
     kind = kind_of(entry.category)
     if kind is Kind.MULTI_TURN:
-        gold_calls = sum(len(turn) for turn in entry.ground_truth or [])
+        gold_calls = sum(len(turn) for turn in entry.gold_turns())
         return float(len(entry.turns) + gold_calls)
     if kind is Kind.MEMORY:
         turns = len(entry.turns) + sum(len(p.turns) for p in entry.prerequisites)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from collections.abc import Callable
 
 from harness.boundary import threadsafe_ast
 
@@ -56,7 +56,7 @@ class _Interpreter:
         self.sims = sims
         self.depth = 0
 
-    def value(self, node: ast.AST) -> Any:
+    def value(self, node: ast.AST) -> object:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.Name):
@@ -81,13 +81,13 @@ class _Interpreter:
             raise ExecutionError(str(exc)) from None
 
     @staticmethod
-    def _python(function: Any, value: Any) -> Any:
+    def _python(function: Callable[..., object], value: object) -> object:
         try:
             return function(value)
         except TypeError as exc:
             raise ExecutionError(str(exc)) from None
 
-    def call(self, node: ast.Call) -> Any:
+    def call(self, node: ast.Call) -> object:
         self.depth += 1
         if self.depth > MAX_NESTED_CALLS:
             raise ExecutionError("calls nested too deeply")

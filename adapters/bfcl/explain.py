@@ -8,8 +8,9 @@ from the accepted values. These texts only explain: the score is the checkers'.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
 
+from harness.boundary.json_value import JsonMapping, JsonValue
 from harness.types import Score, Trajectory
 
 from .categories import Kind, kind_of
@@ -20,7 +21,7 @@ MAX_SHOWN_CHARS = 120
 MAX_LINES = 12
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
 
@@ -30,18 +31,18 @@ def _offered(name: str) -> str:
     return name.replace(".", "_")
 
 
-def _names(calls: list[dict[str, Any]]) -> list[str]:
+def _names(calls: Sequence[object]) -> list[str]:
     return [_offered(name) for call in calls if isinstance(call, dict) for name in call]
 
 
-def _accepted(options: Any) -> str:
+def _accepted(options: object) -> str:
     values = options if isinstance(options, list) else [options]
     shown = [_short(v) for v in values if v != ""]
     text = " | ".join(shown) if shown else "(any)"
     return text + (" (optional)" if "" in values else "")
 
 
-def _readable_call(call: Any) -> str:
+def _readable_call(call: object) -> str:
     """``f(a=1 | 2, b=x (optional))``: one expected call with its accepted values."""
     if not isinstance(call, dict):
         return _short(call)
@@ -52,7 +53,7 @@ def _readable_call(call: Any) -> str:
     return "; ".join(texts)
 
 
-def gold_view(entry: Entry) -> dict[str, Any]:
+def gold_view(entry: Entry) -> dict[str, JsonValue]:
     """The entry's gold as a reader wants it (what the checker compares against)."""
     kind = kind_of(entry.category)
     if kind is Kind.IRRELEVANCE:
@@ -61,7 +62,7 @@ def gold_view(entry: Entry) -> dict[str, Any]:
         return {"expected": "at least one function call"}
     if kind is Kind.AST:
         return {
-            "expected calls": [_readable_call(call) for call in entry.ground_truth or []],
+            "expected calls": [_readable_call(call) for call in entry.gold_items()],
             "ground truth": entry.ground_truth,
         }
     if kind is Kind.MULTI_TURN:
@@ -81,7 +82,7 @@ def _no_call(trajectory: Trajectory) -> str:
     return f'it answered with text only: "{_short(text)}"' if text else "it gave no reply"
 
 
-def _argument_lines(name: str, expected: dict[str, Any], given: Any) -> list[str]:
+def _argument_lines(name: str, expected: JsonMapping, given: object) -> list[str]:
     if not isinstance(given, dict):
         return [f"`{name}`: arguments are not an object ({_short(given)})"]
     lines = []
@@ -115,7 +116,7 @@ def _count_line(expected: list[str], got: list[str]) -> str:
 
 
 def _explain_ast(entry: Entry, trajectory: Trajectory, score: Score) -> list[str]:
-    expected_calls = [c for c in entry.ground_truth or [] if isinstance(c, dict)]
+    expected_calls = [c for c in entry.gold_items() if isinstance(c, dict)]
     expected = _names(expected_calls)
     decoded = score.details.get("decoded")
     if not isinstance(decoded, list) or not decoded:
@@ -126,7 +127,7 @@ def _explain_ast(entry: Entry, trajectory: Trajectory, score: Score) -> list[str
         ]
     got = _names(decoded)
     lines = [] if sorted(got) == sorted(expected) else [_count_line(expected, got)]
-    given_by_name: dict[str, list[Any]] = {}
+    given_by_name: dict[str, list[object]] = {}
     for call in decoded:
         if isinstance(call, dict):
             for name, arguments in call.items():

@@ -25,29 +25,53 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from harness.boundary.atomic import open_atomic
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.types import Trajectory
 
 from .categories import Kind, is_category, kind_of, result_folder
+from .decode import Result
 from .multi_turn import turn_replies
 from .official import FC_REGISTRY_NAME, PROMPT_REGISTRY_NAME
 from .single_turn import first_result
 
 VERSION_PREFIX = "BFCL_v4"
 
+# An entry's result: one step's (single-turn), or each turn's steps.
+ExportedResult = Result | list[list[Result]]
 
-def entry_result(record: dict[str, Any]) -> Any:
+
+class _Row(TypedDict):
+    id: str
+    result: ExportedResult
+
+
+def _object(value: JsonValue) -> JsonObject:
+    """A record's object field (TypeError when it is something else)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{type(value).__name__} where an object belongs")
+    return value
+
+
+def _text(value: JsonValue) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{type(value).__name__} where text belongs")
+    return value
+
+
+def entry_result(record: JsonMapping) -> ExportedResult:
     """The official ``result`` value of one record."""
     if record.get("status") != "ok" or not record.get("trajectory"):
-        error = (record.get("error") or {}).get("message") or record.get("status")
+        error = _object(record.get("error") or {}).get("message") or record.get("status")
         return f"Error during inference: {error}"
-    trajectory = Trajectory.from_dict(record["trajectory"])
+    trajectory = Trajectory.from_dict(_object(record["trajectory"]))
     prompt_mode = is_prompt_record(record)
-    kind = kind_of(record["subset"])
+    kind = kind_of(_text(record["subset"]))
     if kind in (Kind.AST, Kind.IRRELEVANCE, Kind.RELEVANCE):
         return first_result(trajectory, prompt_mode)
     turns = [[reply.result(prompt_mode) for reply in turn] for turn in turn_replies(trajectory)]
@@ -57,7 +81,7 @@ def entry_result(record: dict[str, Any]) -> Any:
     return [turns[-1]] if turns else "Error during inference: no question turn"
 
 
-def _exported_result(record: dict[str, Any]) -> Any:
+def _exported_result(record: JsonMapping) -> ExportedResult:
     """``entry_result``, or one line naming the record whose conversation does
     not read back (a hand-edited record: more replies than turns, say)."""
     try:
@@ -69,12 +93,12 @@ def _exported_result(record: dict[str, Any]) -> Any:
         ) from None
 
 
-def is_prompt_record(record: dict[str, Any]) -> bool:
+def is_prompt_record(record: JsonMapping) -> bool:
     """Prompt mode as scoring decided it, else from the load option."""
-    details = (record.get("score") or {}).get("details") or {}
+    details = _object(_object(record.get("score") or {}).get("details") or {})
     if "prompt_mode" in details:
         return bool(details["prompt_mode"])
-    return (record.get("metadata") or {}).get("mode") == "prompt"
+    return _object(record.get("metadata") or {}).get("mode") == "prompt"
 
 
 def _index_key(entry_id: str) -> tuple[int, str]:
@@ -82,7 +106,7 @@ def _index_key(entry_id: str) -> tuple[int, str]:
     return (int(index) if index.isdigit() else 0, entry_id)
 
 
-def default_model_name(records: list[dict[str, Any]]) -> str:
+def default_model_name(records: Sequence[JsonMapping]) -> str:
     modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
     if len(modes) > 1:
         raise ConfigError("records mix FC and prompt mode; export them separately")
@@ -90,7 +114,7 @@ def default_model_name(records: list[dict[str, Any]]) -> str:
 
 
 def export_bfcl(
-    records: list[dict[str, Any]],
+    records: Sequence[JsonMapping],
     out_dir: Path,
     model_name: str | None = None,
     trial: int = 0,
@@ -105,17 +129,20 @@ def export_bfcl(
             f"model name '{name}' contains '_' (the official evaluator reads it as '/')"
         )
     folder_name = name.replace("/", "_")
+    subsets = []
     for record in chosen:  # before anything is written; a subset names a folder, too
-        if not is_category(record["subset"]):
+        subset = record["subset"]
+        if not isinstance(subset, str) or not is_category(subset):
             raise ConfigError(
                 f"record {record['key']!r} has subset {record['subset']!r}, which is not a "
                 "BFCL category; the run folder is damaged"
             )
+        subsets.append(subset)
 
-    by_category: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in chosen:
-        by_category[record["subset"]].append(
-            {"id": record["sample_id"], "result": _exported_result(record)}
+    by_category: dict[str, list[_Row]] = defaultdict(list)
+    for subset, record in zip(subsets, chosen, strict=True):
+        by_category[subset].append(
+            {"id": _text(record["sample_id"]), "result": _exported_result(record)}
         )
 
     written = []

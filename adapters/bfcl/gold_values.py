@@ -12,16 +12,17 @@ to the same value.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonSequence, JsonValue
 
 OMITTED = ""
 
 
-def first_choice(choices: list[Any]) -> Any:
+def first_choice(choices: JsonSequence) -> JsonValue:
     return choices[0] if choices else OMITTED
 
 
-def gold_choice(choices: list[Any], required: bool, documented: bool) -> Any:
+def gold_choice(choices: JsonSequence, required: bool, documented: bool) -> JsonValue:
     """The accepted value the oracle passes for a parameter, or OMITTED.
 
     The first accepted value, except: a parameter that may be left out ("" among
@@ -37,14 +38,35 @@ def gold_choice(choices: list[Any], required: bool, documented: bool) -> Any:
     return first
 
 
-def concrete_dict(spec: dict[str, list[Any]]) -> dict[str, Any]:
+def _accepted(values: JsonValue) -> JsonSequence:
+    """The accepted values of one key of a dict answer (a list; a text is read as
+    its characters, as indexing it would)."""
+    if isinstance(values, (list, str)):
+        return values
+    raise TypeError(f"accepted values are not a list: {values!r}")
+
+
+def concrete_dict(spec: JsonMapping) -> JsonObject:
     """A dict answer ``{key: [accepted values]}`` -> ``{key: first value}``."""
     return {
-        key: first_choice(values) for key, values in spec.items() if first_choice(values) != OMITTED
+        key: first_choice(_accepted(values))
+        for key, values in spec.items()
+        if first_choice(_accepted(values)) != OMITTED
     }
 
 
-def concrete_value(value: Any, schema: dict[str, Any], language: str) -> Any:
+def _schema_type(schema: JsonMapping) -> JsonValue:
+    return schema.get("type")
+
+
+def _item_type(schema: JsonMapping) -> str | None:
+    """The declared type of an array's items (None when not declared as text)."""
+    items = schema.get("items") or {}
+    kind = items.get("type") if isinstance(items, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def concrete_value(value: JsonValue, schema: JsonMapping, language: str) -> JsonValue:
     """The argument the oracle passes for a parameter's first accepted value."""
     if language == "java":
         return java_text(value, schema)
@@ -53,18 +75,17 @@ def concrete_value(value: Any, schema: dict[str, Any], language: str) -> Any:
     return concrete_python(value, schema)
 
 
-def concrete_python(value: Any, schema: dict[str, Any]) -> Any:
+def concrete_python(value: JsonValue, schema: JsonMapping) -> JsonValue:
     """The first accepted value of a Python-typed parameter as a real value."""
-    kind = schema.get("type")
+    kind = _schema_type(schema)
     if kind == "dict" and isinstance(value, dict):
         return concrete_dict(value)
-    items = schema.get("items") or {}
-    if kind == "array" and items.get("type") == "dict" and isinstance(value, list):
+    if kind == "array" and _item_type(schema) == "dict" and isinstance(value, list):
         return [concrete_dict(item) if isinstance(item, dict) else item for item in value]
     return value
 
 
-def _scalar_java(value: Any) -> str:
+def _scalar_java(value: JsonValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -72,10 +93,10 @@ def _scalar_java(value: Any) -> str:
     return repr(value)
 
 
-def java_text(value: Any, schema: dict[str, Any]) -> str:
+def java_text(value: JsonValue, schema: JsonMapping) -> str:
     """Java source for a value of the declared Java type."""
-    kind = schema.get("type")
-    nested = (schema.get("items") or {}).get("type")
+    kind = _schema_type(schema)
+    nested = _item_type(schema)
     if isinstance(value, str):
         return value  # strings (and variable names) are passed as written
     if isinstance(value, bool):
@@ -99,7 +120,7 @@ def java_text(value: Any, schema: dict[str, Any]) -> str:
     return str(value)
 
 
-def _arraylist_item(value: Any, nested: str | None) -> str:
+def _arraylist_item(value: JsonValue, nested: str | None) -> str:
     if nested in ("String", "char") and isinstance(value, str):
         return json.dumps(value) if nested == "String" else f"'{value}'"
     if nested is None:
@@ -107,7 +128,7 @@ def _arraylist_item(value: Any, nested: str | None) -> str:
     return java_text(value, {"type": nested})
 
 
-def _scalar_js(value: Any) -> str:
+def _scalar_js(value: JsonValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
@@ -119,9 +140,9 @@ def _scalar_js(value: Any) -> str:
     return repr(value)
 
 
-def js_text(value: Any, schema: dict[str, Any]) -> str:
+def js_text(value: JsonValue, schema: JsonMapping) -> str:
     """JavaScript source for a value of the declared JavaScript type."""
-    kind = schema.get("type")
+    kind = _schema_type(schema)
     if isinstance(value, str):
         return value
     if isinstance(value, bool):

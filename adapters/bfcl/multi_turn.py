@@ -28,9 +28,9 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.boundary import threadsafe_ast
+from harness.boundary.json_value import JsonValue
 from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.task.contract import Environment, ScriptedTurns, UserTurn
 from harness.types import Message, Score, ToolCall, ToolResult, Trajectory
@@ -81,7 +81,7 @@ class BFCLEnvironment(Environment):
     def _execute(self, text: str) -> tuple[str, bool]:
         return execute_string(text, self.simulators)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonValue:
         if self._simulators is None:
             return None
         return to_jsonable(self._simulators.public_state())
@@ -233,7 +233,7 @@ def _state_and_response(
 def check_multi_turn(entry: Entry, model_turns: list[list[list[str]]]) -> MultiTurnVerdict:
     """The official verdict plus per-turn results for ``model_turns`` (execution
     strings per step per turn, as many turns as the run reached)."""
-    gold_turns: list[list[str]] = entry.ground_truth
+    gold_turns = entry.gold_turns()
     long_context = is_long_context(entry.category)
     model = SimulatorSet(entry.involved_classes, entry.initial_config, long_context)
     gold = SimulatorSet(entry.involved_classes, entry.initial_config, long_context)

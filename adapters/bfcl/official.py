@@ -21,6 +21,7 @@ Nothing in the package is patched; everything else is imported as published.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
@@ -28,7 +29,6 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 MODEL_CONFIG_MODULE = "bfcl_eval.constants.model_config"
 
@@ -50,39 +50,38 @@ class ModelConfig:
     url: str
     org: str
     license: str
-    model_handler: Any
+    model_handler: type | None
     input_price: float | None = None
     output_price: float | None = None
     is_fc_model: bool = True
     underscore_to_dot: bool = False
 
 
-def registry_entries(model_handler: Any = None) -> dict[str, ModelConfig]:
+def registry_entries(model_handler: type | None = None) -> dict[str, ModelConfig]:
     """The registry entries the harness needs, as the official registry defines them.
 
     ``model_handler`` is the handler class for the official evaluator's runner;
     the checkers never use it, so in-process it stays None (importing the real
     handler would import a vendor SDK).
     """
-    common = {
-        "model_name": "gpt-4o-2024-11-20",
-        "url": "https://openai.com/index/hello-gpt-4o/",
-        "org": "OpenAI",
-        "license": "Proprietary",
-        "model_handler": model_handler,
-    }
+    common = functools.partial(
+        ModelConfig,
+        model_name="gpt-4o-2024-11-20",
+        url="https://openai.com/index/hello-gpt-4o/",
+        org="OpenAI",
+        license="Proprietary",
+        model_handler=model_handler,
+    )
     return {
-        FC_REGISTRY_NAME: ModelConfig(
+        FC_REGISTRY_NAME: common(
             display_name="GPT-4o-2024-11-20 (FC)",
             is_fc_model=True,
             underscore_to_dot=True,
-            **common,
         ),
-        PROMPT_REGISTRY_NAME: ModelConfig(
+        PROMPT_REGISTRY_NAME: common(
             display_name="GPT-4o-2024-11-20 (Prompt)",
             is_fc_model=False,
             underscore_to_dot=False,
-            **common,
         ),
     }
 
@@ -93,7 +92,7 @@ def cache_dir() -> Path:
     return Path(base) / "bfcl"
 
 
-def stand_in_model_config(model_handler: Any = None) -> ModuleType:
+def stand_in_model_config(model_handler: type | None = None) -> ModuleType:
     """A module that provides what the checkers import from the real model_config."""
     module = types.ModuleType(MODEL_CONFIG_MODULE)
     module.__doc__ = (
@@ -105,7 +104,7 @@ def stand_in_model_config(model_handler: Any = None) -> ModuleType:
     return module
 
 
-def prepare(model_handler: Any = None) -> None:
+def prepare(model_handler: type | None = None) -> None:
     """Make ``bfcl_eval`` importable without side effects in site-packages and
     without vendor SDKs. Idempotent; call before importing any ``bfcl_eval`` module."""
     if "BFCL_PROJECT_ROOT" not in os.environ:

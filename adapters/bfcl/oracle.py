@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonSequence, JsonValue
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Message, SamplingParams, ToolCall, ToolSchema
 
@@ -28,7 +28,7 @@ from .simulators import simulator_class
 TEXT_REPLY = "I have nothing to call for this."
 
 
-def _tool_call(index: int, name: str, arguments: dict[str, Any]) -> ToolCall:
+def _tool_call(index: int, name: str, arguments: JsonObject | dict[str, object]) -> ToolCall:
     raw = json.dumps(arguments, ensure_ascii=False)
     return ToolCall(id=f"oracle_{index}", name=name, arguments=arguments, raw_arguments=raw)
 
@@ -38,31 +38,45 @@ def _fc_name(name: str) -> str:
     return name.replace(".", "_")
 
 
-def _doc(entry: Entry, function_name: str) -> dict[str, Any]:
+def _object(value: JsonValue, what: str) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is not an object: {value!r}")
+    return value
+
+
+def _sequence(value: JsonValue, what: str) -> JsonSequence:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} is not a list: {value!r}")
+    return value
+
+
+def _doc(entry: Entry, function_name: str) -> JsonMapping:
     for doc in entry.checker_functions:
         if doc["name"] == function_name:
-            return doc["parameters"]
+            return _object(doc["parameters"], "function parameters")
     return {}
 
 
 def ast_gold_calls(entry: Entry) -> list[ToolCall]:
     language = language_of(entry.category)
     calls = []
-    for index, gold in enumerate(entry.ground_truth):
-        name, params = next(iter(gold.items()))
+    for index, gold in enumerate(entry.gold_items()):
+        name, params = next(iter(_object(gold, "gold call").items()))
         doc = _doc(entry, name)
-        schemas = doc.get("properties", {})
-        required = set(doc.get("required", []))
-        arguments = {}
-        for param, choices in params.items():
-            choice = gold_choice(choices, param in required, param in schemas)
+        schemas = _object(doc.get("properties", {}), "parameter schemas")
+        required = set(_sequence(doc.get("required", []), "required parameters"))
+        arguments: JsonObject = {}
+        for param, choices in _object(params, "gold arguments").items():
+            accepted = _sequence(choices, "accepted values")
+            choice = gold_choice(accepted, param in required, param in schemas)
             if choice is not OMITTED:
-                arguments[param] = concrete_value(choice, schemas.get(param, {}), language)
+                schema = _object(schemas.get(param, {}), "parameter schema")
+                arguments[param] = concrete_value(choice, schema, language)
         calls.append(_tool_call(index, _fc_name(name), arguments))
     return calls
 
 
-def bind_gold_positional(entry: Entry, text: str) -> tuple[str, dict[str, Any]]:
+def bind_gold_positional(entry: Entry, text: str) -> tuple[str, dict[str, object]]:
     """A gold call with positional arguments named after the method's parameters."""
     call = parse_gold_call(text)
     if not call.args:
@@ -78,14 +92,14 @@ def bind_gold_positional(entry: Entry, text: str) -> tuple[str, dict[str, Any]]:
 
 def multi_turn_gold_calls(entry: Entry, turn: int) -> list[ToolCall]:
     calls = []
-    for index, text in enumerate(entry.ground_truth[turn]):
+    for index, text in enumerate(entry.gold_turns()[turn]):
         name, arguments = bind_gold_positional(entry, text)
         calls.append(_tool_call(index, name, arguments))
     return calls
 
 
 def answer_text(entry: Entry) -> str:
-    answer = entry.ground_truth[0]
+    answer = entry.gold_items()[0]
     return str({"answer": answer, "context": "From the gold answer."})
 
 
@@ -114,7 +128,7 @@ class OracleClient(ModelClient):
     def _multi_turn_step(self, messages: list[Message]) -> AssistantTurn:
         turn = sum(1 for message in messages if message.get("role") == "user") - 1
         already_called = bool(messages) and messages[-1].get("role") == "tool"
-        if already_called or turn < 0 or turn >= len(self.entry.ground_truth):
+        if already_called or turn < 0 or turn >= len(self.entry.gold_items()):
             return AssistantTurn(content="Done.", finish_reason="stop")
         calls = multi_turn_gold_calls(self.entry, turn)
         if not calls:

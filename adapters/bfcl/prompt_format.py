@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 from harness.models.calls import format_python_call
 from harness.models.prompt_format import PromptFormat
@@ -30,7 +29,6 @@ from . import official
 from .categories import Kind, kind_of, language_of
 from .data import Entry
 from .decode import (
-    Decoded,
     DecodeError,
     decode_prompt_ast,
     decoded_to_tool_calls,
@@ -111,7 +109,7 @@ class BFCLPromptFormat(PromptFormat):
         functions = copy.deepcopy(self.entry.functions)
         return utils.system_prompt_pre_processing_chat_model(rendered, functions, self.entry.id)
 
-    def _user_text(self, message: Message, user_turn: int) -> Any:
+    def _user_text(self, message: Message, user_turn: int) -> object:
         held_out = self.entry.missed_function.get(user_turn)
         content = message.get("content")
         if (
@@ -133,7 +131,7 @@ class BFCLPromptFormat(PromptFormat):
         texts = executable_calls(content, prompt_mode=True) if content else None
         if texts is None or len(texts) != len(calls):
             # The reply came from elsewhere (e.g. a function-calling turn): use its calls.
-            decoded = [
+            decoded: list[dict[str, dict[str, object]]] = [
                 {call["function"]["name"]: _arguments(call["function"].get("arguments"))}
                 for call in calls
             ]
@@ -144,7 +142,7 @@ class BFCLPromptFormat(PromptFormat):
         return content, ids
 
     @staticmethod
-    def _call_texts(decoded: Decoded) -> list[str]:
+    def _call_texts(decoded: list[dict[str, dict[str, object]]]) -> list[str]:
         # ``name(key=value, ...)`` with repr'd values (a plain repr keeps every
         # reply renderable; the package's writer fails on an empty dict).
         return [format_python_call(name, args) for item in decoded for name, args in item.items()]
@@ -159,7 +157,7 @@ class BFCLPromptFormat(PromptFormat):
         )
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def _arguments(raw: object) -> dict[str, object]:
     if isinstance(raw, dict):
         return raw
     try:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import NoReturn
 
 from harness.boundary import threadsafe_ast
 
@@ -47,14 +47,14 @@ class PythonDecodeError(ValueError):
     refuse to compute what it would have evaluated)."""
 
 
-def _bounded_pow(base: Any, exponent: Any) -> Any:
+def _bounded_pow(base: object, exponent: object) -> object:
     if isinstance(exponent, int) and abs(exponent) > MAX_EXPONENT and base not in (0, 1, -1):
         raise PythonDecodeError("exponent too large to compute safely")
     return operator.pow(base, exponent)
 
 
-def _bounded_shift(shift: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def apply(left: Any, right: Any) -> Any:
+def _bounded_shift(shift: Callable[[object, object], object]) -> Callable[[object, object], object]:
+    def apply(left: object, right: object) -> object:
         if isinstance(right, int) and right > MAX_SHIFT:
             raise PythonDecodeError("shift too large to compute safely")
         return shift(left, right)
@@ -62,7 +62,7 @@ def _bounded_shift(shift: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any
     return apply
 
 
-def _bounded_mul(left: Any, right: Any) -> Any:
+def _bounded_mul(left: object, right: object) -> object:
     for sequence, count in ((left, right), (right, left)):
         if isinstance(sequence, (str, bytes, list, tuple)) and isinstance(count, int):
             if len(sequence) * max(count, 0) > MAX_SEQUENCE_LENGTH:
@@ -70,14 +70,14 @@ def _bounded_mul(left: Any, right: Any) -> Any:
     return operator.mul(left, right)
 
 
-def _numeric_mod(left: Any, right: Any) -> Any:
+def _numeric_mod(left: object, right: object) -> object:
     if isinstance(left, (str, bytes)):
         # printf-style formatting can build arbitrarily large strings.
         raise PythonDecodeError("string formatting with % is not computed")
     return operator.mod(left, right)
 
 
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+_BINARY: dict[type, Callable[[object, object], object]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: _bounded_mul,
@@ -92,7 +92,9 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.BitAnd: operator.and_,
     ast.MatMult: operator.matmul,
 }
-_UNARY: dict[type, Callable[[Any], Any]] = {
+# Typed by what they accept (a number, or a bool for ``not``); _apply turns a
+# wrong operand's TypeError into a decode error.
+_UNARY: dict[type, Callable[..., object]] = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
     ast.Invert: operator.invert,
@@ -100,7 +102,7 @@ _UNARY: dict[type, Callable[[Any], Any]] = {
 }
 
 
-def literal_value(node: ast.AST) -> Any:
+def literal_value(node: ast.AST) -> object:
     """The value Python gives a literal expression: constants, signs, arithmetic
     and containers of those. Anything that would need a name, a call or an
     attribute is refused. Used for BFCL's arithmetic and by the executor."""
@@ -127,7 +129,7 @@ def literal_value(node: ast.AST) -> Any:
     raise PythonDecodeError(f"{type(node).__name__} is not computed from model text")
 
 
-def _apply(function: Callable[..., Any], *values: Any) -> Any:
+def _apply(function: Callable[..., object], *values: object) -> object:
     try:
         return function(*values)
     except PythonDecodeError:
@@ -136,7 +138,7 @@ def _apply(function: Callable[..., Any], *values: Any) -> Any:
         raise PythonDecodeError(f"{type(exc).__name__}: {exc}") from None
 
 
-def _unary_negation(node: ast.UnaryOp) -> Any:
+def _unary_negation(node: ast.UnaryOp) -> object:
     # Officially every unary operator reads as "minus its operand's .value":
     # only a constant operand has one that negates (others raise).
     operand = node.operand
@@ -149,7 +151,7 @@ def _subscript_text(node: ast.Subscript) -> str:
     return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
 
 
-def argument_value(node: ast.AST) -> Any:
+def argument_value(node: ast.AST) -> object:
     """One argument value, decoded by the official rules (see the module doc)."""
     if isinstance(node, ast.Constant):
         return "..." if node.value is Ellipsis else node.value
@@ -176,7 +178,7 @@ def argument_value(node: ast.AST) -> Any:
     raise PythonDecodeError(f"Unsupported AST type: {type(node)}")
 
 
-def _fail_none() -> Any:
+def _fail_none() -> NoReturn:
     # "{**x}" inside a dict value: the official decoder fails on the missing key.
     raise PythonDecodeError("Unsupported AST type: <class 'NoneType'>")
 
@@ -193,14 +195,14 @@ def function_name(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def decode_call(node: ast.Call) -> dict[str, dict[Any, Any]]:
-    arguments: dict[Any, Any] = {}
+def decode_call(node: ast.Call) -> dict[str, object]:
+    arguments: dict[str | None, object] = {}
     for keyword in node.keywords:
         arguments[keyword.arg] = argument_value(keyword.value)
     return {function_name(node.func): arguments}
 
 
-def decode_python_calls(text: str) -> list[dict[str, dict[Any, Any]]]:
+def decode_python_calls(text: str) -> list[dict[str, object]]:
     """``[f(a=1), g()]`` -> ``[{"f": {"a": 1}}, {"g": {}}]`` as BFCL's ``ast_parse``
     decodes Python (the caller has already wrapped the text in brackets)."""
     if len(text) > MAX_TEXT_CHARS:

@@ -15,8 +15,10 @@ import copy
 import inspect
 import json
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from harness.boundary.json_value import JsonMapping, JsonValue
 
 from . import embedding_cache, embedding_model, official
 
@@ -34,8 +36,8 @@ class Call:
     """One call to execute: literal positional arguments only for trusted gold calls."""
 
     name: str
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, object] = field(default_factory=dict)
+    args: list[object] = field(default_factory=list)
 
     def text(self) -> str:
         """The call as BFCL writes it in execution lists: ``name(a=1,b='x')``."""
@@ -55,7 +57,7 @@ def simulator_class(class_name: str) -> type:
     return getattr(official.module(module_name), class_name)
 
 
-def format_result(value: Any) -> str:
+def format_result(value: object) -> str:
     """A method's return value as the official executor turns it into text."""
     if isinstance(value, str):
         return value
@@ -82,11 +84,13 @@ class ExpensiveCallRefused(Exception):
     """A math call whose arguments are over the bounds above (its text is the reason)."""
 
 
-def _integer(value: Any) -> int | None:
+def _integer(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def math_call_refusal(name: str, kwargs: dict[str, Any], args: list[Any]) -> str | None:
+def math_call_refusal(
+    name: str, kwargs: Mapping[str, object], args: Sequence[object]
+) -> str | None:
     """Why a MathAPI call is too expensive to run, or None (see the bounds above)."""
     names: dict[str, tuple[str, ...]] = {
         "power": ("base", "exponent"),
@@ -99,7 +103,7 @@ def math_call_refusal(name: str, kwargs: dict[str, Any], args: list[Any]) -> str
     params = names.get(name)
     if params is None:
         return None
-    values = dict(zip(params, args, strict=False)) | kwargs
+    values = {**dict(zip(params, args, strict=False)), **kwargs}
     if name == "power":
         base, exponent = _integer(values.get("base")), _integer(values.get("exponent"))
         if base is None or exponent is None or exponent <= 0 or abs(base) <= 1:
@@ -125,11 +129,12 @@ class SimulatorSet:
     def __init__(
         self,
         involved_classes: list[str],
-        initial_config: dict[str, Any],
+        initial_config: JsonMapping,
         long_context: bool = False,
     ):
-        self.instances: dict[str, Any] = {}
-        self._methods: dict[str, Any] = {}
+        # The official simulator objects (only the package's checkers read them).
+        self.instances: dict[str, object] = {}
+        self._methods: dict[str, Callable[..., object]] = {}
         for class_name in involved_classes:
             instance = simulator_class(class_name)()
             if class_name == "MemoryAPI_vector":
@@ -151,7 +156,9 @@ class SimulatorSet:
     def has_method(self, name: str) -> bool:
         return name in self._methods
 
-    def call_method(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def call_method(
+        self, name: str, args: Sequence[object], kwargs: Mapping[str, object]
+    ) -> object:
         """Call one public method by name; its raw return value (raises what it
         raises, and ExpensiveCallRefused for math arguments over the bounds)."""
         method = self._methods[name]
@@ -177,7 +184,7 @@ class SimulatorSet:
         except Exception as exc:  # any failure inside a simulator is the model's problem
             return f"Error during execution: {exc}", True
 
-    def public_state(self) -> dict[str, dict[str, Any]]:
+    def public_state(self) -> dict[str, dict[str, object]]:
         """Public attributes of each instance (what the state check compares)."""
         return {
             name: {key: value for key, value in vars(instance).items() if not key.startswith("_")}
@@ -185,7 +192,7 @@ class SimulatorSet:
         }
 
 
-def to_jsonable(value: Any, depth: int = 0) -> Any:
+def to_jsonable(value: object, depth: int = 0) -> JsonValue:
     """A JSON-safe copy of simulator state (objects become their text form)."""
     if depth > 50:
         return str(value)

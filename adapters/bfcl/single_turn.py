@@ -8,8 +8,9 @@ a reply that fails to decode counts as "no call").
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
 
+from harness.boundary.json_value import JsonValue
 from harness.types import Score, Trajectory
 
 from . import official
@@ -25,7 +26,7 @@ def first_result(trajectory: Trajectory, prompt_mode: bool) -> Result:
     return found[0].result(prompt_mode) if found else ""
 
 
-def check_ast(entry: Entry, decoded: Decoded, prompt_mode: bool) -> dict[str, Any]:
+def check_ast(entry: Entry, decoded: Decoded, prompt_mode: bool) -> dict[str, JsonValue]:
     checker = official.module("bfcl_eval.eval_checker.ast_eval.ast_checker")
     enums = official.module("bfcl_eval.constants.enums")
     language = enums.Language(language_of(entry.category))
@@ -43,7 +44,7 @@ def check_ast(entry: Entry, decoded: Decoded, prompt_mode: bool) -> dict[str, An
         return {"valid": False, "error": [f"checker raised {type(exc).__name__}: {exc}"]}
 
 
-def _utils() -> Any:
+def _utils() -> ModuleType:
     return official.module("bfcl_eval.utils")
 
 
@@ -64,7 +65,7 @@ def score_single_turn(entry: Entry, trajectory: Trajectory, prompt_mode: bool) -
     except DecodeError as exc:
         decoded, decode_error = None, str(exc)
 
-    details: dict[str, Any] = {"decoded": jsonable(decoded)}
+    details: dict[str, JsonValue] = {"decoded": jsonable(decoded)}
     if decode_error:
         details["decode_error"] = decode_error
 

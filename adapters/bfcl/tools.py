@@ -25,6 +25,9 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from harness.boundary.json_value import JsonObject
+from harness.types import ToolSchema
+
 from . import official
 
 
@@ -32,6 +35,8 @@ def _type_map() -> dict[str, str]:
     return official.module("bfcl_eval.constants.type_mappings").GORILLA_TO_OPENAPI
 
 
+# The docs as json.loads gives them: converted in place, a doc of another shape
+# fails as the package's converter fails on it.
 def _convert_properties(properties: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
     for schema in properties.values():
         declared = schema.get("type")
@@ -56,7 +61,7 @@ def _convert_properties(properties: dict[str, Any], types: dict[str, str]) -> di
     return properties
 
 
-def openai_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def openai_tools(functions: list[JsonObject]) -> list[ToolSchema]:
     """OpenAI ``tools`` entries for BFCL function docs (the input is not modified).
 
     Equal doc lists share one converted list (multi-turn and live entries reuse
@@ -65,7 +70,7 @@ def openai_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @lru_cache(maxsize=2048)
-def _converted(functions_json: str) -> list[dict[str, Any]]:
+def _converted(functions_json: str) -> list[ToolSchema]:
     types = _type_map()
     tools = []
     for doc in json.loads(functions_json):  # a fresh copy to convert in place
@@ -78,7 +83,7 @@ def _converted(functions_json: str) -> list[dict[str, Any]]:
     return tools
 
 
-def official_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def official_tools(functions: list[JsonObject]) -> list[ToolSchema]:
     """The package's own conversion (reference for tests)."""
     utils = official.module("bfcl_eval.model_handler.utils")
     enums = official.module("bfcl_eval.constants.enums")

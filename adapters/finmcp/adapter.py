@@ -41,9 +41,10 @@ other item; it is not the official protocol, and the headline then carries
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.task.contract import (
@@ -136,15 +137,15 @@ def unreadable_labels(item: Item) -> list[str]:
     return problems
 
 
-def item_metadata(item: Item) -> dict[str, Any]:
+def item_metadata(item: Item) -> JsonObject:
     """What aggregation needs: the official breakdown keys and the gold call count.
     An item without a task is the official script's task "any"; an empty or
     unreadable label is "unknown" (officially an empty key, or no evaluation)."""
     scenery = str(item.get("scenery") or "")
     given = item.get("diff_level")
-    diff_level: dict[str, Any] = given if isinstance(given, dict) else {}
+    diff_level: JsonObject = given if isinstance(given, dict) else {}
     task = item.get("task", "any")
-    metadata: dict[str, Any] = {
+    metadata: JsonObject = {
         "task": str(task or "unknown").replace(" ", "_"),
         "scenario": scenery.split("-")[0].strip() or "unknown",
         "scenery": scenery,
@@ -155,7 +156,7 @@ def item_metadata(item: Item) -> dict[str, Any]:
     }
     problems = unreadable_labels(item)
     if problems:
-        metadata[UNLABELLED] = problems
+        metadata[UNLABELLED] = [*problems]
     return metadata
 
 
@@ -222,7 +223,7 @@ class FinMCPAdapter(Adapter):
         limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
     ) -> list[Sample]:
         options = dict(options or {})
         self.check_options(options)
@@ -236,9 +237,10 @@ class FinMCPAdapter(Adapter):
         self._caps.add(cap)
         labels = _labels_option(options)
         self._label_modes.add(labels)
-        local = options.get("data_dir") or data_dir
+        local = _path_option(options, "data_dir") or data_dir
         source = self._source(Path(local).expanduser() if local else None)
-        tools = self._tool_list(source, options.get("tool_schemas"))
+        schema_file = _path_option(options, "tool_schemas")
+        tools = self._tool_list(source, str(schema_file) if schema_file else None)
         items = source.subsets[subset]
         wanted = {str(i) for i in ids} if ids else None
         samples = []
@@ -294,7 +296,7 @@ class FinMCPAdapter(Adapter):
 
         return expected_model_calls(sample.gold)
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> dict[str, object]:
         from .explain import gold_view
 
         return gold_view(sample.gold)
@@ -446,7 +448,17 @@ class FinMCPAdapter(Adapter):
         return versions
 
 
-def _cap_option(options: dict[str, Any]) -> int:
+def _path_option(options: Mapping[str, object], name: str) -> str | Path | None:
+    """A path option's value (None when not given)."""
+    value = options.get(name)
+    if not value:
+        return None
+    if not isinstance(value, (str, Path)):
+        raise ConfigError(f"finmcp: option {name} must be a path (got {value!r})")
+    return value
+
+
+def _cap_option(options: Mapping[str, object]) -> int:
     value = options.get(CAP_OPTION, TOOL_CALL_CAP)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(
@@ -455,7 +467,7 @@ def _cap_option(options: dict[str, Any]) -> int:
     return value
 
 
-def _labels_option(options: dict[str, Any]) -> str:
+def _labels_option(options: Mapping[str, object]) -> str:
     value = options.get(LABELS_OPTION, SKIP)
     if value not in LABEL_MODES:
         raise ConfigError(
@@ -521,11 +533,17 @@ def _item_result(score: Score) -> ItemResult:
     )
 
 
-def _unscored(metadata: dict[str, Any]) -> ItemResult:
-    return ItemResult(0, 0, int(metadata.get("gold_tool_count", 0)), False, False)
+def _whole_number(value: object) -> int:
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not a number: {value!r}")
 
 
-def _breakdown_keys(metadata: dict[str, Any]) -> list[str]:
+def _unscored(metadata: Mapping[str, object]) -> ItemResult:
+    return ItemResult(0, 0, _whole_number(metadata.get("gold_tool_count", 0)), False, False)
+
+
+def _breakdown_keys(metadata: Mapping[str, object]) -> list[str]:
     return [
         ALL,
         f"task:{metadata.get('task', 'unknown')}",

@@ -29,10 +29,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeGuard
 
+from harness.boundary.json_value import JsonValue
 from harness.config.hub import HubUnreachableError
 from harness.errors import ConfigError, DataNotFoundError
+from harness.types import Message
 
 HF_DATASET = "DianJin/FinMCP-Bench"
 ALL = "all"
@@ -50,10 +52,32 @@ TASK_SUBSETS = {
     "multi turn": "multi_turn",
 }
 
-Item = dict[str, Any]
+
+class _ItemMessages(TypedDict):
+    messages: list[Message]  # the gold trajectory, OpenAI chat messages
 
 
-def canonical_json(value: Any) -> str:
+class Item(_ItemMessages, total=False):
+    """One benchmark item as its file has it: the fields read here (others are
+    kept and count in the item's canonical JSON)."""
+
+    id: JsonValue
+    task: JsonValue
+    scenery: JsonValue
+    diff_level: JsonValue
+    error: JsonValue
+    tool_list: JsonValue
+
+
+def _is_messages(value: JsonValue) -> TypeGuard[list[Message]]:
+    return isinstance(value, list) and all(isinstance(message, dict) for message in value)
+
+
+def _is_items(data: list[JsonValue]) -> TypeGuard[list[Item]]:
+    return all(isinstance(item, dict) and _is_messages(item.get("messages")) for item in data)
+
+
+def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -83,7 +107,7 @@ class DataSource:
         return self.subsets[ALL]
 
 
-def _parse_json_or_lines(text: str) -> Any:
+def _parse_json_or_lines(text: str) -> JsonValue:
     """A JSON document, or a list of the objects of a JSON Lines file (None if neither)."""
     try:
         return json.loads(text)
@@ -105,7 +129,7 @@ def _read_items(path: Path) -> list[Item] | None:
         data = next((v for v in data.values() if isinstance(v, list)), None)
     if not isinstance(data, list) or not data:
         return None
-    if not all(isinstance(item, dict) and isinstance(item.get("messages"), list) for item in data):
+    if not _is_items(data):
         return None
     return data
 

@@ -27,7 +27,7 @@ arguments into an object, and only in an executed reply.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.errors import ConfigError
@@ -39,10 +39,10 @@ COUNT = "count"  # score the item as it ran (not the official protocol)
 MODES = (DROP, COUNT)
 
 
-def mode_option(options: dict) -> str:
+def mode_option(options: Mapping[str, object]) -> str:
     """The load option's value, checked (default: the official ``drop``)."""
     value = options.get(OPTION, DROP)
-    if value not in MODES:
+    if not isinstance(value, str) or value not in MODES:
         raise ConfigError(
             f"finmcp option '{OPTION}' must be one of {', '.join(MODES)}, got {value!r}"
         )

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
 
 from harness.types import Message, Score
 
 MAX_SHOWN_CHARS = 160
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
 
@@ -32,9 +31,9 @@ def _gold_calls(gold_messages: list[Message]) -> list[str]:
     return calls
 
 
-def gold_view(gold_messages: list[Message]) -> dict[str, Any]:
+def gold_view(gold_messages: list[Message]) -> dict[str, object]:
     """The gold calls in order, and the gold's final answer (the item's last reply)."""
-    view: dict[str, Any] = {"gold calls (in order)": _gold_calls(gold_messages)}
+    view: dict[str, object] = {"gold calls (in order)": _gold_calls(gold_messages)}
     replies = [
         m.get("content")
         for m in gold_messages

@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.types import Message, parse_arguments
 
 
@@ -41,20 +41,25 @@ def gold_turns(messages: list[Message]) -> list[GoldTurn]:
     return turns
 
 
-def normalize_value(value: Any) -> Any:
+def normalize_value(value: JsonValue) -> JsonValue:
     """Integral floats become ints (1.0 == 1), recursively, so equal arguments compare equal."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, list):
         return [normalize_value(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): normalize_value(v) for k, v in value.items()}
+        return normalize_arguments(value)
     return value
 
 
-def canonical_arguments(arguments: dict[str, Any]) -> str:
+def normalize_arguments(arguments: JsonMapping) -> JsonObject:
+    """``normalize_value`` of an arguments object."""
+    return {str(k): normalize_value(v) for k, v in arguments.items()}
+
+
+def canonical_arguments(arguments: JsonMapping) -> str:
     return json.dumps(
-        normalize_value(arguments), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        normalize_arguments(arguments), sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )
 
 
@@ -64,7 +69,7 @@ class RecordedCall:
 
     index: int  # position among the item's gold calls
     name: str
-    arguments: dict[str, Any] | None  # None when the gold arguments are not a JSON object
+    arguments: JsonObject | None  # None when the gold arguments are not a JSON object
     output: str
 
     @property
@@ -72,13 +77,13 @@ class RecordedCall:
         return None if self.arguments is None else canonical_arguments(self.arguments)
 
 
-def _output_text(content: Any) -> str:
+def _output_text(content: object) -> str:
     if isinstance(content, str):
         return content
     return json.dumps(content, ensure_ascii=False)
 
 
-def _call_arguments(call: dict[str, Any]) -> dict[str, Any] | None:
+def _call_arguments(call: Message) -> JsonObject | None:
     raw = (call.get("function") or {}).get("arguments")
     if isinstance(raw, dict):
         return raw

@@ -24,9 +24,12 @@ Two exact-match rates:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from harness.task.estimators import Estimator, pooled, ratio
 from harness.types import Message
@@ -81,7 +84,11 @@ def count_names(predicted: Sequence[str], gold: Sequence[str]) -> NameCounts:
     return NameCounts(tp, fp, fn)
 
 
-def precision_recall_f1(tp: Any, fp: Any, fn: Any) -> tuple[Any, Any, Any]:
+# Counts: numbers, or arrays of bootstrap sums (elementwise).
+Counts = TypeVar("Counts", float, npt.NDArray[np.float64])
+
+
+def precision_recall_f1(tp: Counts, fp: Counts, fn: Counts) -> tuple[Counts, Counts, Counts]:
     """Precision, recall and F1 from counts (numbers, or arrays of bootstrap sums)."""
     precision = safe_div(tp, tp + fp)
     recall = safe_div(tp, tp + fn)
@@ -91,10 +98,10 @@ def precision_recall_f1(tp: Any, fp: Any, fn: Any) -> tuple[Any, Any, Any]:
 TOOL_COUNTS = ("tool_tp", "tool_fp", "tool_fn")
 
 
-def _micro(which: int) -> Any:
+def _micro(which: int) -> Callable[[Mapping[str, object], Mapping[str, int]], object]:
     """combine() of one micro metric: the pooled tool counts of every subset."""
 
-    def combine(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    def combine(sums: Mapping[str, object], counts: Mapping[str, int]) -> object:
         total = pooled(sums)
         return precision_recall_f1(total[..., 0], total[..., 1], total[..., 2])[which]
 

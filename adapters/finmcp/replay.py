@@ -29,27 +29,27 @@ an error result; scoring applies the script's exact batch rule (see scoring.py).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
-from .gold import RecordedCall, canonical_arguments, normalize_value
+from .gold import RecordedCall, canonical_arguments, normalize_arguments
 from .schemas import json_type
 
 TOOL_CALL_CAP = 20
 MATCH_KINDS = ("exact", "approximate", "unknown_tool", "invalid_arguments", "no_record", "over_cap")
 
 
-def shared_pairs(requested: dict[str, Any], recorded: dict[str, Any] | None) -> int:
+def shared_pairs(requested: JsonMapping, recorded: JsonMapping | None) -> int:
     """How many (argument name, value) pairs two argument objects have in common."""
     if recorded is None:
         return 0
-    left, right = normalize_value(requested), normalize_value(recorded)
+    left, right = normalize_arguments(requested), normalize_arguments(recorded)
     return sum(1 for key, value in left.items() if key in right and right[key] == value)
 
 
-def nearest_call(requested: dict[str, Any], candidates: list[RecordedCall]) -> RecordedCall:
+def nearest_call(requested: JsonMapping, candidates: list[RecordedCall]) -> RecordedCall:
     """The candidate sharing the most argument pairs; the first in gold order on ties."""
     best = candidates[0]
     best_shared = shared_pairs(requested, best.arguments)
@@ -60,7 +60,7 @@ def nearest_call(requested: dict[str, Any], candidates: list[RecordedCall]) -> R
     return best
 
 
-def argument_type_problem(arguments: dict[str, Any], parameters: Any) -> str | None:
+def argument_type_problem(arguments: JsonMapping, parameters: object) -> str | None:
     """Why an argument's JSON type contradicts the declared one, or None."""
     properties = parameters.get("properties") if isinstance(parameters, dict) else None
     if not isinstance(properties, dict):
@@ -91,7 +91,7 @@ class ReplayEnvironment(Environment):
         self._cap = cap
         self._turn = -1
         self._calls_this_turn = 0
-        self._log: list[dict[str, Any]] = []
+        self._log: list[JsonObject] = []
 
     def begin_turn(self, turn: int) -> None:
         """A new gold user turn starts: the per-turn call count restarts."""
@@ -144,8 +144,8 @@ class ReplayEnvironment(Environment):
         )
         return ToolResult(content=content, is_error=source is None)
 
-    def final_state(self) -> dict[str, Any]:
-        counts = Counter(entry["match"] for entry in self._log)
+    def final_state(self) -> JsonObject:
+        counts = Counter(str(entry["match"]) for entry in self._log)
         return {
             "tool_call_cap": self._cap,
             "replay_counts": {kind: counts.get(kind, 0) for kind in MATCH_KINDS},

@@ -19,17 +19,16 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
+from harness.boundary.json_value import JsonList, JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.types import ToolSchema
 
+from .data import Item
 from .gold import recorded_calls
 
-Item = dict[str, Any]
 
-
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -45,30 +44,38 @@ def json_type(value: Any) -> str:
     return "object"
 
 
-def _merged_type(types: set[str]) -> str | list[str] | None:
+def _merged_type(types: set[str]) -> JsonValue:
+    """One type name, a sorted list of them, or None when there is none."""
     if {"integer", "number"} <= types:
         types = types - {"integer"}
     if not types:
         return None
-    return next(iter(types)) if len(types) == 1 else sorted(types)
+    if len(types) == 1:
+        return next(iter(types))
+    names: JsonList = [*sorted(types)]
+    return names
 
 
-def _property_schema(values: list[Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = {}
+def _property_schema(values: list[JsonValue]) -> JsonObject:
+    schema: JsonObject = {}
     merged = _merged_type({json_type(v) for v in values})
     if merged is not None:
         schema["type"] = merged
     elements = [e for v in values if isinstance(v, list) for e in v]
     if any(isinstance(v, list) for v in values):
         item_type = _merged_type({json_type(e) for e in elements})
-        schema["items"] = {"type": item_type} if item_type is not None else {}
+        items: JsonObject = {"type": item_type} if item_type is not None else {}
+        schema["items"] = items
     return schema
 
 
 def _names_in_tool_list(item: Item) -> list[str]:
     """``tool_list`` is a list of parallel groups (lists) or a flat list of names."""
     names: list[str] = []
-    for entry in item.get("tool_list") or []:
+    tool_list = item.get("tool_list") or []
+    if not isinstance(tool_list, (list, str, dict)):
+        raise TypeError(f"'{type(tool_list).__name__}' object is not iterable")
+    for entry in tool_list:
         group = entry if isinstance(entry, list) else [entry]
         names.extend(str(name) for name in group if isinstance(name, str) and name)
     return names
@@ -77,7 +84,7 @@ def _names_in_tool_list(item: Item) -> list[str]:
 def reconstruct_tools(items: list[Item]) -> list[ToolSchema]:
     """OpenAI tool schemas rebuilt from the gold calls of the given items (sorted by name)."""
     names: set[str] = set()
-    values: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    values: dict[str, dict[str, list[JsonValue]]] = defaultdict(lambda: defaultdict(list))
     call_keys: dict[str, list[set[str]]] = defaultdict(list)
     for item in items:
         names.update(_names_in_tool_list(item))
@@ -91,12 +98,14 @@ def reconstruct_tools(items: list[Item]) -> list[ToolSchema]:
                 values[call.name][key].append(value)
     tools = []
     for name in sorted(names):
-        properties = {key: _property_schema(vals) for key, vals in sorted(values[name].items())}
+        properties: JsonObject = {
+            key: _property_schema(vals) for key, vals in sorted(values[name].items())
+        }
         seen = call_keys[name]
         required = sorted(set.intersection(*seen)) if seen else []
-        parameters: dict[str, Any] = {"type": "object", "properties": properties}
+        parameters: JsonObject = {"type": "object", "properties": properties}
         if required:
-            parameters["required"] = required
+            parameters["required"] = list(required)
         description = (
             f"Financial data tool '{name}' of the Qieman MCP server. "
             "Argument names and types are inferred from benchmark usage."
@@ -110,11 +119,13 @@ def reconstruct_tools(items: list[Item]) -> list[ToolSchema]:
     return tools
 
 
-def _as_openai_tool(entry: Any, where: str) -> ToolSchema:
+def _as_openai_tool(entry: JsonValue, where: str) -> ToolSchema:
     if not isinstance(entry, dict):
         raise ConfigError(f"{where}: every tool must be a JSON object")
-    if entry.get("type") == "function" and isinstance(entry.get("function"), dict):
-        function = entry["function"]
+    given = entry.get("function")
+    function: JsonObject
+    if entry.get("type") == "function" and isinstance(given, dict):
+        function = given
     elif "inputSchema" in entry:
         function = {
             "name": entry.get("name"),

@@ -18,8 +18,6 @@ reported apart. The ``count`` protocol scores it like any other item.
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.types import Message, Score, ToolCall, Trajectory
 
 from .dropping import DROP, CountedReply, drop_reason
@@ -100,7 +98,7 @@ def official_replies(trajectory: Trajectory, cap: int = TOOL_CALL_CAP) -> list[C
     return kept
 
 
-def _replay_counts(final_state: Any) -> dict[str, int]:
+def _replay_counts(final_state: object) -> dict[str, int]:
     if isinstance(final_state, dict) and isinstance(final_state.get("replay_counts"), dict):
         return {str(k): int(v) for k, v in final_state["replay_counts"].items()}
     return {}
