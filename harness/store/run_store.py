@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.boundary.atomic import write_atomic
+from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import mask, may_need_masking
 from harness.store.inputs import INPUTS, InputsFile, SampleInput
-from harness.store.manifest import Manifest, manifest_problem, shape_problem
+from harness.store.manifest import Manifest, manifest_problem
 from harness.store.records import OK, Record, record_key, record_problem
 from harness.store.replies import compact_record, expand_record
-from harness.store.shapes import SCORED_RECORD, MapOf
+from harness.store.scores import ScoresFile, scores_problem
 from harness.store.shared_append import SharedAppender
 
 __all__ = [
@@ -66,18 +67,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
     the held secrets masked first."""
     write_atomic(path, dumps_safe(mask(data), indent=2, default=str))
-
-
-# scores.json entries readers use (it is derived: `harness score` rebuilds it).
-_SCORES_FIELDS: dict[str, tuple[type, ...]] = {
-    "benchmarks": (dict,),
-    "records": (dict,),
-    "settings": (dict,),
-    "usage": (dict,),
-    "missing_samples": (dict,),
-    "regrade": (dict,),
-    "versions": (dict,),
-}
 
 
 @dataclass
@@ -203,23 +192,26 @@ class RunStore:
             raise ConfigError(f"{self.manifest_path}: not a run manifest ({problem})")
         return manifest
 
-    def read_scores(self) -> dict[str, Any]:
-        """scores.json; ConfigError (rebuild it with `harness score`) if damaged."""
+    def read_scores(self) -> JsonObject:
+        """scores.json in its JSON form (ScoresFile.to_dict); ConfigError (rebuild
+        it with `harness score`) if damaged."""
         rebuild = f"rebuild it with: harness score {self.root}"
         try:
             scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
         except (ValueError, RecursionError):
             raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
-        problem = shape_problem(scores, _SCORES_FIELDS)
-        if problem is None:
-            benchmarks = scores["benchmarks"] or {}
-            if not all(isinstance(entry, dict) for entry in benchmarks.values()):
-                problem = "a benchmark entry is not an object"
-            else:
-                problem = MapOf(SCORED_RECORD).problem(scores.get("records") or {}, "records")
-        if problem is not None:
+        problem = scores_problem(scores)
+        if problem is not None or not isinstance(scores, dict):
             raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
         return scores
+
+    def load_scores(self) -> ScoresFile:
+        """scores.json as a ScoresFile (ConfigError as read_scores)."""
+        return ScoresFile.from_dict(self.read_scores())
+
+    def write_scores(self, scores: ScoresFile) -> None:
+        """Write scores.json (atomically, the held secrets masked)."""
+        write_json_atomic(self.scores_path, scores.to_dict())
 
     def load_manifest(self) -> Manifest:
         """manifest.json as a Manifest (ConfigError as read_manifest)."""
