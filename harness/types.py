@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from enum import Enum
+from typing import Any, TypedDict
 
+from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
 
 # Raw argument text kept in a record when the arguments could not be used.
@@ -340,6 +342,83 @@ class Score:
         return cls(**values)
 
 
+class TerminationReason(str, Enum):
+    """Why an episode ended (``Trajectory.termination``): the text a record keeps.
+
+    The episode loop's own ends and limits, and the ends the benchmarks' user
+    simulators and stop rules give (tau2's and VitaBench's words, as their own
+    runners record them). A record written by another version may hold another
+    text; it is read back as it is.
+    """
+
+    COMPLETED = "completed"  # the user (or a single turn) ended it
+    SKIPPED = "skipped"  # nothing ran (a rehearsal that was not needed)
+    CONTEXT_OVERFLOW = "context_overflow"  # the model's context limit: a scored failure
+    MAX_STEPS = "max_steps"
+    MAX_MESSAGES = "max_messages"
+    MAX_TOKENS = "max_tokens"
+    WALL_TIME = "wall_time"
+    MAX_TOOL_ERRORS = "max_tool_errors"
+    MAX_STEPS_PER_TURN = "max_steps_per_turn"
+    USER_STOP = "user_stop"
+    AGENT_STOP = "agent_stop"
+    TOO_MANY_ERRORS = "too_many_errors"  # tau2's error limit
+    AGENT_ERROR = "agent_error"  # tau2: the agent sent what its code refuses
+    USER_ERROR = "user_error"  # tau2: the user did
+    ABORTED = "aborted"  # tau2-bench v1.0.1: a void simulation, run again
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # VitaBench: an empty agent reply
+    REHEARSER_USER_SILENT = "rehearser_user_silent"  # a rehearsal's simulated user said nothing
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class TrajectoryExtra(TypedDict, total=False):
+    """What an episode and its strategy note beside the transcript
+    (``Trajectory.extra``); each key is there only when it was written."""
+
+    wall_time_s: float  # the episode's seconds (episode/loop.py)
+    final_state_error: str  # why the environment's final state could not be read
+    void_attempts: list[JsonObject]  # attempts run again (episode/attempts.py)
+    costs: JsonObject  # by phase and role (strategies/costs.py)
+    world_model: list[JsonObject]  # {call, predicted, actual} (strategies/world_model.py)
+    env_feedback: JsonObject  # how tool results were rewritten (strategies/committed.py)
+    rehearsal: JsonObject  # the rehearsals of a rehearsal strategy
+    self_consistency: JsonObject  # the votes of each step
+
+
+def trajectory_extra(data: object) -> TrajectoryExtra:
+    """A stored ``extra`` as a TrajectoryExtra: the keys it declares, each when it
+    has its type (a key of another version is not read)."""
+    extra = TrajectoryExtra()
+    if not isinstance(data, dict):
+        return extra
+    wall_time, error = data.get("wall_time_s"), data.get("final_state_error")
+    if isinstance(wall_time, int | float) and not isinstance(wall_time, bool):
+        extra["wall_time_s"] = wall_time
+    if isinstance(error, str):
+        extra["final_state_error"] = error
+    costs, feedback = data.get("costs"), data.get("env_feedback")
+    rehearsal, votes = data.get("rehearsal"), data.get("self_consistency")
+    if isinstance(costs, dict):
+        extra["costs"] = costs
+    if isinstance(feedback, dict):
+        extra["env_feedback"] = feedback
+    if isinstance(rehearsal, dict):
+        extra["rehearsal"] = rehearsal
+    if isinstance(votes, dict):
+        extra["self_consistency"] = votes
+    attempts, predictions = data.get("void_attempts"), data.get("world_model")
+    if isinstance(attempts, list):
+        extra["void_attempts"] = [entry for entry in attempts if isinstance(entry, dict)]
+    if isinstance(predictions, list):
+        extra["world_model"] = [entry for entry in predictions if isinstance(entry, dict)]
+    return extra
+
+
 @dataclass
 class Trajectory:
     """Everything an episode produced, enough to score it again without a model.
@@ -355,14 +434,15 @@ class Trajectory:
 
     messages: list[Message] = field(default_factory=list)
     turns: list[AssistantTurn] = field(default_factory=list)
-    termination: str = "completed"
+    # A TerminationReason; a record of another version may hold another text.
+    termination: str = TerminationReason.COMPLETED
     tool_calls: int = 0
     tool_errors: int = 0
     usage: dict[str, Usage] = field(default_factory=dict)  # by role: actor, user, ...
     context_resets: list[int] = field(default_factory=list)
     reset_histories: list[list[Message]] = field(default_factory=list)
     final_state: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: TrajectoryExtra = field(default_factory=TrajectoryExtra)
 
     def add_usage(self, role: str, usage: Usage) -> None:
         self.usage.setdefault(role, Usage()).add(usage)
@@ -374,7 +454,7 @@ class Trajectory:
         return {
             "messages": self.messages,
             "turns": [turn.to_dict() for turn in self.turns],
-            "termination": self.termination,
+            "termination": str(self.termination),
             "tool_calls": self.tool_calls,
             "tool_errors": self.tool_errors,
             "usage": {role: usage.to_dict() for role, usage in self.usage.items()},
@@ -389,12 +469,12 @@ class Trajectory:
         return cls(
             messages=list(data.get("messages") or []),
             turns=[AssistantTurn.from_dict(t) for t in data.get("turns") or []],
-            termination=data.get("termination", "completed"),
+            termination=data.get("termination", TerminationReason.COMPLETED.value),
             tool_calls=int(data.get("tool_calls", 0)),
             tool_errors=int(data.get("tool_errors", 0)),
             usage={r: Usage.from_dict(u) for r, u in (data.get("usage") or {}).items()},
             context_resets=list(data.get("context_resets") or []),
             reset_histories=list(data.get("reset_histories") or []),
             final_state=data.get("final_state"),
-            extra=dict(data.get("extra") or {}),
+            extra=trajectory_extra(data.get("extra")),
         )
