@@ -309,6 +309,7 @@ def score_run(
                 f"{exc} (the regrade uses what the run used; another setting: "
                 "harness score RUN --option BENCH.KEY=VALUE)"
             ) from None
+    versions = written.get("versions", {})  # a dict or None (manifest_problem)
     # Aggregates read the records' JSON form, as stored.
     stored = [record.to_dict() for record in records]
     scores = ScoresFile(
@@ -317,7 +318,7 @@ def score_run(
         regrade=stats.to_dict(),
         regrade_overrides=overrides if overrides and rescore else None,
         settings={key: written.get(key) for key in SETTINGS},
-        versions=written.get("versions", {}),
+        versions=versions if isinstance(versions, dict) else None,
         benchmarks=aggregate_records(records, manifest.not_run),
         missing_samples=missing_samples(manifest.planned or {}, records),
         usage=usage_totals(records),

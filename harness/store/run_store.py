@@ -14,13 +14,12 @@ import errno
 import fcntl
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from harness.boundary.atomic import write_atomic
-from harness.boundary.json_value import JsonObject
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import mask, may_need_masking
@@ -63,7 +62,7 @@ def check_not_a_folder(path: Path) -> None:
         )
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
     the held secrets masked first."""
     write_atomic(path, dumps_safe(mask(data), indent=2, default=str))
@@ -71,7 +70,9 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 @dataclass
 class LoadedRecords:
-    latest: dict[str, dict[str, Any]]  # key -> last record, in its JSON form (Record.to_dict)
+    # key -> last record, in its JSON form (Record.to_dict), as the exporters read
+    # it; scoring, the reports and merging read Records (``typed``).
+    latest: dict[str, dict[str, Any]]
     torn_lines: int
 
     def typed(self) -> dict[str, Record]:
@@ -122,7 +123,7 @@ def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
 CONVERSATION = ("messages", "turns", "reset_histories", "final_state")
 
 
-def _drop_conversation(record: Any) -> None:
+def _drop_conversation(record: object) -> None:
     trajectory = record.get("trajectory") if isinstance(record, dict) else None
     if isinstance(trajectory, dict):
         for name in CONVERSATION:
@@ -178,7 +179,7 @@ class RunStore:
         for name in RUN_FILES:
             check_not_a_folder(self.root / name)
 
-    def read_manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> JsonObject:
         check_not_a_folder(self.manifest_path)
         if not self.exists():
             raise ConfigError(f"{self.root} is not a run folder (no {MANIFEST})")
@@ -217,7 +218,7 @@ class RunStore:
         """manifest.json as a Manifest (ConfigError as read_manifest)."""
         return Manifest.from_dict(self.read_manifest())
 
-    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest | JsonMapping) -> None:
         if not isinstance(manifest, Manifest):
             manifest = Manifest.from_dict(manifest)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -230,9 +231,6 @@ class RunStore:
     def load_records(self, conversation: bool = True) -> dict[str, Record]:
         """The last record of each key, as a Record (``conversation``: see read_records)."""
         return read_records(self.samples_path, conversation).typed()
-
-    def iter_records(self) -> Iterator[dict[str, Any]]:
-        yield from self.records().values()
 
     def open_for_append(self) -> None:
         """Take the run's lock and open samples.jsonl for appending."""
