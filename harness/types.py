@@ -417,9 +417,9 @@ class TerminationReason(str, Enum):
     """Why an episode ended (``Trajectory.termination``): the text a record keeps.
 
     The episode loop's own ends and limits, and the ends the benchmarks' user
-    simulators and stop rules give (tau2's and VitaBench's words, as their own
-    runners record them). A record written by another version may hold another
-    text; it is read back as it is.
+    simulators and stop rules give (in each benchmark's own words, as its runner
+    records them). A record written by another version may hold another text; it
+    is read back as it is.
     """
 
     COMPLETED = "completed"  # the user (or a single turn) ended it
@@ -433,11 +433,11 @@ class TerminationReason(str, Enum):
     MAX_STEPS_PER_TURN = "max_steps_per_turn"
     USER_STOP = "user_stop"
     AGENT_STOP = "agent_stop"
-    TOO_MANY_ERRORS = "too_many_errors"  # tau2's error limit
-    AGENT_ERROR = "agent_error"  # tau2: the agent sent what its code refuses
-    USER_ERROR = "user_error"  # tau2: the user did
-    ABORTED = "aborted"  # tau2-bench v1.0.1: a void simulation, run again
-    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # VitaBench: an empty agent reply
+    TOO_MANY_ERRORS = "too_many_errors"  # a benchmark's own tool-error limit
+    AGENT_ERROR = "agent_error"  # the agent sent what the benchmark's code refuses
+    USER_ERROR = "user_error"  # the user did
+    ABORTED = "aborted"  # a void simulation, run again
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # an empty agent reply
     REHEARSER_USER_SILENT = "rehearser_user_silent"  # a rehearsal's simulated user said nothing
 
     def __str__(self) -> str:
