@@ -30,6 +30,7 @@ from typing import Any
 
 from harness.boundary.atomic import open_atomic
 from harness.errors import ConfigError
+from harness.store.records import OK
 from harness.types import Trajectory
 
 from .categories import Kind, is_category, kind_of, result_folder
@@ -42,7 +43,7 @@ VERSION_PREFIX = "BFCL_v4"
 
 def entry_result(record: dict[str, Any]) -> Any:
     """The official ``result`` value of one record."""
-    if record.get("status") != "ok" or not record.get("trajectory"):
+    if record.get("status") != OK or not record.get("trajectory"):
         error = (record.get("error") or {}).get("message") or record.get("status")
         return f"Error during inference: {error}"
     trajectory = Trajectory.from_dict(record["trajectory"])
@@ -83,7 +84,7 @@ def _index_key(entry_id: str) -> tuple[int, str]:
 
 
 def default_model_name(records: list[dict[str, Any]]) -> str:
-    modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
+    modes = {is_prompt_record(r) for r in records if r.get("status") == OK}
     if len(modes) > 1:
         raise ConfigError("records mix FC and prompt mode; export them separately")
     return PROMPT_REGISTRY_NAME if modes == {True} else FC_REGISTRY_NAME

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.results import stats
-from harness.store.records import Record
+from harness.store.records import OK, Record
 
 OUTCOME_FAIL, OUTCOME_PASS, OUTCOME_ERROR = 0, 1, 2
 
@@ -98,7 +98,7 @@ class Names:
 def sample_row(record: Record, run: str, names: Names, entry: int) -> list[Any]:
     """The list row of ``record`` of run ``run``; ``entry`` says where its detail is."""
     score = record.score or {}
-    reward = score.get("reward") if record.status == "ok" else None
+    reward = score.get("reward") if record.status == OK else None
     return [
         names.position("runs", run),
         names.position("benchmarks", record.benchmark),

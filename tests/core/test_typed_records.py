@@ -195,3 +195,18 @@ def test_trajectory_extra_reads_the_keys_it_declares():
         "void_attempts": [{"attempt": 1}],
     }
     assert Trajectory.from_dict({"extra": stored}).extra == extra
+
+
+def test_no_module_compares_a_record_status_spelled_out():
+    """Statuses are named in harness/store/records.py and imported everywhere else."""
+    spelled = []
+    for path in [*(REPO / "harness").rglob("*.py"), *(REPO / "adapters").rglob("*.py")]:
+        if path == REPO / "harness" / "store" / "records.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(side, ast.Constant) and side.value in STATUSES
+                for side in (node.left, *node.comparators)
+            ):
+                spelled.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert spelled == []
