@@ -48,6 +48,7 @@ from harness.adapters.bfcl import data as bfcl_data  # noqa: E402
 from harness.adapters.bfcl import tools as bfcl_tools  # noqa: E402
 from harness.cli import main as harness_main  # noqa: E402
 from harness.run.scoring import aggregate_records, regrade  # noqa: E402
+from harness.store.records import Record  # noqa: E402
 from harness.store.run_store import RunStore  # noqa: E402
 from harness.task.contract import Services  # noqa: E402
 
@@ -91,14 +92,14 @@ def run_oracle(
 
 def regrade_stored(records: list[dict]) -> tuple[list[dict], float]:
     """(the records regraded from what was stored, seconds): our scoring alone."""
-    copies = copy.deepcopy(records)
+    copies = [Record.from_dict(record) for record in copy.deepcopy(records)]
     _cold()
     started = time.perf_counter()
     stats = asyncio.run(regrade(copies, Services()))
     elapsed = time.perf_counter() - started
     if stats.failed:
         print(f"warning: {stats.failed} records could not be regraded")
-    return copies, elapsed
+    return [record.to_dict() for record in copies], elapsed
 
 
 def failed_ids(records: list[dict]) -> dict[str, set[str]]:
@@ -146,7 +147,7 @@ def main() -> int:
     for _ in range(args.repeat):
         regraded, seconds = regrade_stored(records)
         ours_s = min(ours_s, seconds)
-    ours = aggregate_records(regraded, not_run)
+    ours = aggregate_records([Record.from_dict(r) for r in regraded], not_run)
     (work / "scores.json").write_text(
         json.dumps({"live": live, "regraded": ours}, indent=2, default=str)
     )

@@ -8,9 +8,11 @@ Everything here is JSON-serialisable through ``to_dict`` / ``from_dict``.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, TypedDict
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.boundary.sanitise import BoundsError, clean_str, clean_value, dumps_safe, loads_bounded
 
 # Raw argument text kept in a record when the arguments could not be used.
@@ -44,7 +46,7 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any] | None
+    arguments: JsonObject | None
     raw_arguments: str = ""
     parse_error: str | None = None
     # Characters replaced with U+FFFD while parsing the arguments text (escaped
@@ -60,18 +62,18 @@ class ToolCall:
             return self.raw_arguments
         return json.dumps(self.arguments, ensure_ascii=False)
 
-    def to_openai(self) -> dict[str, Any]:
+    def to_openai(self) -> JsonObject:
         return {
             "id": self.id,
             "type": "function",
             "function": {"name": self.name, "arguments": self.arguments_text()},
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         # The keys older code reads; raw_arguments is the text the conversation
         # carried, so only a call built in code without text reads otherwise than
         # before (its JSON instead of "").
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
@@ -83,9 +85,17 @@ class ToolCall:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+    def from_dict(cls, data: JsonMapping) -> ToolCall:
         # Keys of another version are left out, as Record keeps them apart.
-        call = cls(**{k: v for k, v in data.items() if k in _TOOL_CALL_FIELDS})
+        arguments = data["arguments"]
+        call = cls(
+            id=_stored_text(data["id"]),
+            name=_stored_text(data["name"]),
+            arguments=arguments if isinstance(arguments, dict) else None,
+            raw_arguments=_stored_text(data.get("raw_arguments", "")),
+            parse_error=_optional_text(data.get("parse_error")),
+            text_repairs=whole_number(data.get("text_repairs", 0)),
+        )
         # A record's raw_arguments is the text the conversation carried: sent back
         # as it is. The one exception is a record older code wrote for a call built
         # in code: "" beside arguments that are not empty (a model's "" parses to
@@ -94,7 +104,7 @@ class ToolCall:
         return call
 
     @classmethod
-    def from_openai(cls, data: dict[str, Any]) -> ToolCall:
+    def from_openai(cls, data: JsonMapping) -> ToolCall:
         """Build from an OpenAI ``tool_calls`` entry, parsing its arguments safely.
 
         Text is made valid UTF-8 and arguments are held to the parse bounds of
@@ -120,13 +130,13 @@ class ToolCall:
         )
 
 
-def _text_of(value: Any) -> str:
+def _text_of(value: object) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else dumps_safe(value)
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+def parse_arguments(raw: str) -> tuple[JsonObject | None, str | None]:
     """Parse a JSON arguments string into an object, never raising.
 
     An empty string means "no arguments" (some servers send it for zero-argument
@@ -137,7 +147,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return arguments, error
 
 
-def _parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None, int]:
+def _parse_arguments(raw: str) -> tuple[JsonObject | None, str | None, int]:
     """parse_arguments, plus how many characters were replaced to make it valid text."""
     if raw.strip() == "":
         return {}, None, 0
@@ -153,7 +163,45 @@ def _parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None, int]:
     return cleaned.value, None, cleaned.replaced
 
 
-_TOOL_CALL_FIELDS = frozenset(f.name for f in fields(ToolCall) if f.name != "raw_verbatim")
+def whole_number(value: JsonValue) -> int:
+    """A stored count as an int, as ``int()`` reads it (TypeError for None, a
+    list or an object, as ``int()`` gives)."""
+    if isinstance(value, bool | int | float | str):
+        return int(value)
+    raise TypeError(f"a count cannot be {type(value).__name__}")
+
+
+def _stored_text(value: JsonValue) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"text expected, not {type(value).__name__}")
+    return value
+
+
+def _optional_text(value: JsonValue) -> str | None:
+    return None if value is None else _stored_text(value)
+
+
+def _number(value: JsonValue) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"a number expected, not {type(value).__name__}")
+
+
+def _optional_number(value: JsonValue) -> float | None:
+    return None if value is None else _number(value)
+
+
+def _optional_count(value: JsonValue) -> int | None:
+    return None if value is None else whole_number(value)
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a stored list (None: none)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"a list expected, not {type(value).__name__}")
+    return [item for item in value if isinstance(item, dict)]
 
 
 @dataclass
@@ -189,8 +237,13 @@ class Usage:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Usage:
-        return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+    def from_dict(cls, data: JsonMapping) -> Usage:
+        return cls(
+            calls=whole_number(data.get("calls", 0)),
+            prompt_tokens=whole_number(data.get("prompt_tokens", 0)),
+            completion_tokens=whole_number(data.get("completion_tokens", 0)),
+            cached_calls=whole_number(data.get("cached_calls", 0)),
+        )
 
 
 @dataclass
@@ -201,7 +254,7 @@ class AssistantTurn:
     tool_calls: list[ToolCall] = field(default_factory=list)
     reasoning: str | None = None
     usage: Usage = field(default_factory=Usage)
-    raw: Any = None  # the provider's reply, for the record
+    raw: object = None  # the provider's reply, for the record
     finish_reason: str | None = None
     # Characters of the reply replaced with U+FFFD because they were not valid
     # UTF-8 (lone surrogates, invalid bytes); kept in the record when not 0.
@@ -213,12 +266,12 @@ class AssistantTurn:
             message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return message
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = {
             "content": self.content,
             "tool_calls": [call.to_dict() for call in self.tool_calls],
             "reasoning": self.reasoning,
-            "usage": self.usage.to_dict(),
+            "usage": {**self.usage.to_dict()},
             "finish_reason": self.finish_reason,
         }
         if self.text_repairs:
@@ -226,14 +279,15 @@ class AssistantTurn:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> AssistantTurn:
+    def from_dict(cls, data: JsonMapping) -> AssistantTurn:
+        usage = data.get("usage")
         return cls(
-            content=data.get("content"),
-            tool_calls=[ToolCall.from_dict(c) for c in data.get("tool_calls") or []],
-            reasoning=data.get("reasoning"),
-            usage=Usage.from_dict(data.get("usage") or {}),
-            finish_reason=data.get("finish_reason"),
-            text_repairs=int(data.get("text_repairs") or 0),
+            content=_optional_text(data.get("content")),
+            tool_calls=[ToolCall.from_dict(c) for c in _objects(data.get("tool_calls"))],
+            reasoning=_optional_text(data.get("reasoning")),
+            usage=Usage.from_dict(usage if isinstance(usage, dict) else {}),
+            finish_reason=_optional_text(data.get("finish_reason")),
+            text_repairs=whole_number(data.get("text_repairs") or 0),
         )
 
 
@@ -245,14 +299,14 @@ class SamplingParams:
     top_p: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
     # Which attempt of a simulation this is, where the benchmark's own runner runs
     # a simulation again (EpisodeLimits.max_attempts). Never sent to the model; part
     # of the cache key from the second attempt on, so a rerun asks the model again.
     attempt: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = asdict(self)
         if self.attempt == 1:
             del data["attempt"]  # a first attempt reads (and keys the cache) as before
         return data
@@ -262,16 +316,24 @@ class _NotPlain(Exception):
     """A value _plain_copy leaves to dataclasses.asdict."""
 
 
-def _plain_copy(value: Any) -> Any:
-    """A copy of JSON-like data (dicts, lists, text, numbers, None), the same as
-    dataclasses.asdict makes of it; _NotPlain for anything else."""
-    if value is None or type(value) in (str, int, float, bool):
+def _plain_copy(value: object) -> JsonValue:
+    """A copy of JSON-like data (dicts with text keys, lists, text, numbers, None),
+    the same as dataclasses.asdict makes of it; _NotPlain for anything else."""
+    if value is None or type(value) is str or type(value) is int:
+        return value
+    if type(value) is float or type(value) is bool:
         return value
     if type(value) is dict:
-        return {_plain_copy(key): _plain_copy(item) for key, item in value.items()}
+        return {_plain_key(key): _plain_copy(item) for key, item in value.items()}
     if type(value) is list:
         return [_plain_copy(item) for item in value]
     raise _NotPlain
+
+
+def _plain_key(key: object) -> str:
+    if type(key) is not str:
+        raise _NotPlain  # asdict keeps such keys as they are
+    return key
 
 
 @dataclass
@@ -292,7 +354,7 @@ class Score:
     tool_tp: int | None = None
     tool_fp: int | None = None
     tool_fn: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)  # the adapter's own, JSON
     excluded: str | None = None
     # Why the trial failed, in plain words (Adapter.explain_failure); "" when none.
     explanation: str = ""
@@ -303,7 +365,7 @@ class Score:
         if not isinstance(self.passed, bool):
             self.passed = bool(self.passed)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         # Written out for plain JSON-like details (every adapter's): dataclasses.asdict
         # costs ~40 µs a record; anything else in them gets asdict's own rules.
         try:
@@ -329,15 +391,103 @@ class Score:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Score:
-        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+    def from_dict(cls, data: JsonMapping) -> Score:
         # A stored score without a reward or a verdict (another writer's) reads as
         # the estimators read it (results.stats.trial_values): reward 0, passed
         # when the reward is full.
-        values["reward"] = values.get("reward") or 0.0
-        if values.get("passed") is None:
-            values["passed"] = values["reward"] >= 1.0
-        return cls(**values)
+        reward = _number(data.get("reward") or 0.0)
+        passed = data.get("passed")
+        details = data.get("details", {})
+        if not isinstance(details, dict):
+            raise TypeError(f"a score's details are an object, not {type(details).__name__}")
+        return cls(
+            passed=reward >= 1.0 if passed is None else bool(passed),
+            reward=reward,
+            progress=_optional_number(data.get("progress")),
+            tool_tp=_optional_count(data.get("tool_tp")),
+            tool_fp=_optional_count(data.get("tool_fp")),
+            tool_fn=_optional_count(data.get("tool_fn")),
+            details=details,
+            excluded=_optional_text(data.get("excluded")),
+            explanation=_stored_text(data.get("explanation", "")),
+        )
+
+
+class TerminationReason(str, Enum):
+    """Why an episode ended (``Trajectory.termination``): the text a record keeps.
+
+    The episode loop's own ends and limits, and the ends the benchmarks' user
+    simulators and stop rules give (in each benchmark's own words, as its runner
+    records them). A record written by another version may hold another text; it
+    is read back as it is.
+    """
+
+    COMPLETED = "completed"  # the user (or a single turn) ended it
+    SKIPPED = "skipped"  # nothing ran (a rehearsal that was not needed)
+    CONTEXT_OVERFLOW = "context_overflow"  # the model's context limit: a scored failure
+    MAX_STEPS = "max_steps"
+    MAX_MESSAGES = "max_messages"
+    MAX_TOKENS = "max_tokens"
+    WALL_TIME = "wall_time"
+    MAX_TOOL_ERRORS = "max_tool_errors"
+    MAX_STEPS_PER_TURN = "max_steps_per_turn"
+    USER_STOP = "user_stop"
+    AGENT_STOP = "agent_stop"
+    TOO_MANY_ERRORS = "too_many_errors"  # a benchmark's own tool-error limit
+    AGENT_ERROR = "agent_error"  # the agent sent what the benchmark's code refuses
+    USER_ERROR = "user_error"  # the user did
+    ABORTED = "aborted"  # a void simulation, run again
+    INVALID_AGENT_MESSAGE = "invalid_agent_message"  # an empty agent reply
+    REHEARSER_USER_SILENT = "rehearser_user_silent"  # a rehearsal's simulated user said nothing
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class TrajectoryExtra(TypedDict, total=False):
+    """What an episode and its strategy note beside the transcript
+    (``Trajectory.extra``); each key is there only when it was written."""
+
+    wall_time_s: float  # the episode's seconds (episode/loop.py)
+    final_state_error: str  # why the environment's final state could not be read
+    void_attempts: list[JsonObject]  # attempts run again (episode/attempts.py)
+    costs: JsonObject  # by phase and role (strategies/costs.py)
+    world_model: list[JsonObject]  # {call, predicted, actual} (strategies/world_model.py)
+    env_feedback: JsonObject  # how tool results were rewritten (strategies/committed.py)
+    rehearsal: JsonObject  # the rehearsals of a rehearsal strategy
+    self_consistency: JsonObject  # the votes of each step
+
+
+def trajectory_extra(data: object) -> TrajectoryExtra:
+    """A stored ``extra`` as a TrajectoryExtra: the keys it declares, each when it
+    has its type (a key of another version is not read)."""
+    extra = TrajectoryExtra()
+    if not isinstance(data, dict):
+        return extra
+    wall_time, error = data.get("wall_time_s"), data.get("final_state_error")
+    if isinstance(wall_time, int | float) and not isinstance(wall_time, bool):
+        extra["wall_time_s"] = wall_time
+    if isinstance(error, str):
+        extra["final_state_error"] = error
+    costs, feedback = data.get("costs"), data.get("env_feedback")
+    rehearsal, votes = data.get("rehearsal"), data.get("self_consistency")
+    if isinstance(costs, dict):
+        extra["costs"] = costs
+    if isinstance(feedback, dict):
+        extra["env_feedback"] = feedback
+    if isinstance(rehearsal, dict):
+        extra["rehearsal"] = rehearsal
+    if isinstance(votes, dict):
+        extra["self_consistency"] = votes
+    attempts, predictions = data.get("void_attempts"), data.get("world_model")
+    if isinstance(attempts, list):
+        extra["void_attempts"] = [entry for entry in attempts if isinstance(entry, dict)]
+    if isinstance(predictions, list):
+        extra["world_model"] = [entry for entry in predictions if isinstance(entry, dict)]
+    return extra
 
 
 @dataclass
@@ -355,14 +505,15 @@ class Trajectory:
 
     messages: list[Message] = field(default_factory=list)
     turns: list[AssistantTurn] = field(default_factory=list)
-    termination: str = "completed"
+    # A TerminationReason; a record of another version may hold another text.
+    termination: str = TerminationReason.COMPLETED
     tool_calls: int = 0
     tool_errors: int = 0
     usage: dict[str, Usage] = field(default_factory=dict)  # by role: actor, user, ...
     context_resets: list[int] = field(default_factory=list)
     reset_histories: list[list[Message]] = field(default_factory=list)
-    final_state: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    final_state: JsonValue = None  # the environment's state at the end, as JSON
+    extra: TrajectoryExtra = field(default_factory=TrajectoryExtra)
 
     def add_usage(self, role: str, usage: Usage) -> None:
         self.usage.setdefault(role, Usage()).add(usage)
@@ -374,7 +525,7 @@ class Trajectory:
         return {
             "messages": self.messages,
             "turns": [turn.to_dict() for turn in self.turns],
-            "termination": self.termination,
+            "termination": str(self.termination),
             "tool_calls": self.tool_calls,
             "tool_errors": self.tool_errors,
             "usage": {role: usage.to_dict() for role, usage in self.usage.items()},
@@ -385,16 +536,23 @@ class Trajectory:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+    def from_dict(cls, data: JsonMapping) -> Trajectory:
+        usage = data.get("usage") or {}
+        resets = data.get("context_resets") or []
+        histories = data.get("reset_histories") or []
+        if not isinstance(usage, dict) or not isinstance(resets, list):
+            raise TypeError("a trajectory's usage is an object and its context_resets a list")
+        if not isinstance(histories, list):
+            raise TypeError("a trajectory's reset_histories are a list")
         return cls(
-            messages=list(data.get("messages") or []),
-            turns=[AssistantTurn.from_dict(t) for t in data.get("turns") or []],
-            termination=data.get("termination", "completed"),
-            tool_calls=int(data.get("tool_calls", 0)),
-            tool_errors=int(data.get("tool_errors", 0)),
-            usage={r: Usage.from_dict(u) for r, u in (data.get("usage") or {}).items()},
-            context_resets=list(data.get("context_resets") or []),
-            reset_histories=list(data.get("reset_histories") or []),
+            messages=_objects(data.get("messages")),
+            turns=[AssistantTurn.from_dict(t) for t in _objects(data.get("turns"))],
+            termination=_stored_text(data.get("termination", TerminationReason.COMPLETED.value)),
+            tool_calls=whole_number(data.get("tool_calls", 0)),
+            tool_errors=whole_number(data.get("tool_errors", 0)),
+            usage={r: Usage.from_dict(u) for r, u in usage.items() if isinstance(u, dict)},
+            context_resets=[whole_number(index) for index in resets],
+            reset_histories=[_objects(history) for history in histories],
             final_state=data.get("final_state"),
-            extra=dict(data.get("extra") or {}),
+            extra=trajectory_extra(data.get("extra")),
         )

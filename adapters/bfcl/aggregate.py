@@ -30,6 +30,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from harness.store.records import OK
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
 from harness.task.estimators import Estimator, subset_means
 
@@ -177,11 +178,11 @@ ESTIMATORS = {
 
 
 def _passed(record: RecordView) -> float:
-    return float(record.status == "ok" and record.score is not None and record.score.passed)
+    return float(record.status == OK and record.score is not None and record.score.passed)
 
 
 def _progress(record: RecordView) -> float:
-    if record.status != "ok" or record.score is None or record.score.progress is None:
+    if record.status != OK or record.score is None or record.score.progress is None:
         return 0.0
     return float(record.score.progress)
 
@@ -205,7 +206,7 @@ def subset_result(records: list[RecordView], with_progress: bool) -> SubsetResul
         metrics=metrics,
         n_samples=len({record.sample_id for record in records}),
         n_records=len(records),
-        n_infra_errors=sum(record.status != "ok" for record in records),
+        n_infra_errors=sum(record.status != OK for record in records),
     )
 
 

@@ -32,6 +32,7 @@ from typing import TypedDict
 from harness.boundary.atomic import open_atomic
 from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.errors import ConfigError
+from harness.store.records import OK
 from harness.types import Trajectory
 
 from .categories import Kind, is_category, kind_of, result_folder
@@ -66,7 +67,7 @@ def _text(value: JsonValue) -> str:
 
 def entry_result(record: JsonMapping) -> ExportedResult:
     """The official ``result`` value of one record."""
-    if record.get("status") != "ok" or not record.get("trajectory"):
+    if record.get("status") != OK or not record.get("trajectory"):
         error = _object(record.get("error") or {}).get("message") or record.get("status")
         return f"Error during inference: {error}"
     trajectory = Trajectory.from_dict(_object(record["trajectory"]))
@@ -106,8 +107,13 @@ def _index_key(entry_id: str) -> tuple[int, str]:
     return (int(index) if index.isdigit() else 0, entry_id)
 
 
+<<<<<<< HEAD
 def default_model_name(records: Sequence[JsonMapping]) -> str:
     modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
+=======
+def default_model_name(records: list[dict[str, Any]]) -> str:
+    modes = {is_prompt_record(r) for r in records if r.get("status") == OK}
+>>>>>>> typed-records
     if len(modes) > 1:
         raise ConfigError("records mix FC and prompt mode; export them separately")
     return PROMPT_REGISTRY_NAME if modes == {True} else FC_REGISTRY_NAME

@@ -47,6 +47,7 @@ from pathlib import Path
 from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
+from harness.store.records import OK
 from harness.task.contract import (
     Adapter,
     BenchmarkResult,
@@ -351,7 +352,7 @@ class FinMCPAdapter(Adapter):
                 continue
             seen.add(key)
             metadata = record.metadata or {}
-            score = record.score if record.status == "ok" else None
+            score = record.score if record.status == OK else None
             if score is not None:
                 result = _item_result(score)
                 details = score.details or {}

@@ -61,7 +61,7 @@ from typing import Any
 from harness.boundary.atomic import write_atomic
 from harness.errors import ConfigError
 from harness.report.appendix import STAND_IN_JUDGES, STAND_IN_USERS
-from harness.store.records import OK
+from harness.store.records import INFRA_ERROR, OK
 from harness.task.contract import RecordView
 from harness.types import Score, Trajectory
 
@@ -345,7 +345,7 @@ def _unscored(record: dict[str, Any] | None, strict: bool) -> str | None:
     if record is None:
         return "is missing (run the same `harness run` command again to finish it)"
     status = record.get("status")
-    if status == "infra_error":
+    if status == INFRA_ERROR:
         return "is an infrastructure error (rerun the same `harness run` command to retry it)"
     if status != OK or not record.get("score") or record.get("score_error"):
         return f"is not scored ({record.get('score_error') or status}; see `harness score`)"

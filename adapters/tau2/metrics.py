@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.results.stats import pass_hat_k
+from harness.store.records import OK
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
 from harness.task.estimators import Estimator, mean_of, ratio
 from harness.types import Score
@@ -37,8 +38,6 @@ from .task_sets import BASE_SPLIT, V1_0_1, TaskSet
 
 if TYPE_CHECKING:
     from .package import Tau2Package
-
-OK = "ok"
 
 
 def is_successful(package: Tau2Package, reward: float) -> bool:

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.results.stats import pass_at_k, pass_hat_k
+from harness.store.records import OK
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
 from harness.task.estimators import Estimator, mean_of, subset_means
 
@@ -294,7 +295,7 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
         progress: list[float] = []
         orders_match: list[float] = []
         for record in sorted(group, key=lambda r: (r.sample_id, r.trial)):
-            score = record.score if record.status == "ok" else None
+            score = record.score if record.status == OK else None
             rewards[record.sample_id].append(score.reward if score is not None else 0.0)
             if score is not None and score.progress is not None:
                 progress.append(score.progress)
@@ -311,7 +312,7 @@ def aggregate_records(benchmark: str, records: list[RecordView]) -> BenchmarkRes
             metrics=metrics,
             n_samples=len(rewards),
             n_records=len(group),
-            n_infra_errors=sum(1 for r in group if r.status != "ok"),
+            n_infra_errors=sum(1 for r in group if r.status != OK),
         )
         for metric in (f"avg@{num_trials}", f"pass@{num_trials}", f"pass^{num_trials}"):
             if metric in metrics:

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = parse_overrides(args.option)
     scores = score_run(args.run_dir, rescore=not args.no_rescore, overrides=overrides)
-    regrade = scores["regrade"]
+    regrade = scores.regrade
     print_wrapped(
         f"{args.run_dir}: regraded {regrade['regraded']} records ({regrade['changed']} changed, "
         f"{regrade['failed']} failed); wrote {args.run_dir / 'scores.json'}"

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Final
 
 from harness.task.contract import EpisodeLimits, Services
 from harness.types import SamplingParams, Trajectory
 
-VOID_ATTEMPTS = "void_attempts"
+VOID_ATTEMPTS: Final = "void_attempts"
 
 Attempt = Callable[[SamplingParams, Services], Awaitable[Trajectory]]
 

@@ -21,6 +21,7 @@ from harness.types import (
     AssistantTurn,
     Message,
     SamplingParams,
+    TerminationReason,
     ToolCall,
     ToolResult,
     ToolSchema,
@@ -107,18 +108,18 @@ class _Episode:
     def limit_reached(self) -> str | None:
         limits = self.spec.limits
         if limits.max_steps is not None and self.total_steps >= limits.max_steps:
-            return "max_steps"
+            return TerminationReason.MAX_STEPS
         if limits.max_messages is not None and len(self.trajectory.messages) >= limits.max_messages:
-            return "max_messages"
+            return TerminationReason.MAX_MESSAGES
         if limits.wall_time_s is not None and time.monotonic() - self.started > limits.wall_time_s:
-            return "wall_time"
+            return TerminationReason.WALL_TIME
         actor = self.trajectory.usage.get(self.role)
         if (
             limits.max_completion_tokens is not None
             and actor is not None
             and actor.completion_tokens >= limits.max_completion_tokens
         ):
-            return "max_tokens"
+            return TerminationReason.MAX_TOKENS
         if limits.stop_rule is not None:
             return limits.stop_rule(self.trajectory.messages)
         return None
@@ -148,7 +149,7 @@ class _Episode:
                 turn = await self.model_reply()
             except ModelError as exc:
                 if exc.kind == CONTEXT_OVERFLOW:
-                    return CONTEXT_OVERFLOW  # the model's limit: a scored failure
+                    return TerminationReason.CONTEXT_OVERFLOW  # the model's limit: a scored failure
                 raise
             steps_this_turn += 1
             if not turn.tool_calls or limits.single_step:
@@ -178,27 +179,29 @@ class _Episode:
                     limits.max_tool_errors is not None
                     and self.trajectory.tool_errors >= limits.max_tool_errors
                 ):
-                    return "max_tool_errors"
+                    return TerminationReason.MAX_TOOL_ERRORS
             if (
                 limits.max_steps_per_turn is not None
                 and steps_this_turn >= limits.max_steps_per_turn
             ):
-                return "max_steps_per_turn" if limits.step_cap_ends_episode else None
+                return (
+                    TerminationReason.MAX_STEPS_PER_TURN if limits.step_cap_ends_episode else None
+                )
 
     async def run(self) -> Trajectory:
         user = self.spec.user
         if user is None:
             reason = await self.agent_turn()
-            self.trajectory.termination = reason or "completed"
+            self.trajectory.termination = str(reason or TerminationReason.COMPLETED)
             return await self.finish()
         while True:
             reason = self.limit_reached()
             if reason:
-                self.trajectory.termination = reason
+                self.trajectory.termination = str(reason)
                 break
             turn = await user.next_turn(self.trajectory.messages)
             if turn is None:
-                self.trajectory.termination = "completed"
+                self.trajectory.termination = TerminationReason.COMPLETED.value
                 break
             self.apply_user_turn(turn)
             if turn.stop:
@@ -206,7 +209,7 @@ class _Episode:
                 break
             reason = await self.agent_turn()
             if reason:
-                self.trajectory.termination = reason
+                self.trajectory.termination = str(reason)
                 break
         return await self.finish()
 

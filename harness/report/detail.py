@@ -79,14 +79,15 @@ def sample_detail(record: Record, sample_input: SampleInput | None) -> dict[str,
     everything but bulky load options, with its input when the run kept it."""
     trajectory = record.trajectory or {}
     score = record.score or {}
-    details = score.get("details") if isinstance(score.get("details"), dict) else {}
+    found = score.get("details")
+    details = found if isinstance(found, dict) else {}
     return {
         "status": record.status,
         "error": record.error,
         "score": record.score,
         "explanation": score.get("explanation") or "",
         "error_code": details.get("error_type") if details else None,
-        "score_error": record.extra.get("score_error"),
+        "score_error": record.score_error,
         "metadata": record.metadata,
         "latency_s": record.latency_s,
         "seed": record.seed,

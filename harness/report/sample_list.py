@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.results import stats
-from harness.store.records import Record
+from harness.store.records import OK, Record
 
 OUTCOME_FAIL, OUTCOME_PASS, OUTCOME_ERROR = 0, 1, 2
 
@@ -47,8 +47,9 @@ def error_kind_of(record: Record) -> str:
     """The benchmark's own error code (``score.details.error_type``) where it gives
     one, else the type of a run error (a sample that raised); "" for none."""
     details = (record.score or {}).get("details")
-    if isinstance(details, dict) and isinstance(details.get("error_type"), str):
-        return details["error_type"]
+    error_type = details.get("error_type") if isinstance(details, dict) else None
+    if isinstance(error_type, str):
+        return error_type
     if isinstance(record.error, dict) and isinstance(record.error.get("type"), str):
         return str(record.error["type"])
     return ""
@@ -97,7 +98,7 @@ class Names:
 def sample_row(record: Record, run: str, names: Names, entry: int) -> list[Any]:
     """The list row of ``record`` of run ``run``; ``entry`` says where its detail is."""
     score = record.score or {}
-    reward = score.get("reward") if record.status == "ok" else None
+    reward = score.get("reward") if record.status == OK else None
     return [
         names.position("runs", run),
         names.position("benchmarks", record.benchmark),
@@ -105,7 +106,7 @@ def sample_row(record: Record, run: str, names: Names, entry: int) -> list[Any]:
         str(record.sample_id),
         record.trial,
         outcome_of(record),
-        None if reward is None else round(float(reward), 4),
+        round(float(reward), 4) if isinstance(reward, int | float) else None,
         record.key,
         entry,
         names.position("error_kinds", error_kind_of(record)),

@@ -93,7 +93,7 @@ def load_scores(run_dir: Path) -> dict[str, Any]:
 
     # Computed, not written: reading a run never changes its folder (which
     # may be read-only, or another user's).
-    return score_run(run_dir, rescore=False, write=False)
+    return score_run(run_dir, rescore=False, write=False).to_dict()
 
 
 def training_step(manifest: Manifest, run_name: str) -> int | None:
@@ -194,7 +194,7 @@ def load(run_dir: str | Path, conversation: bool = True) -> LoadedRun:
         record.status = now.get("status", record.status)
         record.score = now.get("score", record.score)
         if now.get(REGRADE_ERROR_KEY):  # a regrade that failed: not scored
-            record.extra[REGRADE_ERROR_KEY] = now[REGRADE_ERROR_KEY]
+            record.score_error = now[REGRADE_ERROR_KEY]
         records[key] = record
     return LoadedRun(store.root, manifest, records, scores)
 

@@ -20,14 +20,18 @@ A price that cannot be known is None with the reason, never 0. Built-in models
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.models.settings import is_builtin
+from harness.types import whole_number
 
 if TYPE_CHECKING:
     from harness.store.manifest import Manifest
+    from harness.store.scores import ScoresFile
 
 ROLES = ("actor", "rehearser", "critic", "user", "judge")
 PHASES = ("rehearsal", "committed")
@@ -58,8 +62,20 @@ class MoneyCost:
     price_source: str = ""  # "litellm <version> cost map"
     usd_by_role: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> JsonObject:
+        return {
+            "usd": self.usd,
+            "usd_note": self.usd_note,
+            "gpu_seconds": self.gpu_seconds,
+            "gpu_note": self.gpu_note,
+            "server_seconds": self.server_seconds,
+            "cpu_only": self.cpu_only,
+            "rehearsal_ratio": self.rehearsal_ratio,
+            "rehearsal_basis": self.rehearsal_basis,
+            "rehearsal_note": self.rehearsal_note,
+            "price_source": self.price_source,
+            "usd_by_role": {**self.usd_by_role},
+        }
 
 
 def litellm_version() -> str | None:
@@ -78,7 +94,7 @@ COST_MAP_FILE = "model_prices_and_context_window_backup.json"
 
 
 @lru_cache(maxsize=1)
-def _cost_map() -> dict[str, Any]:
+def _cost_map() -> JsonObject:
     import importlib.util
     import json
     from pathlib import Path
@@ -95,7 +111,7 @@ def _cost_map() -> dict[str, Any]:
     return {}
 
 
-def _price(value: Any) -> float | None:
+def _price(value: JsonValue) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
@@ -121,27 +137,33 @@ def token_prices(model: str) -> tuple[float, float] | None:
     return None
 
 
-def role_models(settings: dict[str, Any], manifest: Manifest) -> dict[str, RoleModel]:
+def _model_name(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) or value is None else str(value)
+
+
+def role_models(settings: JsonMapping, manifest: Manifest) -> dict[str, RoleModel]:
     """The model of each role, from the run's settings (scores.json) or manifest."""
     model = settings.get("model", manifest.model) or {}
     if not isinstance(model, dict):
         model = {"name": model}
-    actor = RoleModel(model.get("name"), served=bool(model.get("api_base") or manifest.server))
+    name = _model_name(model.get("name"))
+    actor = RoleModel(name, served=bool(model.get("api_base") or manifest.server))
     strategy = settings.get("strategy", manifest.strategy) or {}
-    options = (strategy.get("settings") or {}) if isinstance(strategy, dict) else {}
+    found = strategy.get("settings") if isinstance(strategy, dict) else None
+    options: JsonMapping = found if isinstance(found, dict) else {}
 
     def helper(name_key: str, base_key: str) -> RoleModel:
         name = options.get(name_key)
         if not name:
             return actor  # the model under test plays it
-        return RoleModel(name, served=bool(options.get(base_key)))
+        return RoleModel(_model_name(name), served=bool(options.get(base_key)))
 
     return {
         "actor": actor,
         "rehearser": helper("rehearser_model", "rehearser_api_base"),
         "critic": helper("critic_model", "critic_api_base"),
-        "user": RoleModel(settings.get("user_model", manifest.user_model)),
-        "judge": RoleModel(settings.get("judge_model", manifest.judge_model)),
+        "user": RoleModel(_model_name(settings.get("user_model", manifest.user_model))),
+        "judge": RoleModel(_model_name(settings.get("judge_model", manifest.judge_model))),
     }
 
 
@@ -155,7 +177,7 @@ def _no_api(model: RoleModel) -> str:
 
 
 def price_usage(
-    usage: dict[str, dict[str, Any]], models: dict[str, RoleModel]
+    usage: Mapping[str, JsonMapping], models: dict[str, RoleModel]
 ) -> tuple[float | None, str, dict[str, float]]:
     """USD of per-role usage: (total, note, by role). The total is None when a role
     that called an API model has no known price or reported no tokens."""
@@ -163,9 +185,9 @@ def price_usage(
     unknown: list[str] = []
     left_out: list[str] = []
     for role, counts in sorted(usage.items()):
-        calls = int(counts.get("calls", 0))
-        prompt = int(counts.get("prompt_tokens", 0))
-        completion = int(counts.get("completion_tokens", 0))
+        calls = whole_number(counts.get("calls", 0))
+        prompt = whole_number(counts.get("prompt_tokens", 0))
+        completion = whole_number(counts.get("completion_tokens", 0))
         if not (calls or prompt or completion):
             continue
         model = models.get(role, RoleModel(None))
@@ -213,26 +235,31 @@ def server_time(manifest: Manifest) -> tuple[float | None, float | None, bool, s
     return seconds, gpu_seconds, False, ""
 
 
-def _tokens(phase: dict[str, Any]) -> int:
+def _tokens(phase: JsonMapping) -> int:
     return sum(
-        int(v.get("prompt_tokens", 0)) + int(v.get("completion_tokens", 0))
-        for role, v in phase.items()
-        if role in ROLES and isinstance(v, dict)
+        whole_number(v.get("prompt_tokens", 0)) + whole_number(v.get("completion_tokens", 0))
+        for v in _phase_usage(phase).values()
     )
 
 
-def _phase_usage(phase: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _phase_usage(phase: JsonMapping) -> dict[str, JsonObject]:
     return {role: v for role, v in phase.items() if role in ROLES and isinstance(v, dict)}
 
 
+def _part(costs: JsonMapping, name: str) -> JsonMapping:
+    """The object ``costs[name]`` ({} when there is none)."""
+    part = costs.get(name)
+    return part if isinstance(part, dict) else {}
+
+
 def rehearsal_ratio(
-    costs: dict[str, Any], models: dict[str, RoleModel]
+    costs: JsonMapping, models: dict[str, RoleModel]
 ) -> tuple[float | None, str, str]:
     """(rehearsal cost / committed-episode cost, basis, note) from scores.json's
     ``costs`` (the strategies' per-phase ledger summed over records)."""
-    total = costs.get("sum") or {}
-    rehearsal, committed = total.get("rehearsal") or {}, total.get("committed") or {}
-    if not any(int(v.get("calls", 0)) for v in _phase_usage(rehearsal).values()):
+    total = _part(costs, "sum")
+    rehearsal, committed = _part(total, "rehearsal"), _part(total, "committed")
+    if not any(whole_number(v.get("calls", 0)) for v in _phase_usage(rehearsal).values()):
         return None, "", "no rehearsal"
     (rehearsal_usd, rehearsal_gap, _), (committed_usd, committed_gap, _) = (
         price_usage(_phase_usage(phase), models) for phase in (rehearsal, committed)
@@ -246,12 +273,12 @@ def rehearsal_ratio(
     return _tokens(rehearsal) / committed_tokens, "tokens", ""
 
 
-def run_money(scores: dict[str, Any], manifest: Manifest) -> MoneyCost:
+def run_money(scores: ScoresFile, manifest: Manifest) -> MoneyCost:
     """Everything above for one run folder's scores.json and manifest."""
-    models = role_models(scores.get("settings") or {}, manifest)
-    usd, usd_note, by_role = price_usage(scores.get("usage") or {}, models)
+    models = role_models(scores.settings, manifest)
+    usd, usd_note, by_role = price_usage(scores.usage, models)
     seconds, gpu_seconds, cpu_only, gpu_note = server_time(manifest)
-    ratio, basis, ratio_note = rehearsal_ratio(scores.get("costs") or {}, models)
+    ratio, basis, ratio_note = rehearsal_ratio(scores.costs, models)
     version = litellm_version()
     return MoneyCost(
         usd=usd,

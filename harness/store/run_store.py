@@ -14,20 +14,20 @@ import errno
 import fcntl
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from harness.boundary.atomic import write_atomic
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.boundary.sanitise import dumps_safe
 from harness.errors import ConfigError
 from harness.models.redact import mask, may_need_masking
 from harness.store.inputs import INPUTS, InputsFile, SampleInput
-from harness.store.manifest import Manifest, manifest_problem, shape_problem
+from harness.store.manifest import Manifest, manifest_problem
 from harness.store.records import OK, Record, record_key, record_problem
 from harness.store.replies import compact_record, expand_record
-from harness.store.shapes import SCORED_RECORD, MapOf
+from harness.store.scores import ScoresFile, scores_problem
 from harness.store.shared_append import SharedAppender
 
 __all__ = [
@@ -62,27 +62,17 @@ def check_not_a_folder(path: Path) -> None:
         )
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
     """Write JSON so that readers see the old file or the new one, never half;
     the held secrets masked first."""
     write_atomic(path, dumps_safe(mask(data), indent=2, default=str))
 
 
-# scores.json entries readers use (it is derived: `harness score` rebuilds it).
-_SCORES_FIELDS: dict[str, tuple[type, ...]] = {
-    "benchmarks": (dict,),
-    "records": (dict,),
-    "settings": (dict,),
-    "usage": (dict,),
-    "missing_samples": (dict,),
-    "regrade": (dict,),
-    "versions": (dict,),
-}
-
-
 @dataclass
 class LoadedRecords:
-    latest: dict[str, dict[str, Any]]  # key -> last record, in its JSON form (Record.to_dict)
+    # key -> last record, in its JSON form (Record.to_dict), as the exporters read
+    # it; scoring, the reports and merging read Records (``typed``).
+    latest: dict[str, dict[str, Any]]
     torn_lines: int
 
     def typed(self) -> dict[str, Record]:
@@ -133,7 +123,7 @@ def read_records(path: Path, conversation: bool = True) -> LoadedRecords:
 CONVERSATION = ("messages", "turns", "reset_histories", "final_state")
 
 
-def _drop_conversation(record: Any) -> None:
+def _drop_conversation(record: object) -> None:
     trajectory = record.get("trajectory") if isinstance(record, dict) else None
     if isinstance(trajectory, dict):
         for name in CONVERSATION:
@@ -189,7 +179,7 @@ class RunStore:
         for name in RUN_FILES:
             check_not_a_folder(self.root / name)
 
-    def read_manifest(self) -> dict[str, Any]:
+    def read_manifest(self) -> JsonObject:
         check_not_a_folder(self.manifest_path)
         if not self.exists():
             raise ConfigError(f"{self.root} is not a run folder (no {MANIFEST})")
@@ -203,29 +193,32 @@ class RunStore:
             raise ConfigError(f"{self.manifest_path}: not a run manifest ({problem})")
         return manifest
 
-    def read_scores(self) -> dict[str, Any]:
-        """scores.json; ConfigError (rebuild it with `harness score`) if damaged."""
+    def read_scores(self) -> JsonObject:
+        """scores.json in its JSON form (ScoresFile.to_dict); ConfigError (rebuild
+        it with `harness score`) if damaged."""
         rebuild = f"rebuild it with: harness score {self.root}"
         try:
             scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
         except (ValueError, RecursionError):
             raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
-        problem = shape_problem(scores, _SCORES_FIELDS)
-        if problem is None:
-            benchmarks = scores["benchmarks"] or {}
-            if not all(isinstance(entry, dict) for entry in benchmarks.values()):
-                problem = "a benchmark entry is not an object"
-            else:
-                problem = MapOf(SCORED_RECORD).problem(scores.get("records") or {}, "records")
-        if problem is not None:
+        problem = scores_problem(scores)
+        if problem is not None or not isinstance(scores, dict):
             raise ConfigError(f"{self.scores_path} is damaged ({problem}); {rebuild}")
         return scores
+
+    def load_scores(self) -> ScoresFile:
+        """scores.json as a ScoresFile (ConfigError as read_scores)."""
+        return ScoresFile.from_dict(self.read_scores())
+
+    def write_scores(self, scores: ScoresFile) -> None:
+        """Write scores.json (atomically, the held secrets masked)."""
+        write_json_atomic(self.scores_path, scores.to_dict())
 
     def load_manifest(self) -> Manifest:
         """manifest.json as a Manifest (ConfigError as read_manifest)."""
         return Manifest.from_dict(self.read_manifest())
 
-    def write_manifest(self, manifest: Manifest | dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest | JsonMapping) -> None:
         if not isinstance(manifest, Manifest):
             manifest = Manifest.from_dict(manifest)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -238,9 +231,6 @@ class RunStore:
     def load_records(self, conversation: bool = True) -> dict[str, Record]:
         """The last record of each key, as a Record (``conversation``: see read_records)."""
         return read_records(self.samples_path, conversation).typed()
-
-    def iter_records(self) -> Iterator[dict[str, Any]]:
-        yield from self.records().values()
 
     def open_for_append(self) -> None:
         """Take the run's lock and open samples.jsonl for appending."""

@@ -53,7 +53,7 @@ from harness.strategies.settings import StrategySettings, derive_seed
 from harness.strategies.world_model import probe_layers
 from harness.task.contract import Environment, Sample, Services, UserSource, UserTurn
 from harness.task.registry import adapter_of
-from harness.types import Message, SamplingParams, Trajectory
+from harness.types import Message, SamplingParams, TerminationReason, Trajectory
 
 MODES = ("parallel", "sequential")
 
@@ -99,9 +99,9 @@ class RehearserUser(UserSource):
         text = strip_thinking(turn.content)
         usage = call_usage(turn)
         if not text:
-            return UserTurn(stop="rehearser_user_silent", usage=usage)
+            return UserTurn(stop=TerminationReason.REHEARSER_USER_SILENT.value, usage=usage)
         if prompts.USER_STOP in text:
-            return UserTurn(stop="user_stop", usage=usage)
+            return UserTurn(stop=TerminationReason.USER_STOP.value, usage=usage)
         return UserTurn(messages=[{"role": "user", "content": text}], usage=usage)
 
 
@@ -129,7 +129,7 @@ class RehearsalOutcome:
             index=index,
             seed=seed,
             shown_critiques=shown,
-            trajectory=Trajectory(termination="skipped"),
+            trajectory=Trajectory(termination=TerminationReason.SKIPPED.value),
             simulated_calls=[],
             critique=ParsedText("", "rehearsal skipped"),
             critique_raw="",

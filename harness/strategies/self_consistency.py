@@ -14,6 +14,7 @@ import dataclasses
 import json
 from typing import Any
 
+from harness.boundary.json_value import JsonValue
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.base import Strategy
@@ -147,5 +148,6 @@ class SelfConsistencyStrategy(Strategy):
             *probe_layers(self.settings),
         ]
         trajectory, notes = await run_committed(run, layers)
-        trajectory.extra["self_consistency"] = {"k": self.k, "votes": voters[0].votes}
+        votes: list[JsonValue] = list(voters[0].votes)
+        trajectory.extra["self_consistency"] = {"k": self.k, "votes": votes}
         return finish(trajectory, run, notes)

@@ -577,9 +577,10 @@ def _is_number(value: Any) -> bool:
 def _check_aggregate(checker: _Checker, records: list[dict[str, Any]]) -> None:
     from harness.results.stats import bootstrap_replicates, by_subset, task_outcomes
     from harness.run.scoring import _record_view
+    from harness.store.records import Record
 
     adapter = checker.adapter
-    result = _aggregate(checker, [_record_view(r) for r in records])
+    result = _aggregate(checker, [_record_view(Record.from_dict(r)) for r in records])
     headline = result.headline
     primary = adapter.reporting.primary_metric
     checker.require(

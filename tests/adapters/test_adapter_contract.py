@@ -13,6 +13,7 @@ from harness.cli import main
 from harness.report.leaderboard import load_run, render
 from harness.results.headlines import benchmark_label, estimator_for, primary_metric
 from harness.run.scoring import aggregate_records
+from harness.store.records import Record
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def test_the_adapter_declares_what_headlines_it(toy):
 
 def test_headline_interval_and_column_without_a_core_edit(toy, tmp_path):
     records = toy_records(3)
-    official = aggregate_records(records)["toy"]["headline"]
+    official = aggregate_records([Record.from_dict(r) for r in records])["toy"]["headline"]
     run_dir = make_run(tmp_path, "toy-run", records, {"toy": official})
     entry = load_run(run_dir, n_boot=300).benchmarks["toy"]
     assert entry.primary == "overall" and entry.primary_value == pytest.approx(official["overall"])

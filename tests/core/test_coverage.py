@@ -172,7 +172,7 @@ def test_scoring_records_the_official_set_and_coverage_reads_it_back(tmp_path):
     from harness.run.scoring import score_run
 
     run_dir = make_run(tmp_path, "r", pass_fail_records("tau2", "airline", [True] * 3), {})
-    scores = score_run(run_dir, rescore=False)
+    scores = score_run(run_dir, rescore=False).to_dict()
     recorded = scores["benchmarks"]["tau2"]["official_set"]
     assert recorded == get_adapter("tau2").official_set().to_dict()
     # A run scored against another data version keeps that version's sizes.

@@ -79,7 +79,7 @@ def test_oracle_run_scores_every_sample_and_records_one_line_per_trial(tmp_path)
     assert len(records) == 16
     assert all(r["score"]["passed"] for r in records.values())
     assert {r["seed"] for r in records.values()} == {0, 1}
-    scores = score_run(store.root)
+    scores = score_run(store.root).to_dict()
     toy = scores["benchmarks"]["toy"]
     assert toy["headline"]["overall"] == 1.0
     assert toy["not_run"] == ["keyed"] and toy["counts"]["infra_errors"] == 0
@@ -93,7 +93,7 @@ def test_failing_samples_are_counted_apart_and_retried_on_resume(tmp_path):
     failed = [r for r in store.records().values() if r["status"] != "ok"]
     assert [r["sample_id"] for r in failed] == ["easy-2"]
     assert failed[0]["error"]["type"] == "ModelError" and failed[0]["score"] is None
-    scores = score_run(store.root)
+    scores = score_run(store.root).to_dict()
     assert scores["benchmarks"]["toy"]["counts"]["infra_errors"] == 1
     # The infra error counts as not passed in the accuracy, and is shown apart.
     assert scores["benchmarks"]["toy"]["subsets"]["easy"]["n_infra_errors"] == 1
@@ -126,7 +126,7 @@ def test_regrade_uses_only_the_stored_trajectory(tmp_path):
     first = json.loads(lines[0])
     first["trajectory"]["final_state"] = {"total": -1}
     store.samples_path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
-    scores = score_run(store.root)
+    scores = score_run(store.root).to_dict()
     assert scores["regrade"]["changed"] == 1
     assert scores["benchmarks"]["toy"]["headline"]["overall"] == pytest.approx(0.8)
 
@@ -281,11 +281,12 @@ def test_a_regrade_explains_old_failures_without_counting_them_changed(tmp_path)
         record["score"] = {**record["score"], "passed": False, "reward": 0.0}
         record["score"]["details"] = {"total": 0}
     store.samples_path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    scores = score_run(store.root)
+    scores = score_run(store.root).to_dict()
     assert scores["regrade"] == {"regraded": 5, "changed": 0, "failed": 0}
-    stats = asyncio.run(regrade(lines, Services()))
+    records = [Record.from_dict(line) for line in lines]
+    stats = asyncio.run(regrade(records, Services()))
     assert (stats.regraded, stats.changed) == (5, 0)
-    assert lines[0]["score"]["explanation"] == "the counter reached 0, the target is 1"
+    assert records[0].score["explanation"] == "the counter reached 0, the target is 1"
 
 
 def test_loaded_samples_carry_their_adapter(toy_suite):

@@ -14,6 +14,7 @@ from fake_runs import make_run, record
 
 from harness.report.leaderboard import load_run
 from harness.run.scoring import aggregate_records
+from harness.store.records import Record
 from harness.task.registry import get_adapter
 
 SUBSETS = {
@@ -62,11 +63,15 @@ def random_records(benchmark: str, rng: random.Random) -> list[dict]:
     return records
 
 
+def typed(records: list[dict]) -> list[Record]:
+    return [Record.from_dict(record) for record in records]
+
+
 @pytest.mark.parametrize("benchmark", sorted(SUBSETS))
 def test_recomputed_primary_metric_matches_the_adapter(tmp_path, benchmark):
     for seed in range(3):
         records = random_records(benchmark, random.Random(seed))
-        official = aggregate_records(records)[benchmark]["headline"]
+        official = aggregate_records(typed(records))[benchmark]["headline"]
         run_dir = make_run(tmp_path, f"{benchmark}-{seed}", records, {benchmark: official})
         entry = load_run(run_dir, n_boot=100).benchmarks[benchmark]
         assert entry.primary == get_adapter(benchmark).reporting.primary_metric
@@ -77,7 +82,7 @@ def test_recomputed_primary_metric_matches_the_adapter(tmp_path, benchmark):
 def test_composite_interval_on_adapter_aggregates(tmp_path):
     rng = random.Random(11)
     records = [r for b in ("bfcl", "tau2", "vitabench") for r in random_records(b, rng)]
-    benchmarks = aggregate_records(records)
+    benchmarks = aggregate_records(typed(records))
     headlines = {b: benchmarks[b]["headline"] for b in benchmarks}
     run = load_run(make_run(tmp_path, "all", records, headlines), n_boot=300)
     expected = (
@@ -98,7 +103,7 @@ def test_tau2_table_shows_pass_k_for_every_k_up_to_the_trials(tmp_path):
 
     outcomes = [[True, False, True], [True, True, True], [False, False, True]]
     records = pass_fail_records("tau2", "airline", outcomes)
-    headline = aggregate_records(records)["tau2"]["headline"]
+    headline = aggregate_records(typed(records))["tau2"]["headline"]
     run_dir = make_run(tmp_path, "tau2", records, {"tau2": headline})
     table = next(t for t in render([run_dir], "md", n_boot=50).split("### ") if "(tau2;" in t)
     header = table.splitlines()[2]

@@ -14,6 +14,7 @@ from fake_runs import make_run, record
 from harness.report.leaderboard import load_run, render
 from harness.results import pricing
 from harness.store.manifest import Manifest
+from harness.store.scores import ScoresFile
 
 API_MODEL = "openai/gpt-4.1"
 
@@ -132,7 +133,7 @@ def test_an_api_base_server_has_no_known_gpus(tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["model"]["api_base"] = "http://10.0.0.5:8000/v1"
     (run / "manifest.json").write_text(json.dumps(manifest))
-    money = pricing.run_money({}, Manifest.from_dict(manifest))
+    money = pricing.run_money(ScoresFile(), Manifest.from_dict(manifest))
     assert money.gpu_seconds is None and "--api-base" in money.gpu_note
     assert money.usd is None  # served: not an API price list
 

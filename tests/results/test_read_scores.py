@@ -106,10 +106,10 @@ def test_numbers_are_read_without_the_conversation_and_equal_a_whole_read(summar
     # A scoring that only aggregates writes what one that read every message writes.
     from harness.run.scoring import score_run
 
-    slim_scores = score_run(summary.run_dir, rescore=False)
-    real_read = RunStore.records
-    monkeypatch.setattr(RunStore, "records", lambda self, conversation=True: real_read(self))
-    whole_scores = score_run(summary.run_dir, rescore=False)
+    slim_scores = score_run(summary.run_dir, rescore=False).to_dict()
+    real_read = RunStore.load_records
+    monkeypatch.setattr(RunStore, "load_records", lambda self, conversation=True: real_read(self))
+    whole_scores = score_run(summary.run_dir, rescore=False).to_dict()
     assert {k: v for k, v in slim_scores.items() if k != "scored_at"} == {
         k: v for k, v in whole_scores.items() if k != "scored_at"
     }

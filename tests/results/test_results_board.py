@@ -36,7 +36,7 @@ def tau_run(tmp_path):
     run_dir = make_run(
         tmp_path, "tau", records, {}, manifest_extra={"trials": 3, "active_spans": spans}
     )
-    scores = score_run(run_dir, rescore=False)
+    scores = score_run(run_dir, rescore=False).to_dict()
     scores["records"]["tau2/retail/r1#2"]["score_error"] = "sample no longer in the benchmark data"
     (run_dir / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
     return run_dir

@@ -17,6 +17,7 @@ from harness.results.entries import benchmark_entries
 from harness.results.pricing import run_money
 from harness.results.reference import ReferenceTable, load_references
 from harness.store.manifest import Manifest
+from harness.store.scores import ScoresFile
 
 
 def _label(value: Any) -> str:
@@ -47,7 +48,7 @@ def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
         cached_calls=sum(int(u.get("cached_calls", 0)) for u in usage.values()),
         wall_s=results.wall_seconds(manifest),
         by_role=usage,
-        money=run_money(scores, manifest),
+        money=run_money(ScoresFile.from_dict(scores), manifest),
     )
 
 

@@ -22,6 +22,7 @@ from harness.config.suites import load_suite
 from harness.run.runner import Runner
 from harness.run.scoring import aggregate_records, regrade
 from harness.run.suite_samples import load_suite_samples
+from harness.store.records import Record
 from harness.store.run_store import RunStore
 from harness.strategies.plain import PlainStrategy
 from harness.task.contract import Services
@@ -81,7 +82,7 @@ def test_oracle_scores_on_every_offline_entry(oracle_run):
 
 def test_regrading_stored_records_changes_nothing(oracle_run):
     _, records, _ = oracle_run
-    copies = [dict(record) for record in records]
+    copies = [Record.from_dict(dict(record)) for record in records]
     stats = asyncio.run(regrade(copies, Services()))
     assert stats.regraded == len(records) and stats.changed == 0 and stats.failed == 0
 
@@ -94,7 +95,7 @@ def test_official_evaluator_agrees_on_the_full_export(oracle_run, tmp_path):
     not_run = [
         {"benchmark": n.benchmark, "subset": n.subset, "reason": n.reason} for n in plan.not_run
     ]
-    ours = aggregate_records(records, not_run)["bfcl"]
+    ours = aggregate_records([Record.from_dict(r) for r in records], not_run)["bfcl"]
     for category in categories:
         failed = sorted(
             r["sample_id"] for r in records if r["subset"] == category and not r["score"]["passed"]
