@@ -107,13 +107,8 @@ def _index_key(entry_id: str) -> tuple[int, str]:
     return (int(index) if index.isdigit() else 0, entry_id)
 
 
-<<<<<<< HEAD
 def default_model_name(records: Sequence[JsonMapping]) -> str:
-    modes = {is_prompt_record(r) for r in records if r.get("status") == "ok"}
-=======
-def default_model_name(records: list[dict[str, Any]]) -> str:
     modes = {is_prompt_record(r) for r in records if r.get("status") == OK}
->>>>>>> typed-records
     if len(modes) > 1:
         raise ConfigError("records mix FC and prompt mode; export them separately")
     return PROMPT_REGISTRY_NAME if modes == {True} else FC_REGISTRY_NAME

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from typing import cast
 
 from harness.boundary.json_value import JsonMapping, JsonObject, JsonSequence, JsonValue
 from harness.models.base import ModelClient
@@ -30,7 +31,11 @@ TEXT_REPLY = "I have nothing to call for this."
 
 def _tool_call(index: int, name: str, arguments: JsonObject | dict[str, object]) -> ToolCall:
     raw = json.dumps(arguments, ensure_ascii=False)
-    return ToolCall(id=f"oracle_{index}", name=name, arguments=arguments, raw_arguments=raw)
+    # Gold arguments are literals parsed from the gold call text (json.dumps above
+    # proves them JSON); they stay as parsed so that execution sees the same values.
+    return ToolCall(
+        id=f"oracle_{index}", name=name, arguments=cast(JsonObject, arguments), raw_arguments=raw
+    )
 
 
 def _fc_name(name: str) -> str:
