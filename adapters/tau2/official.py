@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from harness.types import Trajectory
 
 from . import prompts
 from .domains import Domain, environment_kwargs
+from .package import Tau2Package
 from .rules import Rules
 from .task_sets import ABORT_RERUN
 from .transcript import (
@@ -30,6 +32,8 @@ from .transcript import (
 )
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from tau2.data_model.tasks import Task
 
 
@@ -47,7 +51,7 @@ _PROCESS_GLOBALS = (
 )
 
 
-def official_module(package: Any, name: str) -> Any:
+def official_module(package: Tau2Package, name: str) -> ModuleType:
     """A module of the task set's tau2, imported with the process-wide state above
     given back as it was (the module keeps working: it reads these at call time)."""
     import asyncio.base_events
@@ -64,7 +68,7 @@ def official_module(package: Any, name: str) -> Any:
         asyncio.base_events.BaseEventLoop.__del__ = loop_del  # type: ignore[method-assign]
 
 
-def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Any:
+def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> BaseModel:
     package = domain.package
     simulation = package.module("data_model.simulation")
     turns = parse_transcript(trajectory.messages)
@@ -84,11 +88,11 @@ def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Ru
     )
 
 
-def official_reward(domain: Domain, task: Task, simulation: Any) -> float:
+def official_reward(domain: Domain, task: Task, simulation: object) -> float:
     """tau2's ``evaluate_simulation`` reward (evaluation type ALL, not solo)."""
     domain.package.quiet()
     evaluator = official_module(domain.package, "evaluator.evaluator")
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     kwargs = environment_kwargs(domain, task)
     if kwargs:
         extra["env_kwargs"] = kwargs
@@ -112,10 +116,10 @@ class OfficialOutcome:
 
     termination: str  # tau2's TerminationReason value
     reward: float | None  # None for an infrastructure error (left out of the metrics)
-    messages: list[Any]  # the official simulation's messages
+    messages: list[BaseModel]  # the official simulation's messages
     attempts: int = 1
     diverged: bool = False  # the official run asked for more than the recording holds
-    simulation: Any = None  # its SimulationRun (None where its runner kept none)
+    simulation: BaseModel | None = None  # its SimulationRun (None where its runner kept none)
 
 
 def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
@@ -126,7 +130,7 @@ def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
     )
 
 
-def _official_message(package: Any, turn: Turn) -> Any:
+def _official_message(package: Tau2Package, turn: Turn) -> BaseModel:
     """One recorded turn as the official message class. The arguments are read as
     tau2's ``generate`` reads the text the model sent (``json.loads``), whatever the
     harness made of it, so a call tau2 cannot parse raises what it raises there."""
@@ -152,13 +156,13 @@ def _official_message(package: Any, turn: Turn) -> Any:
 class _Script:
     """A participant's recorded turns, handed out in order."""
 
-    def __init__(self, package: Any, turns: list[Turn]):
+    def __init__(self, package: Tau2Package, turns: list[Turn]):
         self.package = package
         self.turns = turns
         self.sent = 0
         self.exhausted = False
 
-    def next(self) -> Any:
+    def next(self) -> BaseModel:
         if self.sent >= len(self.turns):
             self.exhausted = True
             raise RuntimeError("the recorded conversation has no further message")
@@ -167,7 +171,9 @@ class _Script:
         return _official_message(self.package, turn)
 
 
-def _participants(domain: Domain, agent_script: _Script, user_script: _Script) -> tuple[Any, Any]:
+def _participants(
+    domain: Domain, agent_script: _Script, user_script: _Script
+) -> tuple[object, object]:
     package = domain.package
     if domain.task_set.replay_skips_non_mutating:  # tau2-bench v1.0.1's class names
         agent_base = official_module(package, "agent.base_agent").HalfDuplexAgent
@@ -211,7 +217,7 @@ def official_pipeline(
     env_kwargs = environment_kwargs(domain, task)
     scripts: list[tuple[_Script, _Script]] = []
 
-    def one_simulation() -> Any:
+    def one_simulation() -> BaseModel:
         agent_script, user_script = _Script(package, agent_turns), _Script(package, user_turns)
         scripts.append((agent_script, user_script))
         agent, user = _participants(domain, agent_script, user_script)
