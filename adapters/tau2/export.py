@@ -69,6 +69,7 @@ from harness.types import Score, Trajectory
 from .banking import RETRIEVAL_OPTION
 from .checkout import RELEASE, pinned
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, load_tasks, policy
+from .json_fields import float_value, int_value, object_field
 from .official import official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
@@ -221,31 +222,8 @@ def base_domains(run: RunData, wanted: Sequence[str] | None) -> list[str]:
     return [d for d in present if d in wanted]
 
 
-def _fields(value: object) -> JsonMapping:
-    """A JSON object field of a record or the manifest; an absent (or empty) one is ``{}``."""
-    if not value:
-        return {}
-    if isinstance(value, dict):
-        return value
-    raise TypeError(f"not an object: {value!r}")
-
-
-def _int(value: object) -> int:
-    """An integer field of a record (``int()`` of what JSON holds)."""
-    if isinstance(value, (int, float, str)):
-        return int(value)
-    raise TypeError(f"not an integer: {value!r}")
-
-
-def _float(value: object) -> float:
-    """A number field of a record (``float()`` of what JSON holds)."""
-    if isinstance(value, (int, float, str)):
-        return float(value)
-    raise TypeError(f"not a number: {value!r}")
-
-
 def _details(record: JsonMapping) -> JsonMapping:
-    return _fields(_fields(record.get("score")).get("details"))
+    return object_field(object_field(record.get("score")).get("details"))
 
 
 def check_stand_ins(run: RunData, domains: Sequence[str]) -> None:
@@ -290,10 +268,10 @@ def check_trials(run: RunData) -> int:
 
 def _option(record: JsonMapping, name: str) -> JsonValue:
     """A load option as the record holds it (its metadata first)."""
-    metadata = _fields(record.get("metadata"))
+    metadata = object_field(record.get("metadata"))
     if name in metadata:
         return metadata[name]
-    return _fields(record.get("load_options")).get(name)
+    return object_field(record.get("load_options")).get(name)
 
 
 def _order(value: JsonValue) -> tuple[int, float | str]:
@@ -307,7 +285,7 @@ def standard_problems(run: RunData) -> list[str]:
     """How the run departs from the standard τ-bench scaffold (empty: it does not)."""
     manifest = run.manifest
     problems = []
-    strategy = _fields(manifest.get("strategy")).get("name") or "plain"
+    strategy = object_field(manifest.get("strategy")).get("name") or "plain"
     if strategy != "plain":
         problems.append(f"strategy '{strategy}' (a test-time strategy around the model)")
     feedback = str(manifest.get("env_feedback") or "standard")
@@ -315,7 +293,7 @@ def standard_problems(run: RunData) -> list[str]:
         problems.append(f"environment feedback '{feedback}' (not the benchmark's tool messages)")
     if any(_option(r, "malformed_calls") == MALFORMED_CONTINUE for r in run.records):
         problems.append(f"load option malformed_calls: {MALFORMED_CONTINUE} (not tau2's rule)")
-    model = _fields(manifest.get("model"))
+    model = object_field(manifest.get("model"))
     if model.get("prompt_mode"):
         problems.append("tools in the prompt, calls parsed from text (prompt mode)")
     if model.get("argument_max_length"):
@@ -344,7 +322,7 @@ def check_submission_type(run: RunData, submission_type: str) -> None:
 
 
 def agent_model(run: RunData) -> str:
-    return str(_fields(run.manifest.get("model")).get("name") or "unknown")
+    return str(object_field(run.manifest.get("model")).get("name") or "unknown")
 
 
 # --- one domain ----------------------------------------------------------------------
@@ -382,7 +360,7 @@ def plan_domain(
     )
     domain = Domain(V1_0_1, package, name, None if retrieval is None else str(retrieval))
     tasks = load_tasks(domain, BASE_SPLIT)
-    by_key = {(str(r["sample_id"]), _int(r["trial"])): r for r in records}
+    by_key = {(str(r["sample_id"]), int_value(r["trial"])): r for r in records}
     for task in tasks:
         for trial in range(trials):
             problem = _unscored(by_key.get((task.id, trial)), strict)
@@ -396,7 +374,7 @@ def plan_domain(
 
 
 def _is_binned(record: JsonMapping) -> bool:
-    return bool(_fields(record.get("score")).get("excluded"))
+    return bool(object_field(record.get("score")).get("excluded"))
 
 
 def _unscored(record: JsonMapping | None, strict: bool) -> str | None:
@@ -415,7 +393,7 @@ def _unscored(record: JsonMapping | None, strict: bool) -> str | None:
             "was binned as an infrastructure error by tau2-bench's runner (every attempt void) "
             "and is not scored (--strict)"
         )
-    if not _fields(record.get("trajectory")).get("messages"):
+    if not object_field(record.get("trajectory")).get("messages"):
         return "has no stored transcript"
     return None
 
@@ -424,19 +402,19 @@ def reward_info(package: Tau2Package, task: Task, score: JsonMapping) -> BaseMod
     """The record's score as tau2's ``RewardInfo`` (what tau2's metrics read)."""
     simulation = package.module("data_model.simulation")
     reward_type = package.module("data_model.tasks").RewardType
-    details = _fields(score.get("details"))
+    details = object_field(score.get("details"))
     criteria = task.evaluation_criteria
     basis = details.get("reward_basis")
     if basis is None:
         basis = [b.value for b in criteria.reward_basis] if criteria is not None else []
     if not isinstance(basis, list):
         raise TypeError(f"reward_basis is not a list: {basis!r}")
-    breakdown = _fields(details.get("reward_breakdown"))
+    breakdown = object_field(details.get("reward_breakdown"))
     db_match = details.get("db_match")
     return simulation.RewardInfo(
-        reward=_float(score.get("reward") or 0.0),
+        reward=float_value(score.get("reward") or 0.0),
         reward_basis=[reward_type(b) for b in basis],
-        reward_breakdown={reward_type(k): _float(v) for k, v in breakdown.items()} or None,
+        reward_breakdown={reward_type(k): float_value(v) for k, v in breakdown.items()} or None,
         db_check=None
         if db_match is None
         else simulation.DBCheck(db_match=bool(db_match), db_reward=1.0 if db_match else 0.0),
@@ -455,8 +433,8 @@ def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> Bas
     """A binned trial as tau2-bench's ``run_with_retry`` writes one when every attempt
     failed: no messages, no reward, ``INFRASTRUCTURE_ERROR``, the failure in ``info``."""
     simulation = plan.domain.package.module("data_model.simulation")
-    score = _fields(record["score"])
-    details = _fields(score.get("details"))
+    score = object_field(record["score"])
+    details = object_field(score.get("details"))
     when = str(record.get("started_at") or record.get("finished_at") or "")
     return simulation.SimulationRun(
         id=_simulation_id(run_id, record),
@@ -467,7 +445,7 @@ def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> Bas
         duration=0.0,
         termination_reason=simulation.TerminationReason.INFRASTRUCTURE_ERROR,
         messages=[],
-        trial=_int(record["trial"]),
+        trial=int_value(record["trial"]),
         seed=record.get("seed"),
         info={
             "error": str(score["excluded"]),
@@ -481,13 +459,13 @@ def simulation_of(plan: DomainPlan, task: Task, record: JsonMapping, run_id: str
     """One (task, trial) record as a tau2 ``SimulationRun``."""
     if _is_binned(record):
         return binned_simulation(plan, record, run_id)
-    trajectory = Trajectory.from_dict(dict(_fields(record["trajectory"])))
+    trajectory = Trajectory.from_dict(dict(object_field(record["trajectory"])))
     base = simulation_run(plan.domain, task, trajectory, plan.rules)
     update: dict[str, object] = {
         "id": _simulation_id(run_id, record),
-        "trial": _int(record["trial"]),
+        "trial": int_value(record["trial"]),
         "seed": record.get("seed"),
-        "reward_info": reward_info(plan.domain.package, task, _fields(record["score"])),
+        "reward_info": reward_info(plan.domain.package, task, object_field(record["score"])),
         "agent_cost": None,
         "user_cost": None,
     }
@@ -500,9 +478,9 @@ def simulation_of(plan: DomainPlan, task: Task, record: JsonMapping, run_id: str
 
 
 def agent_args(manifest: JsonMapping) -> JsonObject:
-    sampling = _fields(manifest.get("sampling"))
+    sampling = object_field(manifest.get("sampling"))
     args = {k: sampling[k] for k in AGENT_ARGS if sampling.get(k) is not None}
-    args.update(_fields(sampling.get("extra")))
+    args.update(object_field(sampling.get("extra")))
     return args
 
 
@@ -524,8 +502,8 @@ def run_info(plan: DomainPlan, run: RunData, trials: int) -> BaseModel:
     environment = package.module("environment.environment")
     guidelines = package.module("user.user_simulator").get_global_user_sim_guidelines()
     manifest = run.manifest
-    strategy = _fields(manifest.get("strategy")).get("name") or "plain"
-    commit = _fields(manifest.get("versions")).get(f"{BENCHMARK}.commit") or pinned().commit
+    strategy = object_field(manifest.get("strategy")).get("name") or "plain"
+    commit = object_field(manifest.get("versions")).get(f"{BENCHMARK}.commit") or pinned().commit
     return simulation.Info(
         git_commit=str(commit),
         num_trials=trials,
@@ -604,10 +582,10 @@ def check_against_run(name: str, plan: DomainPlan, metrics: _Metrics) -> None:
         RecordView(
             sample_id=str(r["sample_id"]),
             subset=str(r["subset"]),
-            trial=_int(r["trial"]),
+            trial=int_value(r["trial"]),
             status=str(r.get("status", OK)),
-            score=Score.from_dict(dict(_fields(r["score"]))),
-            metadata=dict(_fields(r.get("metadata"))),
+            score=Score.from_dict(dict(object_field(r["score"]))),
+            metadata=dict(object_field(r.get("metadata"))),
         )
         for r in plan.records.values()
     ]
@@ -640,8 +618,8 @@ def _evaluation_date(manifest: JsonMapping) -> date | None:
 def modified_prompts(run: RunData) -> bool | None:
     """Whether the model saw other prompts than tau2-bench's (None: not known)."""
     manifest = run.manifest
-    model = _fields(manifest.get("model"))
-    strategy = str(_fields(manifest.get("strategy")).get("name") or "plain")
+    model = object_field(manifest.get("model"))
+    strategy = str(object_field(manifest.get("strategy")).get("name") or "plain")
     feedback = str(manifest.get("env_feedback") or "standard")
     if model.get("prompt_mode") or model.get("argument_max_length"):
         return True
@@ -652,9 +630,9 @@ def modified_prompts(run: RunData) -> bool | None:
 
 def methodology_notes(run: RunData, domains: Sequence[str], trials: int, extra: str | None) -> str:
     manifest = run.manifest
-    versions = _fields(manifest.get("versions"))
-    model = _fields(manifest.get("model"))
-    strategy = _fields(manifest.get("strategy")) or {"name": "plain"}
+    versions = object_field(manifest.get("versions"))
+    model = object_field(manifest.get("model"))
+    strategy = object_field(manifest.get("strategy")) or {"name": "plain"}
     settings = ", ".join(f"{k}={v}" for k, v in strategy.items() if k != "name")
     banking = [r for r in run.records if r["subset"] == BANKING]
     retrieval = {_option(r, RETRIEVAL_OPTION) for r in banking} - {None}
