@@ -70,15 +70,13 @@ from .banking import RETRIEVAL_OPTION
 from .checkout import RELEASE, pinned
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, load_tasks, policy
 from .json_fields import float_value, int_value, object_field
-from .official import official_module, simulation_run
+from .official import Tau2Model, official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
 from .task_sets import BANKING, BASE_SPLIT, ORIGINAL, V1_0_1
 from .transcript import INFRASTRUCTURE_ERROR
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from tau2.data_model.tasks import Task
 
 BENCHMARK = V1_0_1.benchmark  # "tau3"
@@ -398,7 +396,7 @@ def _unscored(record: JsonMapping | None, strict: bool) -> str | None:
     return None
 
 
-def reward_info(package: Tau2Package, task: Task, score: JsonMapping) -> BaseModel:
+def reward_info(package: Tau2Package, task: Task, score: JsonMapping) -> Tau2Model:
     """The record's score as tau2's ``RewardInfo`` (what tau2's metrics read)."""
     simulation = package.module("data_model.simulation")
     reward_type = package.module("data_model.tasks").RewardType
@@ -429,7 +427,7 @@ def _simulation_id(run_id: str, record: JsonMapping) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{run_id}:{record['key']}"))
 
 
-def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> BaseModel:
+def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> Tau2Model:
     """A binned trial as tau2-bench's ``run_with_retry`` writes one when every attempt
     failed: no messages, no reward, ``INFRASTRUCTURE_ERROR``, the failure in ``info``."""
     simulation = plan.domain.package.module("data_model.simulation")
@@ -455,7 +453,7 @@ def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> Bas
     )
 
 
-def simulation_of(plan: DomainPlan, task: Task, record: JsonMapping, run_id: str) -> BaseModel:
+def simulation_of(plan: DomainPlan, task: Task, record: JsonMapping, run_id: str) -> Tau2Model:
     """One (task, trial) record as a tau2 ``SimulationRun``."""
     if _is_binned(record):
         return binned_simulation(plan, record, run_id)
@@ -495,7 +493,7 @@ def _domain_policy(domain: Domain) -> str:
         ) from None
 
 
-def run_info(plan: DomainPlan, run: RunData, trials: int) -> BaseModel:
+def run_info(plan: DomainPlan, run: RunData, trials: int) -> Tau2Model:
     """tau2's ``Info`` of the domain's results, from the manifest."""
     package = plan.domain.package
     simulation = package.module("data_model.simulation")
@@ -668,7 +666,7 @@ def build_submission(
     domain_results_: dict[str, object],
     files: dict[str, str],
     trials: int,
-) -> BaseModel:
+) -> Tau2Model:
     """The checkout's ``Submission`` for the domain results computed by tau2-bench."""
     board = official_module(package, "scripts.leaderboard.submission")
     domains = list(domain_results_)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from harness.types import Trajectory
 
@@ -32,9 +32,18 @@ from .transcript import (
 )
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from tau2.data_model.tasks import Task
+
+
+class Tau2Model(Protocol):
+    """One of tau2's pydantic models, as far as this package uses one: built by
+    tau2's classes, passed on, copied with changes, written as JSON."""
+
+    def model_copy(self, *, update: dict[str, object] | None = None) -> Tau2Model: ...
+
+    def model_dump_json(
+        self, *, indent: int | None = None, exclude_none: bool = False, ensure_ascii: bool = False
+    ) -> str: ...
 
 
 # tau2-bench v1.0.1 changes process-wide state when some of its modules are first
@@ -68,7 +77,7 @@ def official_module(package: Tau2Package, name: str) -> ModuleType:
         asyncio.base_events.BaseEventLoop.__del__ = loop_del  # type: ignore[method-assign]
 
 
-def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> BaseModel:
+def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Tau2Model:
     package = domain.package
     simulation = package.module("data_model.simulation")
     turns = parse_transcript(trajectory.messages)
@@ -116,10 +125,10 @@ class OfficialOutcome:
 
     termination: str  # tau2's TerminationReason value
     reward: float | None  # None for an infrastructure error (left out of the metrics)
-    messages: list[BaseModel]  # the official simulation's messages
+    messages: list[Tau2Model]  # the official simulation's messages
     attempts: int = 1
     diverged: bool = False  # the official run asked for more than the recording holds
-    simulation: BaseModel | None = None  # its SimulationRun (None where its runner kept none)
+    simulation: Tau2Model | None = None  # its SimulationRun (None where its runner kept none)
 
 
 def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
@@ -130,7 +139,7 @@ def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
     )
 
 
-def _official_message(package: Tau2Package, turn: Turn) -> BaseModel:
+def _official_message(package: Tau2Package, turn: Turn) -> Tau2Model:
     """One recorded turn as the official message class. The arguments are read as
     tau2's ``generate`` reads the text the model sent (``json.loads``), whatever the
     harness made of it, so a call tau2 cannot parse raises what it raises there."""
@@ -162,7 +171,7 @@ class _Script:
         self.sent = 0
         self.exhausted = False
 
-    def next(self) -> BaseModel:
+    def next(self) -> Tau2Model:
         if self.sent >= len(self.turns):
             self.exhausted = True
             raise RuntimeError("the recorded conversation has no further message")
@@ -217,7 +226,7 @@ def official_pipeline(
     env_kwargs = environment_kwargs(domain, task)
     scripts: list[tuple[_Script, _Script]] = []
 
-    def one_simulation() -> BaseModel:
+    def one_simulation() -> Tau2Model:
         agent_script, user_script = _Script(package, agent_turns), _Script(package, user_turns)
         scripts.append((agent_script, user_script))
         agent, user = _participants(domain, agent_script, user_script)
