@@ -35,9 +35,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
 from harness.task.contract import (
@@ -52,7 +54,7 @@ from harness.task.contract import (
 )
 from harness.task.estimators import Estimator
 from harness.task.official_set import OfficialSet
-from harness.types import Score, Trajectory
+from harness.types import Message, Score, Trajectory
 
 from . import banking, domains, nl_judge, prompts
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, parse_subset
@@ -138,7 +140,7 @@ def progress_of(evaluation: Evaluation) -> float:
     return sum(checks) / len(checks) if checks else evaluation.reward
 
 
-def _option_int(options: dict[str, Any], key: str, default: int) -> int:
+def _option_int(options: Mapping[str, object], key: str, default: int) -> int:
     value = options.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"tau2 option '{key}' must be a positive integer, got {value!r}")
@@ -171,7 +173,7 @@ class Tau2Adapter(Adapter):
             self._package = self.task_set.package(data_dir)
         return self._package
 
-    def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+    def _options(self, options: Mapping[str, object] | None) -> dict[str, object]:
         options = dict(options or {})
         self.check_options(options)
         return options
@@ -179,7 +181,7 @@ class Tau2Adapter(Adapter):
     def known_options(self) -> dict[str, str]:
         return {**OPTIONS, **RETRIEVAL_OPTIONS} if self.task_set is V1_0_1 else dict(OPTIONS)
 
-    def rules_of(self, options: dict[str, Any]) -> Rules:
+    def rules_of(self, options: Mapping[str, object]) -> Rules:
         malformed = options.get("malformed_calls", MALFORMED_TAU2)
         if malformed not in (MALFORMED_TAU2, MALFORMED_CONTINUE):
             raise ConfigError(
@@ -194,12 +196,12 @@ class Tau2Adapter(Adapter):
             malformed_calls_continue=malformed == MALFORMED_CONTINUE,
         )
 
-    def _domain(self, package: Tau2Package, name: str, options: dict[str, Any]) -> Domain:
+    def _domain(self, package: Tau2Package, name: str, options: Mapping[str, object]) -> Domain:
         retrieval = banking.retrieval_of(options) if name == BANKING else None
         return Domain(self.task_set, package, name, retrieval)
 
     def domain(
-        self, name: str, options: dict[str, Any] | None = None, data_dir: Path | None = None
+        self, name: str, options: Mapping[str, object] | None = None, data_dir: Path | None = None
     ) -> Domain:
         """One domain of this task set (for tools, tests and benches)."""
         return self._domain(self.package(data_dir), name, self._options(options))
@@ -224,7 +226,7 @@ class Tau2Adapter(Adapter):
         limit: int | None = None,
         ids: list[str] | None = None,
         data_dir: Path | None = None,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
     ) -> list[Sample]:
         options = self._options(options)
         try:
@@ -268,14 +270,14 @@ class Tau2Adapter(Adapter):
         ]
 
     @staticmethod
-    def _initial_messages(domain: Domain, task: Task) -> list[dict[str, Any]]:
+    def _initial_messages(domain: Domain, task: Task) -> list[Message]:
         policy = domains.policy(domain, task)
         return [
             {"role": "system", "content": prompts.agent_system_prompt(domain.package, policy)},
             {"role": "assistant", "content": prompts.greeting(domain.package)},
         ]
 
-    def _metadata(self, domain: Domain, split: str, task: Task, rules: Rules) -> dict[str, Any]:
+    def _metadata(self, domain: Domain, split: str, task: Task, rules: Rules) -> dict[str, object]:
         criteria = task.evaluation_criteria
         actions = (criteria.actions or []) if criteria is not None else []
         metadata = {
@@ -323,7 +325,7 @@ class Tau2Adapter(Adapter):
 
         return expected_model_calls(sample.metadata)
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> JsonObject:
         from .explain import gold_view
 
         return gold_view(sample.gold)
@@ -342,7 +344,7 @@ class Tau2Adapter(Adapter):
         termination = rules.termination(ending) or EPISODE_TO_TAU2.get(
             trajectory.termination, trajectory.termination
         )
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "termination": termination,
             "episode_termination": trajectory.termination,
             "tau2_steps": ending.steps,

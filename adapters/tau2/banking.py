@@ -23,7 +23,8 @@ variant is recorded in every banking sample's metadata and named in the aggregat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
 
@@ -35,7 +36,7 @@ DEFAULT_RETRIEVAL = "alltools"  # tau2-bench's DEFAULT_RETRIEVAL_VARIANT
 OFFLINE = ("no_knowledge", "full_kb", "golden_retrieval", "bm25", "bm25_grep", "grep_only")
 
 
-def retrieval_of(options: dict[str, Any]) -> str:
+def retrieval_of(options: Mapping[str, object]) -> str:
     value = options.get(RETRIEVAL_OPTION, DEFAULT_RETRIEVAL)
     if not isinstance(value, str) or not value:
         raise ConfigError(f"tau3 option '{RETRIEVAL_OPTION}' must be a variant name, got {value!r}")

@@ -26,7 +26,11 @@ import functools
 import json
 import pickle
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from harness.boundary.json_value import JsonMapping
+from harness.types import ToolSchema
 
 from . import cache_files
 from .package import Tau2Package
@@ -80,7 +84,7 @@ def parse_subset(task_set: TaskSet, name: str) -> SubsetName:
     return SubsetName(domain, split)
 
 
-def _domain_module(domain: Domain) -> Any:
+def _domain_module(domain: Domain) -> ModuleType:
     domain.package.quiet()
     return domain.package.module(f"domains.{domain.name}.environment")
 
@@ -164,7 +168,7 @@ def read_log_allowlist(task: Task) -> set[str]:
     return names
 
 
-def environment_kwargs(domain: Domain, task: Task | None) -> dict[str, Any]:
+def environment_kwargs(domain: Domain, task: Task | None) -> dict[str, object]:
     """What tau2-bench's runner passes the domain's ``get_environment`` for a task."""
     if not domain.is_banking:
         return {}
@@ -175,7 +179,7 @@ def environment_kwargs(domain: Domain, task: Task | None) -> dict[str, Any]:
     }
 
 
-def _build(domain: Domain, task: Task | None, databases: dict[str, Any]) -> Tau2Env:
+def _build(domain: Domain, task: Task | None, databases: dict[str, object]) -> Tau2Env:
     return _domain_module(domain).get_environment(**databases, **environment_kwargs(domain, task))
 
 
@@ -207,7 +211,7 @@ def check_buildable(domain: Domain) -> None:
 def new_environment(domain: Domain, task: Task | None = None) -> Tau2Env:
     """A fresh tau2 environment with its own copy of the domain database(s)."""
     pristine = _pristine(domain)
-    databases: dict[str, Any] = {"db": pickle.loads(pristine.agent_db)}
+    databases: dict[str, object] = {"db": pickle.loads(pristine.agent_db)}
     if pristine.user_db is not None:
         databases["user_db"] = pickle.loads(pristine.user_db)
     return _build(domain, task, databases)
@@ -233,8 +237,8 @@ class _Facts:
     (a second per domain); the first episode of the domain does."""
 
     policy: str
-    tool_schemas: tuple[dict[str, Any], ...]
-    user_tool_schemas: tuple[dict[str, Any], ...] | None
+    tool_schemas: tuple[ToolSchema, ...]
+    user_tool_schemas: tuple[ToolSchema, ...] | None
 
 
 FACTS_FORMAT = 2  # bump when what _Facts holds, or how it is computed, changes
@@ -303,12 +307,12 @@ def policy(domain: Domain, task: Task | None = None) -> str:
 GOLDEN_RETRIEVAL = "golden_retrieval"
 
 
-def agent_tools(domain: Domain) -> list[dict[str, Any]]:
+def agent_tools(domain: Domain) -> list[ToolSchema]:
     """The agent's tool schemas (OpenAI format), in tau2's order."""
     return [dict(schema) for schema in _facts(domain).tool_schemas]
 
 
-def user_tools(domain: Domain, task: Task | None = None) -> list[dict[str, Any]] | None:
+def user_tools(domain: Domain, task: Task | None = None) -> list[ToolSchema] | None:
     """The user's tool schemas, or None where the user has no tools.
 
     tau2-bench v1.0.1 gives the user only the tools its task names (``Task.user_tools``;
@@ -374,5 +378,5 @@ def write_tools(domain: Domain) -> frozenset[str]:
     )
 
 
-def task_from_dict(package: Tau2Package, data: dict[str, Any]) -> Task:
+def task_from_dict(package: Tau2Package, data: JsonMapping) -> Task:
     return package.module("data_model.tasks").Task.model_validate(data)

@@ -26,9 +26,11 @@ takes the initial databases' cached hashes instead of hashing them again.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from harness.boundary import threadsafe_ast
+from harness.boundary.json_value import JsonObject
 from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
@@ -94,7 +96,7 @@ def tau2_cannot_parse(call: ToolCall) -> bool:
     return call.raw_verbatim and call.raw_arguments.strip() == ""
 
 
-def unsafe_call_reason(name: str, arguments: dict[str, Any]) -> str | None:
+def unsafe_call_reason(name: str, arguments: Mapping[str, object]) -> str | None:
     """Why a call must not reach tau2 (see the module docstring), or None."""
     if name != "calculate":
         return None
@@ -191,7 +193,7 @@ class Tau2Environment(Environment):
         except Exception:  # a broken sync must not end the episode; scoring replays
             pass
 
-    def final_state(self) -> dict[str, Any] | None:
+    def final_state(self) -> JsonObject | None:
         """The databases' hashes (when the reward compares them) and the task's
         assertions on this environment, as tau2's evaluator would get them by replay."""
         reward_type = self.domain.package.module("data_model.tasks").RewardType

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonValue
 from harness.boundary.sanitise import loads_within_depth
 
 from . import replay_memo
@@ -73,7 +74,7 @@ class Evaluation:
     # NL assertions the judge must still grade (their part of the reward is not in ``reward``).
     nl_assertions_pending: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "reward": self.reward,
             "reward_basis": self.reward_basis,
@@ -125,7 +126,7 @@ def live_state_applies(domain: Domain, live: LiveState | None, calls: Sequence[C
 def _same_output(replayed: str | None, recorded: str | None) -> bool:
     """tau2's check in ``set_state``: equal as JSON values, else as text."""
 
-    def value(text: str | None) -> Any:
+    def value(text: str | None) -> JsonValue:
         try:
             return loads_within_depth(text) if text is not None else None
         except (ValueError, TypeError):  # JSONDecodeError and BoundsError are ValueErrors

@@ -56,9 +56,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from harness.boundary.atomic import write_atomic
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.report.appendix import STAND_IN_JUDGES, STAND_IN_USERS
 from harness.store.records import INFRA_ERROR, OK
@@ -68,11 +69,15 @@ from harness.types import Score, Trajectory
 from .banking import RETRIEVAL_OPTION
 from .checkout import RELEASE, pinned
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, load_tasks, policy
-from .official import official_module, simulation_run
+from .json_fields import float_value, int_value, object_field
+from .official import Tau2Model, official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules
 from .task_sets import BANKING, BASE_SPLIT, ORIGINAL, V1_0_1
 from .transcript import INFRASTRUCTURE_ERROR
+
+if TYPE_CHECKING:
+    from tau2.data_model.tasks import Task
 
 BENCHMARK = V1_0_1.benchmark  # "tau3"
 MIN_TRIALS = 4  # the leaderboard's "4+ trials"
@@ -112,8 +117,8 @@ class SubmissionFields:
 @dataclass
 class RunData:
     run_dir: Path
-    manifest: dict[str, Any]
-    records: list[dict[str, Any]]  # the run's tau3 records (the last of each key)
+    manifest: JsonObject
+    records: list[JsonObject]  # the run's tau3 records (the last of each key)
 
     @property
     def run_id(self) -> str:
@@ -126,8 +131,8 @@ class DomainPlan:
 
     domain: Domain
     rules: Rules
-    tasks: tuple[Any, ...]  # tau2 Task objects, in tau2's order
-    records: dict[tuple[str, int], dict[str, Any]]
+    tasks: tuple[Task, ...]  # in tau2's order
+    records: dict[tuple[str, int], JsonObject]
 
     @property
     def binned(self) -> int:
@@ -139,6 +144,26 @@ class DomainPlan:
 class Exported:
     folder: Path
     binned: int  # binned simulations written as tau2-bench writes them
+
+
+class _Simulation(Protocol):
+    termination_reason: object
+
+
+class _Results(Protocol):
+    """What this module reads of tau2's ``Results`` (a pydantic model)."""
+
+    simulations: list[_Simulation]
+
+    def model_copy(self, *, update: dict[str, object]) -> _Results: ...
+
+    def save(self, path: Path, format: str) -> None: ...
+
+
+class _Metrics(Protocol):
+    """What this module reads of tau2-bench's per-domain metrics."""
+
+    pass_hat_ks: dict[int, float]
 
 
 # --- reading and refusing ------------------------------------------------------------
@@ -195,8 +220,8 @@ def base_domains(run: RunData, wanted: Sequence[str] | None) -> list[str]:
     return [d for d in present if d in wanted]
 
 
-def _details(record: dict[str, Any]) -> dict[str, Any]:
-    return (record.get("score") or {}).get("details") or {}
+def _details(record: JsonMapping) -> JsonMapping:
+    return object_field(object_field(record.get("score")).get("details"))
 
 
 def check_stand_ins(run: RunData, domains: Sequence[str]) -> None:
@@ -214,10 +239,11 @@ def check_stand_ins(run: RunData, domains: Sequence[str]) -> None:
     judge = run.manifest.get("judge_model")
     judged = {str(_details(r).get("judge")) for r in run.records if _details(r).get("judge")}
     needs_judge = Tau3Adapter().needs_judge_for(list(domains))
-    for name in ([judge] if needs_judge else []) + sorted(judged):
-        if name in STAND_IN_JUDGES:
+    judges: list[JsonValue] = [judge] if needs_judge else []
+    for judge_name in [*judges, *sorted(judged)]:
+        if judge_name in STAND_IN_JUDGES:
             raise ConfigError(
-                f"{run.run_dir} was graded by the stand-in judge '{name}' (not tau2-bench's NL "
+                f"{run.run_dir} was graded by the stand-in judge '{judge_name}' (not tau2-bench's NL "
                 "judge); rerun with a judge model (--judge-model)"
             )
     agent = agent_model(run)
@@ -238,19 +264,26 @@ def check_trials(run: RunData) -> int:
     return trials
 
 
-def _option(record: dict[str, Any], name: str) -> Any:
+def _option(record: JsonMapping, name: str) -> JsonValue:
     """A load option as the record holds it (its metadata first)."""
-    metadata = record.get("metadata") or {}
+    metadata = object_field(record.get("metadata"))
     if name in metadata:
         return metadata[name]
-    return (record.get("load_options") or {}).get(name)
+    return object_field(record.get("load_options")).get(name)
+
+
+def _order(value: JsonValue) -> tuple[int, float | str]:
+    """Numbers in their order, then anything else by its text (a JSON value's sort key)."""
+    if isinstance(value, (int, float)):
+        return (0, value)
+    return (1, str(value))
 
 
 def standard_problems(run: RunData) -> list[str]:
     """How the run departs from the standard τ-bench scaffold (empty: it does not)."""
     manifest = run.manifest
     problems = []
-    strategy = (manifest.get("strategy") or {}).get("name") or "plain"
+    strategy = object_field(manifest.get("strategy")).get("name") or "plain"
     if strategy != "plain":
         problems.append(f"strategy '{strategy}' (a test-time strategy around the model)")
     feedback = str(manifest.get("env_feedback") or "standard")
@@ -258,7 +291,7 @@ def standard_problems(run: RunData) -> list[str]:
         problems.append(f"environment feedback '{feedback}' (not the benchmark's tool messages)")
     if any(_option(r, "malformed_calls") == MALFORMED_CONTINUE for r in run.records):
         problems.append(f"load option malformed_calls: {MALFORMED_CONTINUE} (not tau2's rule)")
-    model = manifest.get("model") or {}
+    model = object_field(manifest.get("model"))
     if model.get("prompt_mode"):
         problems.append("tools in the prompt, calls parsed from text (prompt mode)")
     if model.get("argument_max_length"):
@@ -268,7 +301,7 @@ def standard_problems(run: RunData) -> list[str]:
     for name, default in (("max_steps", DEFAULT_MAX_STEPS), ("max_errors", DEFAULT_MAX_ERRORS)):
         values = {_option(r, name) for r in run.records} - {None, default}
         if values:
-            problems.append(f"{name} {sorted(values)[0]} (tau2's default: {default})")
+            problems.append(f"{name} {min(values, key=_order)} (tau2's default: {default})")
     return problems
 
 
@@ -287,13 +320,15 @@ def check_submission_type(run: RunData, submission_type: str) -> None:
 
 
 def agent_model(run: RunData) -> str:
-    return str((run.manifest.get("model") or {}).get("name") or "unknown")
+    return str(object_field(run.manifest.get("model")).get("name") or "unknown")
 
 
 # --- one domain ----------------------------------------------------------------------
 
 
-def _one_value(records: Iterable[dict[str, Any]], name: str, default: Any, domain: str) -> Any:
+def _one_value(
+    records: Iterable[JsonMapping], name: str, default: JsonValue, domain: str
+) -> JsonValue:
     values = {repr(_option(r, name)): _option(r, name) for r in records}
     values.pop(repr(None), None)
     if len(values) > 1:
@@ -321,9 +356,9 @@ def plan_domain(
             "malformed_calls": _one_value(records, "malformed_calls", MALFORMED_TAU2, name),
         }
     )
-    domain = Domain(V1_0_1, package, name, retrieval)
+    domain = Domain(V1_0_1, package, name, None if retrieval is None else str(retrieval))
     tasks = load_tasks(domain, BASE_SPLIT)
-    by_key = {(str(r["sample_id"]), int(r["trial"])): r for r in records}
+    by_key = {(str(r["sample_id"]), int_value(r["trial"])): r for r in records}
     for task in tasks:
         for trial in range(trials):
             problem = _unscored(by_key.get((task.id, trial)), strict)
@@ -336,11 +371,11 @@ def plan_domain(
     return DomainPlan(domain, rules, tasks, chosen)
 
 
-def _is_binned(record: dict[str, Any]) -> bool:
-    return bool((record.get("score") or {}).get("excluded"))
+def _is_binned(record: JsonMapping) -> bool:
+    return bool(object_field(record.get("score")).get("excluded"))
 
 
-def _unscored(record: dict[str, Any] | None, strict: bool) -> str | None:
+def _unscored(record: JsonMapping | None, strict: bool) -> str | None:
     """Why a record is not a trial to export (None: it is)."""
     if record is None:
         return "is missing (run the same `harness run` command again to finish it)"
@@ -356,26 +391,28 @@ def _unscored(record: dict[str, Any] | None, strict: bool) -> str | None:
             "was binned as an infrastructure error by tau2-bench's runner (every attempt void) "
             "and is not scored (--strict)"
         )
-    if not (record.get("trajectory") or {}).get("messages"):
+    if not object_field(record.get("trajectory")).get("messages"):
         return "has no stored transcript"
     return None
 
 
-def reward_info(package: Tau2Package, task: Any, score: dict[str, Any]) -> Any:
+def reward_info(package: Tau2Package, task: Task, score: JsonMapping) -> Tau2Model:
     """The record's score as tau2's ``RewardInfo`` (what tau2's metrics read)."""
     simulation = package.module("data_model.simulation")
     reward_type = package.module("data_model.tasks").RewardType
-    details = score.get("details") or {}
+    details = object_field(score.get("details"))
     criteria = task.evaluation_criteria
     basis = details.get("reward_basis")
     if basis is None:
         basis = [b.value for b in criteria.reward_basis] if criteria is not None else []
-    breakdown = details.get("reward_breakdown") or {}
+    if not isinstance(basis, list):
+        raise TypeError(f"reward_basis is not a list: {basis!r}")
+    breakdown = object_field(details.get("reward_breakdown"))
     db_match = details.get("db_match")
     return simulation.RewardInfo(
-        reward=float(score.get("reward") or 0.0),
+        reward=float_value(score.get("reward") or 0.0),
         reward_basis=[reward_type(b) for b in basis],
-        reward_breakdown={reward_type(k): float(v) for k, v in breakdown.items()} or None,
+        reward_breakdown={reward_type(k): float_value(v) for k, v in breakdown.items()} or None,
         db_check=None
         if db_match is None
         else simulation.DBCheck(db_match=bool(db_match), db_reward=1.0 if db_match else 0.0),
@@ -386,15 +423,16 @@ def reward_info(package: Tau2Package, task: Any, score: dict[str, Any]) -> Any:
     )
 
 
-def _simulation_id(run_id: str, record: dict[str, Any]) -> str:
+def _simulation_id(run_id: str, record: JsonMapping) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"harness:{run_id}:{record['key']}"))
 
 
-def binned_simulation(plan: DomainPlan, record: dict[str, Any], run_id: str) -> Any:
+def binned_simulation(plan: DomainPlan, record: JsonMapping, run_id: str) -> Tau2Model:
     """A binned trial as tau2-bench's ``run_with_retry`` writes one when every attempt
     failed: no messages, no reward, ``INFRASTRUCTURE_ERROR``, the failure in ``info``."""
     simulation = plan.domain.package.module("data_model.simulation")
-    details = record["score"].get("details") or {}
+    score = object_field(record["score"])
+    details = object_field(score.get("details"))
     when = str(record.get("started_at") or record.get("finished_at") or "")
     return simulation.SimulationRun(
         id=_simulation_id(run_id, record),
@@ -405,41 +443,42 @@ def binned_simulation(plan: DomainPlan, record: dict[str, Any], run_id: str) -> 
         duration=0.0,
         termination_reason=simulation.TerminationReason.INFRASTRUCTURE_ERROR,
         messages=[],
-        trial=int(record["trial"]),
+        trial=int_value(record["trial"]),
         seed=record.get("seed"),
         info={
-            "error": str(record["score"]["excluded"]),
+            "error": str(score["excluded"]),
             "error_type": str(details.get("abort_cause") or "aborted"),
             "failed_after_attempts": details.get("attempts"),
         },
     )
 
 
-def simulation_of(plan: DomainPlan, task: Any, record: dict[str, Any], run_id: str) -> Any:
+def simulation_of(plan: DomainPlan, task: Task, record: JsonMapping, run_id: str) -> Tau2Model:
     """One (task, trial) record as a tau2 ``SimulationRun``."""
     if _is_binned(record):
         return binned_simulation(plan, record, run_id)
-    trajectory = Trajectory.from_dict(record["trajectory"])
+    trajectory = Trajectory.from_dict(dict(object_field(record["trajectory"])))
     base = simulation_run(plan.domain, task, trajectory, plan.rules)
-    update: dict[str, Any] = {
+    update: dict[str, object] = {
         "id": _simulation_id(run_id, record),
-        "trial": int(record["trial"]),
+        "trial": int_value(record["trial"]),
         "seed": record.get("seed"),
-        "reward_info": reward_info(plan.domain.package, task, record["score"]),
+        "reward_info": reward_info(plan.domain.package, task, object_field(record["score"])),
         "agent_cost": None,
         "user_cost": None,
     }
     if record.get("started_at"):
         update["timestamp"] = str(record["started_at"])
-    if isinstance(record.get("latency_s"), (int, float)):
-        update["duration"] = float(record["latency_s"])
+    latency = record.get("latency_s")
+    if isinstance(latency, (int, float)):
+        update["duration"] = float(latency)
     return base.model_copy(update=update)
 
 
-def agent_args(manifest: dict[str, Any]) -> dict[str, Any]:
-    sampling = manifest.get("sampling") or {}
+def agent_args(manifest: JsonMapping) -> JsonObject:
+    sampling = object_field(manifest.get("sampling"))
     args = {k: sampling[k] for k in AGENT_ARGS if sampling.get(k) is not None}
-    args.update(sampling.get("extra") or {})
+    args.update(object_field(sampling.get("extra")))
     return args
 
 
@@ -454,15 +493,15 @@ def _domain_policy(domain: Domain) -> str:
         ) from None
 
 
-def run_info(plan: DomainPlan, run: RunData, trials: int) -> Any:
+def run_info(plan: DomainPlan, run: RunData, trials: int) -> Tau2Model:
     """tau2's ``Info`` of the domain's results, from the manifest."""
     package = plan.domain.package
     simulation = package.module("data_model.simulation")
     environment = package.module("environment.environment")
     guidelines = package.module("user.user_simulator").get_global_user_sim_guidelines()
     manifest = run.manifest
-    strategy = (manifest.get("strategy") or {}).get("name") or "plain"
-    commit = (manifest.get("versions") or {}).get(f"{BENCHMARK}.commit") or pinned().commit
+    strategy = object_field(manifest.get("strategy")).get("name") or "plain"
+    commit = object_field(manifest.get("versions")).get(f"{BENCHMARK}.commit") or pinned().commit
     return simulation.Info(
         git_commit=str(commit),
         num_trials=trials,
@@ -487,7 +526,7 @@ def run_info(plan: DomainPlan, run: RunData, trials: int) -> Any:
     )
 
 
-def domain_results(plan: DomainPlan, run: RunData, trials: int) -> Any:
+def domain_results(plan: DomainPlan, run: RunData, trials: int) -> _Results:
     """The domain's tau2 ``Results``: its base tasks and every (task, trial)."""
     simulation = plan.domain.package.module("data_model.simulation")
     simulations = [
@@ -506,12 +545,12 @@ def domain_results(plan: DomainPlan, run: RunData, trials: int) -> Any:
 # --- tau2-bench's own checks -----------------------------------------------------------
 
 
-def check_with_tau2(package: Tau2Package, paths: Sequence[Path]) -> list[Any]:
+def check_with_tau2(package: Tau2Package, paths: Sequence[Path]) -> list[_Results]:
     """Load the written files as ``tau2 submit validate`` does and run its checks on
     them; returns the loaded results (RuntimeError: the export is wrong)."""
     public = official_module(package, "scripts.leaderboard.verify_trajectories_public")
     prepare = official_module(package, "scripts.leaderboard.prepare_submission")
-    loaded = []
+    loaded: list[_Results] = []
     for path in paths:
         results, ok, error = public.check_format(str(path))
         for check in (public.check_tasks, public.check_num_trials):
@@ -526,25 +565,25 @@ def check_with_tau2(package: Tau2Package, paths: Sequence[Path]) -> list[Any]:
     return loaded
 
 
-def without_binned(results: Any) -> Any:
+def without_binned(results: _Results) -> _Results:
     """The results without binned simulations: what tau2-bench's metrics read in its
     locked environment, whatever pandas is installed here (see the module docstring)."""
     kept = [s for s in results.simulations if s.termination_reason != INFRASTRUCTURE_ERROR]
     return results.model_copy(update={"simulations": kept})
 
 
-def check_against_run(name: str, plan: DomainPlan, metrics: Any) -> None:
+def check_against_run(name: str, plan: DomainPlan, metrics: _Metrics) -> None:
     """tau2-bench's pass^k of the written file equals the run's own (metrics.py)."""
     from .adapter import Tau3Adapter
 
     views = [
         RecordView(
             sample_id=str(r["sample_id"]),
-            subset=r["subset"],
-            trial=int(r["trial"]),
-            status=r.get("status", OK),
-            score=Score.from_dict(r["score"]),
-            metadata=r.get("metadata") or {},
+            subset=str(r["subset"]),
+            trial=int_value(r["trial"]),
+            status=str(r.get("status", OK)),
+            score=Score.from_dict(dict(object_field(r["score"]))),
+            metadata=dict(object_field(r.get("metadata"))),
         )
         for r in plan.records.values()
     ]
@@ -564,7 +603,7 @@ def slug(text: str) -> str:
     return text.lower().replace(" ", "-").replace("/", "-").replace(".", "-")
 
 
-def _evaluation_date(manifest: dict[str, Any]) -> date | None:
+def _evaluation_date(manifest: JsonMapping) -> date | None:
     created = manifest.get("created_at")
     if not created:
         return None
@@ -577,8 +616,8 @@ def _evaluation_date(manifest: dict[str, Any]) -> date | None:
 def modified_prompts(run: RunData) -> bool | None:
     """Whether the model saw other prompts than tau2-bench's (None: not known)."""
     manifest = run.manifest
-    model = manifest.get("model") or {}
-    strategy = str((manifest.get("strategy") or {}).get("name") or "plain")
+    model = object_field(manifest.get("model"))
+    strategy = str(object_field(manifest.get("strategy")).get("name") or "plain")
     feedback = str(manifest.get("env_feedback") or "standard")
     if model.get("prompt_mode") or model.get("argument_max_length"):
         return True
@@ -589,9 +628,9 @@ def modified_prompts(run: RunData) -> bool | None:
 
 def methodology_notes(run: RunData, domains: Sequence[str], trials: int, extra: str | None) -> str:
     manifest = run.manifest
-    versions = manifest.get("versions") or {}
-    model = manifest.get("model") or {}
-    strategy = manifest.get("strategy") or {"name": "plain"}
+    versions = object_field(manifest.get("versions"))
+    model = object_field(manifest.get("model"))
+    strategy = object_field(manifest.get("strategy")) or {"name": "plain"}
     settings = ", ".join(f"{k}={v}" for k, v in strategy.items() if k != "name")
     banking = [r for r in run.records if r["subset"] == BANKING]
     retrieval = {_option(r, RETRIEVAL_OPTION) for r in banking} - {None}
@@ -624,10 +663,10 @@ def build_submission(
     package: Tau2Package,
     fields: SubmissionFields,
     run: RunData,
-    domain_results_: dict[str, Any],
+    domain_results_: dict[str, object],
     files: dict[str, str],
     trials: int,
-) -> Any:
+) -> Tau2Model:
     """The checkout's ``Submission`` for the domain results computed by tau2-bench."""
     board = official_module(package, "scripts.leaderboard.submission")
     domains = list(domain_results_)

@@ -23,11 +23,13 @@ import json
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 
 from .gold_cache import Hashes
+from .json_fields import int_value, list_field
 
 KIND = "tau2-live-state"
 MAX_FRESH = 100_000  # tokens kept for scoring; older ones fall back to replay
@@ -43,7 +45,7 @@ class CallDigest:
         self._hash = hashlib.sha256()
         self.count = 0
 
-    def add(self, requestor: str, name: str, arguments: dict[str, Any]) -> None:
+    def add(self, requestor: str, name: str, arguments: Mapping[str, object]) -> None:
         line = json.dumps([requestor, name, arguments], sort_keys=True, default=str)
         self._hash.update(line.encode("utf-8", errors="replace") + b"\n")
         self.count += 1
@@ -52,7 +54,7 @@ class CallDigest:
         return self._hash.hexdigest()
 
 
-def digest_of(calls: Iterable[tuple[str, str, dict[str, Any]]]) -> tuple[str, int]:
+def digest_of(calls: Iterable[tuple[str, str, Mapping[str, object]]]) -> tuple[str, int]:
     digest = CallDigest()
     for requestor, name, arguments in calls:
         digest.add(requestor, name, arguments)
@@ -69,29 +71,41 @@ class LiveState:
     env_assertions: list[bool] = field(default_factory=list)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
+        hashes: JsonValue = list(self.hashes) if self.hashes is not None else None
+        assertions: JsonValue = list(self.env_assertions)
         return {
             "kind": KIND,
             "token": self.token,
             "calls_digest": self.calls_digest,
             "n_calls": self.n_calls,
-            "db_hashes": list(self.hashes) if self.hashes is not None else None,
-            "env_assertions": list(self.env_assertions),
+            "db_hashes": hashes,
+            "env_assertions": assertions,
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LiveState:
+    def from_dict(cls, data: JsonMapping) -> LiveState:
         hashes = data.get("db_hashes")
         return cls(
             calls_digest=str(data["calls_digest"]),
-            n_calls=int(data["n_calls"]),
-            hashes=(hashes[0], hashes[1]) if hashes is not None else None,
-            env_assertions=[bool(v) for v in data.get("env_assertions") or []],
+            n_calls=int_value(data["n_calls"]),
+            hashes=None if hashes is None else _hashes(hashes),
+            env_assertions=[bool(v) for v in list_field(data.get("env_assertions"))],
             token=str(data["token"]),
         )
 
 
-def register(state: LiveState) -> dict[str, Any]:
+def _hashes(value: JsonValue) -> Hashes:
+    """The (agent, user) database hashes as ``to_dict`` wrote them."""
+    if not isinstance(value, list) or len(value) < 2:
+        raise TypeError(f"not a pair of database hashes: {value!r}")
+    agent, user = value[0], value[1]
+    if not (agent is None or isinstance(agent, str)) or not (user is None or isinstance(user, str)):
+        raise TypeError(f"not a pair of database hashes: {value!r}")
+    return agent, user
+
+
+def register(state: LiveState) -> JsonObject:
     """Mark a state fresh for the next scoring; returns it as the episode's final_state."""
     with _lock:
         _fresh[state.token] = None
@@ -100,7 +114,7 @@ def register(state: LiveState) -> dict[str, Any]:
     return state.to_dict()
 
 
-def take(final_state: Any) -> LiveState | None:
+def take(final_state: object) -> LiveState | None:
     """The live state of a trajectory if it is fresh (once), else None."""
     if not isinstance(final_state, dict) or final_state.get("kind") != KIND:
         return None

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from harness.boundary import threadsafe_ast
+from harness.boundary.json_value import JsonMapping
 from harness.boundary.sanitise import loads_within_depth
 from harness.models.base import ModelClient
 from harness.task.contract import Services
-from harness.types import AssistantTurn, SamplingParams, Score
+from harness.types import AssistantTurn, Message, SamplingParams, Score
 
+from .json_fields import list_field, object_field
 from .metrics import is_successful
 from .transcript import Turn, to_tau2_messages
 
@@ -44,11 +46,11 @@ if TYPE_CHECKING:
 JUDGED_DOMAINS = frozenset({"retail", "banking_knowledge"})
 
 
-def task_is_judged(task: dict[str, Any] | None) -> bool:
+def task_is_judged(task: JsonMapping | None) -> bool:
     """Whether tau2's NL judge grades part of this task (a task dump, ``Sample.gold``):
     NL_ASSERTION in its reward basis and assertions to judge (tau2 asks no LLM for none)."""
-    criteria = (task or {}).get("evaluation_criteria") or {}
-    basis = criteria.get("reward_basis") or []
+    criteria = object_field((task or {}).get("evaluation_criteria"))
+    basis = list_field(criteria.get("reward_basis"))
     return "NL_ASSERTION" in basis and bool(criteria.get("nl_assertions"))
 
 
@@ -84,7 +86,7 @@ def _assignment(method: ast.FunctionDef, name: str) -> ast.expr:
     raise LookupError(f"{name} is not assigned in {EVALUATOR_METHOD}")
 
 
-def _render(node: ast.expr, values: dict[str, Any]) -> str:
+def _render(node: ast.expr, values: Mapping[str, object]) -> str:
     """A string literal, or an f-string whose fields are plain names in ``values``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -112,11 +114,9 @@ def trajectory_text(domain: Domain, greeting: str, turns: Sequence[Turn]) -> str
     return "\n".join(f"{message.role}: {message.content}" for message in messages)
 
 
-def judge_messages(
-    domain: Domain, conversation: str, assertions: list[str]
-) -> list[dict[str, Any]]:
+def judge_messages(domain: Domain, conversation: str, assertions: list[str]) -> list[Message]:
     method = _method(domain)
-    values = {"trajectory_str": conversation, "nl_assertions": assertions}
+    values: dict[str, object] = {"trajectory_str": conversation, "nl_assertions": assertions}
     system = _render(_assignment(method, "system_prompt"), values)
     user = _render(_assignment(method, "user_prompt"), values)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

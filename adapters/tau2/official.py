@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 from harness.types import Trajectory
 
 from . import prompts
 from .domains import Domain, environment_kwargs
+from .package import Tau2Package
 from .rules import Rules
 from .task_sets import ABORT_RERUN
 from .transcript import (
@@ -31,6 +33,17 @@ from .transcript import (
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
+
+
+class Tau2Model(Protocol):
+    """One of tau2's pydantic models, as far as this package uses one: built by
+    tau2's classes, passed on, copied with changes, written as JSON."""
+
+    def model_copy(self, *, update: dict[str, object] | None = None) -> Tau2Model: ...
+
+    def model_dump_json(
+        self, *, indent: int | None = None, exclude_none: bool = False, ensure_ascii: bool = False
+    ) -> str: ...
 
 
 # tau2-bench v1.0.1 changes process-wide state when some of its modules are first
@@ -47,7 +60,7 @@ _PROCESS_GLOBALS = (
 )
 
 
-def official_module(package: Any, name: str) -> Any:
+def official_module(package: Tau2Package, name: str) -> ModuleType:
     """A module of the task set's tau2, imported with the process-wide state above
     given back as it was (the module keeps working: it reads these at call time)."""
     import asyncio.base_events
@@ -64,7 +77,7 @@ def official_module(package: Any, name: str) -> Any:
         asyncio.base_events.BaseEventLoop.__del__ = loop_del  # type: ignore[method-assign]
 
 
-def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Any:
+def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Rules) -> Tau2Model:
     package = domain.package
     simulation = package.module("data_model.simulation")
     turns = parse_transcript(trajectory.messages)
@@ -84,11 +97,11 @@ def simulation_run(domain: Domain, task: Task, trajectory: Trajectory, rules: Ru
     )
 
 
-def official_reward(domain: Domain, task: Task, simulation: Any) -> float:
+def official_reward(domain: Domain, task: Task, simulation: object) -> float:
     """tau2's ``evaluate_simulation`` reward (evaluation type ALL, not solo)."""
     domain.package.quiet()
     evaluator = official_module(domain.package, "evaluator.evaluator")
-    extra: dict[str, Any] = {}
+    extra: dict[str, object] = {}
     kwargs = environment_kwargs(domain, task)
     if kwargs:
         extra["env_kwargs"] = kwargs
@@ -112,10 +125,10 @@ class OfficialOutcome:
 
     termination: str  # tau2's TerminationReason value
     reward: float | None  # None for an infrastructure error (left out of the metrics)
-    messages: list[Any]  # the official simulation's messages
+    messages: list[Tau2Model]  # the official simulation's messages
     attempts: int = 1
     diverged: bool = False  # the official run asked for more than the recording holds
-    simulation: Any = None  # its SimulationRun (None where its runner kept none)
+    simulation: Tau2Model | None = None  # its SimulationRun (None where its runner kept none)
 
 
 def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
@@ -126,7 +139,7 @@ def _scripts(trajectory: Trajectory) -> tuple[list[Turn], list[Turn]]:
     )
 
 
-def _official_message(package: Any, turn: Turn) -> Any:
+def _official_message(package: Tau2Package, turn: Turn) -> Tau2Model:
     """One recorded turn as the official message class. The arguments are read as
     tau2's ``generate`` reads the text the model sent (``json.loads``), whatever the
     harness made of it, so a call tau2 cannot parse raises what it raises there."""
@@ -152,13 +165,13 @@ def _official_message(package: Any, turn: Turn) -> Any:
 class _Script:
     """A participant's recorded turns, handed out in order."""
 
-    def __init__(self, package: Any, turns: list[Turn]):
+    def __init__(self, package: Tau2Package, turns: list[Turn]):
         self.package = package
         self.turns = turns
         self.sent = 0
         self.exhausted = False
 
-    def next(self) -> Any:
+    def next(self) -> Tau2Model:
         if self.sent >= len(self.turns):
             self.exhausted = True
             raise RuntimeError("the recorded conversation has no further message")
@@ -167,7 +180,9 @@ class _Script:
         return _official_message(self.package, turn)
 
 
-def _participants(domain: Domain, agent_script: _Script, user_script: _Script) -> tuple[Any, Any]:
+def _participants(
+    domain: Domain, agent_script: _Script, user_script: _Script
+) -> tuple[object, object]:
     package = domain.package
     if domain.task_set.replay_skips_non_mutating:  # tau2-bench v1.0.1's class names
         agent_base = official_module(package, "agent.base_agent").HalfDuplexAgent
@@ -211,7 +226,7 @@ def official_pipeline(
     env_kwargs = environment_kwargs(domain, task)
     scripts: list[tuple[_Script, _Script]] = []
 
-    def one_simulation() -> Any:
+    def one_simulation() -> Tau2Model:
         agent_script, user_script = _Script(package, agent_turns), _Script(package, user_turns)
         scripts.append((agent_script, user_script))
         agent, user = _participants(domain, agent_script, user_script)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Protocol
 
 from harness.types import Message, ToolCall
 
@@ -115,7 +115,7 @@ def has_stop_token(text: str | None) -> bool:
     return isinstance(text, str) and any(token in text for token in STOP_TOKENS)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, list):  # content parts
@@ -193,12 +193,23 @@ def tau2_ending(
     return Ending(None, steps, errors, len(turns))
 
 
+class Tau2Message(Protocol):
+    """What the adapter reads and sets of a tau2 message (one of its pydantic models)."""
+
+    role: str
+    content: str | None
+    timestamp: str | None
+    turn_idx: int | None
+
+
 def executed_calls(turns: Sequence[Turn]) -> list[CallRecord]:
     """Every call the environment ran, in transcript order."""
     return [record for turn in turns for record in turn.calls if record.executed]
 
 
-def to_tau2_messages(package: Tau2Package, greeting: str, turns: Sequence[Turn]) -> list[Any]:
+def to_tau2_messages(
+    package: Tau2Package, greeting: str, turns: Sequence[Turn]
+) -> list[Tau2Message]:
     """The transcript as tau2 messages of ``package``, greeting first, stamped in order.
 
     Calls the environment never ran (unparseable arguments, refused expressions)
@@ -212,7 +223,7 @@ def to_tau2_messages(package: Tau2Package, greeting: str, turns: Sequence[Turn])
     Tau2ToolCall = message_module.ToolCall
 
     start = datetime(2025, 1, 1)
-    messages: list[Any] = [AssistantMessage(role="assistant", content=greeting, cost=0.0)]
+    messages: list[Tau2Message] = [AssistantMessage(role="assistant", content=greeting, cost=0.0)]
     for turn in turns:
         kept = [r for r in turn.calls if r.executed and r.result is not None]
         tool_calls = [

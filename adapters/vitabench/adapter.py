@@ -34,10 +34,10 @@ Where this differs from the benchmark's code:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.models.base import ModelClient
 from harness.task.contract import (
     Adapter,
@@ -51,7 +51,7 @@ from harness.task.contract import (
 )
 from harness.task.estimators import MEAN_REWARD, Estimator
 from harness.task.official_set import OfficialSet
-from harness.types import Score, ToolSchema, Trajectory
+from harness.types import Message, Score, ToolSchema, Trajectory
 
 from . import official
 from .data import (
@@ -83,7 +83,12 @@ SCRIPTED_USER_MODEL = "scripted"
 # an id of its own model gateway); this is the same model's provider id.
 DEFAULT_JUDGE_MODEL = "anthropic/claude-3-7-sonnet-20250219"
 
-EnvironmentFactory = Callable[[dict[str, Any], str, str], Environment]
+
+class EnvironmentFactory(Protocol):
+    """What makes one episode's world from a task record, its scenario and language
+    (the VitaEnvironment class; a stand-in in tests)."""
+
+    def __call__(self, task: JsonMapping, scenario: str, language: str, /) -> Environment: ...
 
 
 def sample_id(task: VitaTask) -> str:
@@ -233,7 +238,7 @@ class VitaBenchAdapter(Adapter):
 
         return expected_model_calls(sample.gold)
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> JsonObject:
         from .explain import gold_view
 
         return gold_view(sample.gold)
@@ -246,7 +251,7 @@ class VitaBenchAdapter(Adapter):
     async def score(self, sample: Sample, trajectory: Trajectory, services: Services) -> Score:
         task: VitaTask = sample.gold
         diagnostic = orders_diagnostic(trajectory.final_state, task)
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "termination": trajectory.termination,
             "orders_match": diagnostic,
             "judge_model": services.judge_model,
@@ -287,7 +292,7 @@ class VitaBenchAdapter(Adapter):
             details=details,
         )
 
-    def recorded_options(self, metadata: dict[str, Any]) -> dict[str, Any]:
+    def recorded_options(self, metadata: dict[str, object]) -> dict[str, object]:
         # A regrade judges with the prompts the run used, not what this machine has.
         source = metadata.get("prompt_source")
         return {"prompts": source} if source in ("official", "harness") else {}
@@ -346,7 +351,7 @@ def build_user(
     task: VitaTask,
     environment: Environment,
     services: Services,
-    agent_initial_messages: list[dict[str, Any]],
+    agent_initial_messages: list[Message],
     max_steps: int = MAX_STEPS,
     prompts: PromptSet | None = None,
 ) -> VitaUserSource:

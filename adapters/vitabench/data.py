@@ -19,11 +19,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.config.hub import HubUnreachableError
 from harness.errors import ConfigError
 from harness.errors import DataNotFoundError as HarnessDataNotFoundError
+
+from .database import as_list, as_object, as_objects
 
 HF_DATASET = "meituan-longcat/VitaBench"
 # Tasks in each task set of the released benchmark (the official set of Avg).
@@ -125,7 +127,7 @@ def locate_task_file(
         ) from exc
 
 
-def read_task_file(path: Path) -> list[dict[str, Any]]:
+def read_task_file(path: Path) -> list[JsonObject]:
     with open(path, encoding="utf-8") as handle:
         records = json.load(handle)
     if not isinstance(records, list) or not all(
@@ -139,7 +141,7 @@ def read_task_file(path: Path) -> list[dict[str, Any]]:
 class VitaTask:
     """One task record with the scenario and language it runs in."""
 
-    record: dict[str, Any]
+    record: JsonObject
     scenario: str
     language: str
 
@@ -152,7 +154,7 @@ class VitaTask:
         return str(self.record.get("instructions") or "")
 
     @property
-    def user_profile(self) -> dict[str, Any]:
+    def user_profile(self) -> JsonObject:
         scenario = self.record.get("user_scenario") or {}
         profile = scenario.get("user_profile") if isinstance(scenario, dict) else None
         return profile if isinstance(profile, dict) else {}
@@ -164,7 +166,7 @@ class VitaTask:
 
     @property
     def user_id(self) -> str:
-        environment = self.record.get("environment") or {}
+        environment = as_object(self.record.get("environment"))
         profile = self.user_profile
         return str(
             environment.get("user_id") or profile.get("user_id") or profile.get("user id") or ""
@@ -172,45 +174,45 @@ class VitaTask:
 
     @property
     def time(self) -> str:
-        return str((self.record.get("environment") or {}).get("time") or "")
+        return str(as_object(self.record.get("environment")).get("time") or "")
 
     @property
     def rubrics(self) -> list[str]:
         """State rubrics of every expected state, then the overall rubrics,
         de-duplicated keeping the first occurrence."""
-        criteria = self.record.get("evaluation_criteria") or {}
-        texts: list[str] = []
-        for state in criteria.get("expected_states") or []:
-            texts.extend(state.get("state_rubrics") or [])
-        texts.extend(criteria.get("overall_rubrics") or [])
+        criteria = as_object(self.record.get("evaluation_criteria"))
+        texts: list[JsonValue] = []
+        for state in as_objects(criteria.get("expected_states")):
+            texts.extend(as_list(state.get("state_rubrics")))
+        texts.extend(as_list(criteria.get("overall_rubrics")))
         return list(dict.fromkeys(str(text) for text in texts))
 
     @property
-    def required_orders(self) -> list[dict[str, Any]]:
+    def required_orders(self) -> list[JsonObject]:
         """The required orders, bookings and reservations. Every expected state of
         the released data lists the same ones; the union keeps the first copy."""
-        criteria = self.record.get("evaluation_criteria") or {}
-        seen: dict[str, dict[str, Any]] = {}
-        for state in criteria.get("expected_states") or []:
-            for order in state.get("required_orders") or []:
+        criteria = as_object(self.record.get("evaluation_criteria"))
+        seen: dict[str, JsonObject] = {}
+        for state in as_objects(criteria.get("expected_states")):
+            for order in as_list(state.get("required_orders")):
                 if isinstance(order, dict):
                     seen.setdefault(json.dumps(order, sort_keys=True, ensure_ascii=False), order)
         return list(seen.values())
 
     @property
-    def initial_records(self) -> dict[str, dict[str, Any]]:
+    def initial_records(self) -> dict[str, JsonObject]:
         """Orders, bookings and reservations present before the episode, by id.
 
         Each is listed under its dict key and under its own id field: in one
         released task (in-store ``10826054``) the two differ."""
-        environment = self.record.get("environment") or {}
-        records: dict[str, dict[str, Any]] = {}
+        environment = as_object(self.record.get("environment"))
+        records: dict[str, JsonObject] = {}
         for collection, id_field in (
             ("orders", "order_id"),
             ("books", "book_id"),
             ("reservations", "reservation_id"),
         ):
-            for key, value in (environment.get(collection) or {}).items():
+            for key, value in as_object(environment.get(collection)).items():
                 if isinstance(value, dict):
                     records[str(key)] = value
                     if value.get(id_field):

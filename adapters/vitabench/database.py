@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, JsonValue
 
 SCENARIOS = ("delivery", "instore", "ota", "cross")
 
@@ -41,24 +43,71 @@ INSTORE_ID_PREFIX = "OI"
 OTA_ID_PREFIX = "OO"
 
 
-def as_float(value: Any) -> float:
+def as_float(value: object) -> float:
     """A number declared float in the data model (ints and numeric strings coerce)."""
-    return float(value)
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
 
 
-def as_int(value: Any) -> int:
+def as_int(value: object) -> int:
     """A number declared int in the data model."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    return int(value)
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not an integer: {value!r}")
 
 
-def as_str(value: Any) -> str:
+def as_str(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def as_str_list(value: Any) -> list[str]:
-    return [str(item) for item in value or []]
+def as_str_list(value: object) -> list[str]:
+    if not value:
+        return []
+    if isinstance(value, (list, tuple, dict, str)):
+        return [str(item) for item in value]
+    raise TypeError(f"not a list: {value!r}")
+
+
+def as_list(value: object) -> JsonList:
+    """A JSON list field; an absent (or empty) one is ``[]``."""
+    if not value:
+        return []
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"not a list: {value!r}")
+
+
+def as_object(value: object) -> JsonMapping:
+    """A JSON object field; an absent (or empty) one is ``{}``."""
+    if not value:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"not an object: {value!r}")
+
+
+def as_objects(value: object) -> list[JsonMapping]:
+    """The objects of a JSON list field; an absent (or empty) one has none."""
+    if not value:
+        return []
+    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+        return value
+    raise TypeError(f"not a list of objects: {value!r}")
+
+
+def objects_by_key(value: object) -> dict[str, JsonMapping]:
+    """A JSON object of objects (a collection by id); an absent (or empty) one is ``{}``."""
+    return {key: as_object_item(item) for key, item in as_object(value).items()}
+
+
+def as_object_item(value: object) -> JsonMapping:
+    """An element of a collection: an object (even an empty one)."""
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"not an object: {value!r}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -72,18 +121,18 @@ class Location:
     latitude: float
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Location:
+    def from_dict(cls, data: JsonMapping) -> Location:
         return cls(
             address=as_str(data.get("address")),
             longitude=as_float(data.get("longitude", 0.0)),
             latitude=as_float(data.get("latitude", 0.0)),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"address": self.address, "longitude": self.longitude, "latitude": self.latitude}
 
 
-def optional_location(data: Any) -> Location | None:
+def optional_location(data: object) -> Location | None:
     return Location.from_dict(data) if isinstance(data, dict) else None
 
 
@@ -96,12 +145,12 @@ class Weather:
     humidity: float
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Weather:
+    def from_dict(cls, data: JsonMapping) -> Weather:
         return cls(
             city=as_str(data.get("city")),
             category=as_str(data.get("category")),
             datetime=as_str(data.get("datetime")),
-            temperature=[as_float(t) for t in data.get("temperature") or []],
+            temperature=[as_float(t) for t in as_list(data.get("temperature"))],
             humidity=as_float(data.get("humidity", 0.0)),
         )
 
@@ -122,7 +171,7 @@ class StoreProduct:
     tags: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StoreProduct:
+    def from_dict(cls, data: JsonMapping) -> StoreProduct:
         attributes = data.get("attributes", "")
         if isinstance(attributes, list):  # the data model joins a list into one string
             attributes = ", ".join(str(a) for a in attributes)
@@ -137,7 +186,7 @@ class StoreProduct:
             tags=as_str_list(data.get("tags")),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "product_id": self.product_id,
             "name": self.name,
@@ -160,14 +209,14 @@ class Store:
     products: list[StoreProduct]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Store:
+    def from_dict(cls, data: JsonMapping) -> Store:
         return cls(
             store_id=as_str(data.get("store_id")),
             name=as_str(data.get("name")),
             score=as_float(data.get("score", 0.0)),
-            location=Location.from_dict(data.get("location") or {}),
+            location=Location.from_dict(as_object(data.get("location"))),
             tags=as_str_list(data.get("tags")),
-            products=[StoreProduct.from_dict(p) for p in data.get("products") or []],
+            products=[StoreProduct.from_dict(p) for p in as_objects(data.get("products"))],
         )
 
 
@@ -185,7 +234,7 @@ class ShopProduct:
     tags: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ShopProduct:
+    def from_dict(cls, data: JsonMapping) -> ShopProduct:
         return cls(
             product_id=as_str(data.get("product_id")),
             name=as_str(data.get("name")),
@@ -195,7 +244,7 @@ class ShopProduct:
             tags=as_str_list(data.get("tags")),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "product_id": self.product_id,
             "name": self.name,
@@ -219,17 +268,17 @@ class Shop:
     products: list[ShopProduct]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Shop:
+    def from_dict(cls, data: JsonMapping) -> Shop:
         return cls(
             shop_id=as_str(data.get("shop_id")),
             shop_name=as_str(data.get("shop_name")),
             score=as_float(data.get("score", 0.0)),
-            location=Location.from_dict(data.get("location") or {}),
+            location=Location.from_dict(as_object(data.get("location"))),
             tags=as_str_list(data.get("tags")),
             enable_book=bool(data.get("enable_book", False)),
             book_price=as_float(data.get("book_price", 0.0) or 0.0),
             enable_reservation=bool(data.get("enable_reservation", False)),
-            products=[ShopProduct.from_dict(p) for p in data.get("products") or []],
+            products=[ShopProduct.from_dict(p) for p in as_objects(data.get("products"))],
         )
 
 
@@ -247,7 +296,7 @@ class BookInfo:
     status: str
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BookInfo:
+    def from_dict(cls, data: JsonMapping) -> BookInfo:
         return cls(
             book_id=as_str(data.get("book_id")),
             shop_id=as_str(data.get("shop_id")),
@@ -259,7 +308,7 @@ class BookInfo:
             status=as_str(data.get("status")),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "book_id": self.book_id,
             "shop_id": self.shop_id,
@@ -285,7 +334,7 @@ class ReservationInfo:
     status: str
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ReservationInfo:
+    def from_dict(cls, data: JsonMapping) -> ReservationInfo:
         return cls(
             reservation_id=as_str(data.get("reservation_id")),
             shop_id=as_str(data.get("shop_id")),
@@ -296,7 +345,7 @@ class ReservationInfo:
             status=as_str(data.get("status")),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "reservation_id": self.reservation_id,
             "shop_id": self.shop_id,
@@ -335,7 +384,7 @@ class OtaProduct:
     }
 
     @classmethod
-    def from_dict(cls, kind: str, data: dict[str, Any]) -> OtaProduct:
+    def from_dict(cls, kind: str, data: JsonMapping) -> OtaProduct:
         return cls(
             kind=kind,
             product_id=as_str(data.get("product_id")),
@@ -345,7 +394,7 @@ class OtaProduct:
             variant=as_str(data.get(cls.VARIANT_FIELD[kind])),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "product_id": self.product_id,
             "price": self.price,
@@ -366,15 +415,15 @@ class Hotel:
     products: list[OtaProduct]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Hotel:
+    def from_dict(cls, data: JsonMapping) -> Hotel:
         return cls(
             hotel_id=as_str(data.get("hotel_id")),
             hotel_name=as_str(data.get("hotel_name")),
             score=as_float(data.get("score", 0.0)),
             star_rating=as_int(data.get("star_rating", 0) or 0),
-            location=Location.from_dict(data.get("location") or {}),
+            location=Location.from_dict(as_object(data.get("location"))),
             tags=as_str_list(data.get("tags")),
-            products=[OtaProduct.from_dict("hotel", p) for p in data.get("products") or []],
+            products=[OtaProduct.from_dict("hotel", p) for p in as_objects(data.get("products"))],
         )
 
 
@@ -390,16 +439,18 @@ class Attraction:
     products: list[OtaProduct]
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Attraction:
+    def from_dict(cls, data: JsonMapping) -> Attraction:
         return cls(
             attraction_id=as_str(data.get("attraction_id")),
             attraction_name=as_str(data.get("attraction_name")),
-            location=Location.from_dict(data.get("location") or {}),
+            location=Location.from_dict(as_object(data.get("location"))),
             description=as_str(data.get("description")),
             score=as_float(data.get("score", 0.0)),
             opening_hours=as_str(data.get("opening_hours")),
             ticket_price=as_float(data.get("ticket_price", 0.0) or 0.0),
-            products=[OtaProduct.from_dict("attraction", p) for p in data.get("products") or []],
+            products=[
+                OtaProduct.from_dict("attraction", p) for p in as_objects(data.get("products"))
+            ],
         )
 
 
@@ -420,7 +471,7 @@ class Transport:
     products: list[OtaProduct]
 
     @classmethod
-    def from_dict(cls, kind: str, data: dict[str, Any]) -> Transport:
+    def from_dict(cls, kind: str, data: JsonMapping) -> Transport:
         terminal = "airport" if kind == "flight" else "station"
         return cls(
             kind=kind,
@@ -428,12 +479,16 @@ class Transport:
             number=as_str(data.get(f"{kind}_number")),
             departure_city=as_str(data.get("departure_city")),
             arrival_city=as_str(data.get("arrival_city")),
-            departure_location=Location.from_dict(data.get(f"departure_{terminal}_location") or {}),
-            arrival_location=Location.from_dict(data.get(f"arrival_{terminal}_location") or {}),
+            departure_location=Location.from_dict(
+                as_object(data.get(f"departure_{terminal}_location"))
+            ),
+            arrival_location=Location.from_dict(
+                as_object(data.get(f"arrival_{terminal}_location"))
+            ),
             departure_time=as_str(data.get("departure_time")),
             arrival_time=as_str(data.get("arrival_time")),
             tags=as_str_list(data.get("tags")),
-            products=[OtaProduct.from_dict(kind, p) for p in data.get("products") or []],
+            products=[OtaProduct.from_dict(kind, p) for p in as_objects(data.get("products"))],
         )
 
 
@@ -466,7 +521,7 @@ class Order:
     store_id: str
     total_price: float
     status: str
-    products: list[Any] = field(default_factory=list)
+    products: Sequence[Product | JsonValue] = field(default_factory=list)
     note: str = ""
     location: Location | None = None
     dispatch_time: str = ""
@@ -480,7 +535,7 @@ class Order:
             self.update_time = self.create_time
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Order:
+    def from_dict(cls, data: JsonMapping) -> Order:
         shipping = data.get("shipping_time", 0.0)
         return cls(
             order_id=as_str(data.get("order_id")),
@@ -489,7 +544,7 @@ class Order:
             store_id=as_str(data.get("store_id")),
             total_price=as_float(data.get("total_price", 0.0) or 0.0),
             status=as_str(data.get("status")),
-            products=list(data.get("products") or []),
+            products=list(as_list(data.get("products"))),
             note=as_str(data.get("note")),
             location=optional_location(data.get("location")),
             dispatch_time=as_str(data.get("dispatch_time")),
@@ -499,7 +554,7 @@ class Order:
             update_time=as_str(data.get("update_time")),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "order_id": self.order_id,
             "order_type": self.order_type,
@@ -515,7 +570,10 @@ class Order:
             "update_time": self.update_time,
             "status": self.status,
             "products": [
-                copy.deepcopy(p) if isinstance(p, dict) else p.to_dict() for p in self.products
+                p.to_dict()
+                if isinstance(p, (StoreProduct, ShopProduct, OtaProduct))
+                else copy.deepcopy(p)
+                for p in self.products
             ],
         }
 
@@ -523,7 +581,7 @@ class Order:
 Record = Order | BookInfo | ReservationInfo
 
 
-def record_to_dict(record: Record) -> dict[str, Any]:
+def record_to_dict(record: Record) -> JsonObject:
     return record.to_dict()
 
 
@@ -540,7 +598,7 @@ class VitaDatabase:
     user_id: str
     weather: list[Weather]
     location: list[Location]
-    user_historical_behaviors: dict[str, Any]
+    user_historical_behaviors: JsonValue
     orders: dict[str, Order]
     stores: dict[str, Store] = field(default_factory=dict)
     shops: dict[str, Shop] = field(default_factory=dict)
@@ -558,7 +616,7 @@ class VitaDatabase:
     # -- construction ------------------------------------------------------------------
 
     @classmethod
-    def build(cls, environment: dict[str, Any], scenario: str) -> VitaDatabase:
+    def build(cls, environment: JsonMapping, scenario: str) -> VitaDatabase:
         """A fresh database for one episode (the task dict is never modified)."""
         if scenario not in SCENARIOS:
             raise ValueError(
@@ -572,29 +630,39 @@ class VitaDatabase:
             scenario=scenario,
             time=as_str(data.get("time")),
             user_id=as_str(data.get("user_id")),
-            weather=[Weather.from_dict(w) for w in data.get("weather") or []],
-            location=[Location.from_dict(loc) for loc in data.get("location") or []],
+            weather=[Weather.from_dict(w) for w in as_objects(data.get("weather"))],
+            location=[Location.from_dict(loc) for loc in as_objects(data.get("location"))],
             user_historical_behaviors=data.get("user_historical_behaviors") or {},
-            orders={k: Order.from_dict(v) for k, v in (data.get("orders") or {}).items()},
+            orders={k: Order.from_dict(v) for k, v in objects_by_key(data.get("orders")).items()},
         )
         if "stores" in keys:
-            db.stores = {k: Store.from_dict(v) for k, v in (data.get("stores") or {}).items()}
+            db.stores = {
+                k: Store.from_dict(v) for k, v in objects_by_key(data.get("stores")).items()
+            }
         if "shops" in keys:
-            db.shops = {k: Shop.from_dict(v) for k, v in (data.get("shops") or {}).items()}
-            db.books = {k: BookInfo.from_dict(v) for k, v in (data.get("books") or {}).items()}
+            db.shops = {k: Shop.from_dict(v) for k, v in objects_by_key(data.get("shops")).items()}
+            db.books = {
+                k: BookInfo.from_dict(v) for k, v in objects_by_key(data.get("books")).items()
+            }
             db.reservations = {
-                k: ReservationInfo.from_dict(v) for k, v in (data.get("reservations") or {}).items()
+                k: ReservationInfo.from_dict(v)
+                for k, v in objects_by_key(data.get("reservations")).items()
             }
         if "hotels" in keys:
-            db.hotels = {k: Hotel.from_dict(v) for k, v in (data.get("hotels") or {}).items()}
+            db.hotels = {
+                k: Hotel.from_dict(v) for k, v in objects_by_key(data.get("hotels")).items()
+            }
             db.attractions = {
-                k: Attraction.from_dict(v) for k, v in (data.get("attractions") or {}).items()
+                k: Attraction.from_dict(v)
+                for k, v in objects_by_key(data.get("attractions")).items()
             }
             db.flights = {
-                k: Transport.from_dict("flight", v) for k, v in (data.get("flights") or {}).items()
+                k: Transport.from_dict("flight", v)
+                for k, v in objects_by_key(data.get("flights")).items()
             }
             db.trains = {
-                k: Transport.from_dict("train", v) for k, v in (data.get("trains") or {}).items()
+                k: Transport.from_dict("train", v)
+                for k, v in objects_by_key(data.get("trains")).items()
             }
         db._build_indexes()
         return db

@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
-from .database import SCENARIOS, VitaDatabase, record_to_dict
+from .database import SCENARIOS, VitaDatabase, as_object, record_to_dict
 from .schemas import tools_for
 from .tools.common import Refusal
 from .tools.delivery import DeliveryTools
@@ -48,7 +48,7 @@ def normalise_language(language: str) -> str:
         raise ValueError(f"unknown VitaBench language {language!r}") from None
 
 
-def _stringify_numbers(value: Any) -> Any:
+def _stringify_numbers(value: object) -> object:
     if isinstance(value, bool | int | float):
         return str(value)
     if isinstance(value, list | tuple):
@@ -58,7 +58,7 @@ def _stringify_numbers(value: Any) -> Any:
     return value
 
 
-def serialise_result(value: Any) -> str:
+def serialise_result(value: object) -> str:
     """A tool's return value as the agent reads it."""
     if isinstance(value, str):
         return value
@@ -68,7 +68,7 @@ def serialise_result(value: Any) -> str:
 class VitaEnvironment(Environment):
     """A fresh VitaBench world for one (task, trial)."""
 
-    def __init__(self, task: dict, scenario: str, language: str = "zh"):
+    def __init__(self, task: JsonMapping, scenario: str, language: str = "zh"):
         if scenario not in SCENARIOS:
             raise ValueError(
                 f"unknown VitaBench scenario {scenario!r}; expected one of {SCENARIOS}"
@@ -76,10 +76,10 @@ class VitaEnvironment(Environment):
         self.task_id = str(task.get("id", ""))
         self.scenario = scenario
         self.language = normalise_language(language)
-        self.db = VitaDatabase.build(task.get("environment") or {}, scenario)
+        self.db = VitaDatabase.build(as_object(task.get("environment")), scenario)
         self._specs = tools_for(scenario)
         toolkits = {domain: cls(self.db, self.language) for domain, cls in _TOOLKITS.items()}
-        self._tools: dict[str, Callable[..., Any]] = {
+        self._tools: dict[str, Callable[..., object]] = {
             spec.name: getattr(toolkits[spec.domain], spec.name) for spec in self._specs
         }
 
@@ -96,7 +96,7 @@ class VitaEnvironment(Environment):
     async def execute(self, call: ToolCall) -> ToolResult:
         return self.run(call.name, call.arguments)
 
-    def run(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+    def run(self, name: str, arguments: Mapping[str, object] | None) -> ToolResult:
         """Run one tool synchronously; never raises for bad input."""
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -123,16 +123,16 @@ class VitaEnvironment(Environment):
 
     # -- end state ---------------------------------------------------------------------
 
-    def orders(self) -> list[dict[str, Any]]:
+    def orders(self) -> list[JsonObject]:
         """The orders, table bookings and reservations created during the episode, in
         creation order, in the shape of the task data's records (with their end state)."""
         return [record_to_dict(record) for record in self.db.created]
 
-    def final_state(self) -> dict[str, Any]:
+    def final_state(self) -> JsonObject:
         """Every order, booking and reservation, split as the benchmark records them:
         ``old_states`` were last updated before the task's clock, ``new_states`` not."""
-        old: list[dict[str, Any]] = []
-        new: list[dict[str, Any]] = []
+        old: JsonList = []
+        new: JsonList = []
         for record in self.db.all_records():
             (old if record.update_time < self.db.time else new).append(record_to_dict(record))
         return {
@@ -143,7 +143,7 @@ class VitaEnvironment(Environment):
         }
 
 
-def _arguments_size(arguments: dict[str, Any]) -> int:
+def _arguments_size(arguments: Mapping[str, object]) -> int:
     try:
         return len(json.dumps(arguments, ensure_ascii=False, default=str))
     except (TypeError, ValueError, RecursionError):

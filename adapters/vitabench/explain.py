@@ -6,8 +6,9 @@ lists the unmet lines first (with the judge's justification), then the met ones.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
+from harness.boundary.json_value import JsonList, JsonObject
 from harness.types import Score, Trajectory
 
 from .data import VitaTask
@@ -15,16 +16,17 @@ from .data import VitaTask
 MAX_JUSTIFICATION_CHARS = 240
 
 
-def gold_view(task: VitaTask) -> dict[str, Any]:
+def gold_view(task: VitaTask) -> JsonObject:
     """The user's instructions (what the simulated user wants) and the rubric."""
-    view: dict[str, Any] = {}
+    view: JsonObject = {}
     if task.instructions:
         view["user instructions"] = task.instructions
-    view["rubric"] = list(task.rubrics)
+    rubric: JsonList = list(task.rubrics)
+    view["rubric"] = rubric
     return view
 
 
-def _line(rubric: dict[str, Any]) -> str:
+def _line(rubric: Mapping[str, object]) -> str:
     mark = "✓ met" if rubric.get("met") else "✗ not met"
     text = f"{mark}: {rubric.get('nl_rubric')}"
     why = str(rubric.get("justification") or "").strip()

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
+from harness.boundary.json_value import JsonList, JsonObject, JsonValue
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Message, SamplingParams, Usage, parse_arguments
 
 from .data import VitaTask
+from .database import as_object
 from .prompts import JUDGE_INPUT, PromptSet, time_with_weekday
 
 WINDOW_SIZE = 10
@@ -64,13 +65,13 @@ def window_bounds(count: int) -> list[tuple[int, int]]:
         start += step
 
 
-def render_call(call: dict[str, Any]) -> str:
+def render_call(call: Mapping[str, object]) -> str:
     """``name(key='value', n=2)``: arguments as Python literals."""
-    function = call.get("function") or {}
+    function = as_object(call.get("function"))
     name = str(function.get("name") or "")
     raw = function.get("arguments")
     if isinstance(raw, dict):
-        arguments: dict[str, Any] | None = raw
+        arguments: Mapping[str, object] | None = raw
     else:
         arguments, _ = parse_arguments("" if raw is None else str(raw))
     if arguments is None:  # unreadable arguments are shown as the model wrote them
@@ -107,15 +108,15 @@ def window_lines(messages: list[Message], start: int, end: int) -> list[str]:
 @dataclass
 class RubricState:
     rubric: str
-    justification: Any = NOT_EVALUATED
-    meet_expectation: Any = False  # as the judge wrote it; read as a boolean at the end
+    justification: JsonValue = NOT_EVALUATED
+    meet_expectation: JsonValue = False  # as the judge wrote it; read as a boolean at the end
 
 
 _TRUE_WORDS = {"true", "t", "yes", "y", "on", "1"}
 _FALSE_WORDS = {"false", "f", "no", "n", "off", "0"}
 
 
-def as_boolean(value: Any) -> bool | None:
+def as_boolean(value: object) -> bool | None:
     """pydantic's lax boolean (how the benchmark reads ``met``); None when it is
     not one. Words are case-insensitive and not stripped."""
     if isinstance(value, bool):
@@ -152,7 +153,7 @@ class UnreadableReply(ValueError):
     """A judge reply the benchmark's evaluator would fail on."""
 
 
-def read_judge_reply(text: str | None) -> Any:
+def read_judge_reply(text: str | None) -> JsonValue:
     """The JSON value in a judge reply, read as the benchmark does
     (``json.loads(repair_json(text))``); raises ``UnreadableReply`` where that
     raises, and for replies too large to repair in reasonable time."""
@@ -169,8 +170,8 @@ def read_judge_reply(text: str | None) -> Any:
 
 
 def judgement_updates(
-    states: list[RubricState], value: Any
-) -> list[tuple[RubricState, dict[str, Any]]]:
+    states: list[RubricState], value: JsonValue
+) -> list[tuple[RubricState, JsonObject]]:
     """The (state, element) pairs a read reply updates, in order.
 
     Mirrors the benchmark's loop: elements whose ``rubric_idx`` is empty or
@@ -197,7 +198,7 @@ def judgement_updates(
     return updates
 
 
-def apply_judgement(states: list[RubricState], value: Any) -> None:
+def apply_judgement(states: list[RubricState], value: JsonValue) -> None:
     """Update the states from a read reply (all or nothing, see judgement_updates)."""
     for state, element in judgement_updates(states, value):
         state.justification = element.get("justification", NO_JUSTIFICATION)
@@ -221,14 +222,14 @@ class WindowRecord:
 class Judgement:
     reward: float
     progress: float | None
-    rubrics: list[dict[str, Any]]
+    rubrics: JsonList
     windows: list[WindowRecord]
     parse_failures: int
     usage: Usage
     note: str = ""
     states: list[RubricState] = field(default_factory=list)  # the final states, as written
 
-    def details(self) -> dict[str, Any]:
+    def details(self) -> dict[str, object]:
         if self.note:
             return {"rubrics": self.rubrics, "info": {"note": self.note}}
         return {
@@ -302,7 +303,7 @@ async def judge_conversation(
     finally:
         ORDERS_MATCH_HINT.reset(token)
     met = [as_boolean(state.meet_expectation) is True for state in states]
-    rubrics = [
+    rubrics: JsonList = [
         {"nl_rubric": s.rubric, "met": m, "justification": s.justification}
         for s, m in zip(states, met, strict=True)
     ]
@@ -351,5 +352,5 @@ class OrdersStubJudge(ModelClient):
         text = "```json\n" + json.dumps(verdicts, ensure_ascii=False, indent=2) + "\n```"
         return AssistantTurn(content=text, finish_reason="stop")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {"name": self.name, "kind": type(self).__name__, "stub": True}

@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, JsonValue
 from harness.results.stats import pass_at_k, pass_hat_k
 from harness.store.records import OK
 from harness.task.contract import BenchmarkResult, RecordView, SubsetResult
@@ -41,14 +42,14 @@ REACHABLE_STATUSES = ("cancelled", "paid")
 # ---------------------------------------------------------------- diagnostic
 
 
-def record_id(record: dict[str, Any], fallback: str = "") -> str:
+def record_id(record: JsonMapping, fallback: str = "") -> str:
     for field in ID_FIELDS:
         if record.get(field):
             return str(record[field])
     return fallback
 
 
-def _records_of(collection: Any) -> list[tuple[str, dict[str, Any]]]:
+def _records_of(collection: object) -> list[tuple[str, JsonMapping]]:
     if isinstance(collection, dict):
         return [(str(k), v) for k, v in collection.items() if isinstance(v, dict)]
     if isinstance(collection, list):
@@ -56,9 +57,9 @@ def _records_of(collection: Any) -> list[tuple[str, dict[str, Any]]]:
     return []
 
 
-def state_records(final_state: Any) -> dict[str, dict[str, Any]]:
+def state_records(final_state: object) -> dict[str, JsonMapping]:
     """Orders, bookings and reservations of a final database view, by id."""
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, JsonMapping] = {}
     if not isinstance(final_state, dict):
         return records
     for name in (*RECORD_COLLECTIONS, "new_states", "old_states"):
@@ -67,7 +68,7 @@ def state_records(final_state: Any) -> dict[str, dict[str, Any]]:
     return records
 
 
-def changed_records(final_state: Any, initial: dict[str, dict[str, Any]]) -> list[str]:
+def changed_records(final_state: object, initial: Mapping[str, JsonMapping]) -> list[str]:
     """Ids of records that are new or whose status changed during the episode."""
     changed = []
     for rid, record in state_records(final_state).items():
@@ -77,7 +78,7 @@ def changed_records(final_state: Any, initial: dict[str, dict[str, Any]]) -> lis
     return changed
 
 
-def _count(value: Any) -> Any:
+def _count(value: JsonValue) -> JsonValue:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -85,7 +86,7 @@ def _count(value: Any) -> Any:
     return 1 if value is None else value
 
 
-def signature(record: dict[str, Any]) -> list[Any]:
+def signature(record: JsonMapping) -> JsonList:
     """What a record must match: type, provider, and products x quantity
     (bookings and reservations: shop, time and head count)."""
     if "book_id" in record or "book_time" in record:
@@ -102,22 +103,23 @@ def signature(record: dict[str, Any]) -> list[Any]:
             record.get("reservation_time"),
             _count(record.get("customer_count")),
         ]
+    lines = record.get("products") or []
     products = sorted(
         (str(p.get("product_id")), _count(p.get("quantity")))
-        for p in record.get("products") or []
+        for p in (lines if isinstance(lines, list) else [])
         if isinstance(p, dict)
     )
     provider = record.get("store_id") or record.get("shop_id")
     return [record.get("order_type"), provider, [list(p) for p in products]]
 
 
-def _key(sig: list[Any]) -> str:
+def _key(sig: JsonList) -> str:
     return repr(sig)
 
 
-def _multiset_difference(wanted: list[list[Any]], got: list[list[Any]]) -> list[list[Any]]:
+def _multiset_difference(wanted: list[JsonList], got: list[JsonList]) -> JsonList:
     remaining = Counter(_key(s) for s in got)
-    missing = []
+    missing: JsonList = []
     for sig in wanted:
         if remaining[_key(sig)] > 0:
             remaining[_key(sig)] -= 1
@@ -126,13 +128,13 @@ def _multiset_difference(wanted: list[list[Any]], got: list[list[Any]]) -> list[
     return missing
 
 
-def orders_diagnostic(final_state: Any, task: VitaTask) -> dict[str, Any]:
+def orders_diagnostic(final_state: object, task: VitaTask) -> JsonObject:
     """Final orders vs the task's required orders (a diagnostic, not the score)."""
     initial = task.initial_records
     actual = state_records(final_state)
-    required_new: dict[bool, list[list[Any]]] = {True: [], False: []}  # by "cancelled"
-    placed_new: dict[bool, list[list[Any]]] = {True: [], False: []}
-    status_mismatches = []
+    required_new: dict[bool, list[JsonList]] = {True: [], False: []}  # by "cancelled"
+    placed_new: dict[bool, list[JsonList]] = {True: [], False: []}
+    status_mismatches: JsonList = []
     for required in task.required_orders:
         rid = record_id(required)
         before = initial.get(rid)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
 
+from harness.boundary.json_value import JsonMapping
 from harness.types import ToolCall
 
-from .database import VitaDatabase
+from .database import VitaDatabase, as_list, as_object, as_object_item, as_objects
 from .environment import VitaEnvironment
 from .tools.common import TIME_FORMAT, parses_as
 
@@ -47,18 +47,18 @@ class Unreachable(Exception):  # noqa: N818
     """A required record the tools cannot produce; the message says why."""
 
 
-def required_records(task: dict[str, Any]) -> list[dict[str, Any]]:
+def required_records(task: JsonMapping) -> list[JsonMapping]:
     """The task's required records over every expected state, first copy kept."""
-    criteria = task.get("evaluation_criteria") or {}
-    seen: dict[str, dict[str, Any]] = {}
-    for state in criteria.get("expected_states") or []:
-        for record in state.get("required_orders") or []:
+    criteria = as_object(task.get("evaluation_criteria"))
+    seen: dict[str, JsonMapping] = {}
+    for state in as_objects(criteria.get("expected_states")):
+        for record in as_list(state.get("required_orders")):
             if isinstance(record, dict):
                 seen.setdefault(json.dumps(record, sort_keys=True, ensure_ascii=False), record)
     return list(seen.values())
 
 
-def record_kind(record: dict[str, Any]) -> str:
+def record_kind(record: JsonMapping) -> str:
     """delivery / instore / hotel / ... for orders, book or reservation otherwise."""
     if "book_id" in record:
         return "book"
@@ -67,7 +67,7 @@ def record_kind(record: dict[str, Any]) -> str:
     return str(record.get("order_type") or "")
 
 
-def record_id(record: dict[str, Any]) -> str:
+def record_id(record: JsonMapping) -> str:
     for key in ("order_id", "book_id", "reservation_id"):
         if record.get(key):
             return str(record[key])
@@ -75,20 +75,20 @@ def record_id(record: dict[str, Any]) -> str:
 
 
 class _Planner:
-    def __init__(self, task: dict[str, Any], scenario: str):
+    def __init__(self, task: JsonMapping, scenario: str):
         self.env = VitaEnvironment(task, scenario, "en")
         self.db: VitaDatabase = self.env.db
-        environment = task.get("environment") or {}
+        environment = as_object(task.get("environment"))
         self.initial_ids = {
             str(key)
             for collection in ("orders", "books", "reservations")
-            for key in (environment.get(collection) or {})
+            for key in as_object(environment.get(collection))
         }
         self.calls: list[ToolCall] = []
 
     # -- running steps on the scratch environment --------------------------------------
 
-    def step(self, name: str, arguments: dict[str, Any]) -> str:
+    def step(self, name: str, arguments: dict[str, object]) -> str:
         if name not in self.env.tool_names():
             raise Unreachable(f"tool {name} is not available in scenario {self.env.scenario}")
         created_before = len(self.db.created)
@@ -106,20 +106,20 @@ class _Planner:
         self._created_now = self.db.created[created_before:]
         return result.content
 
-    def create(self, name: str, arguments: dict[str, Any]) -> str:
+    def create(self, name: str, arguments: dict[str, object]) -> str:
         answer = self.step(name, arguments)
         if len(self._created_now) != 1:
             raise Unreachable(f"{name} created nothing: {answer}")
         return record_id(self._created_now[0].to_dict())
 
-    def expect(self, name: str, arguments: dict[str, Any], success: str) -> None:
+    def expect(self, name: str, arguments: dict[str, object], success: str) -> None:
         answer = self.step(name, arguments)
         if success not in answer:
             raise Unreachable(f"{name} answered: {answer}")
 
     # -- planning ----------------------------------------------------------------------
 
-    def plan(self, record: dict[str, Any]) -> None:
+    def plan(self, record: JsonMapping) -> None:
         kind = record_kind(record)
         rid = record_id(record)
         status = str(record.get("status") or "")
@@ -148,24 +148,25 @@ class _Planner:
             self.expect(PAY_TOOL[kind], {ID_ARGUMENT[kind]: rid}, "Payment successful")
         # Other changes (paid -> processed ...) happen outside the conversation.
 
-    def place(self, kind: str, record: dict[str, Any]) -> str:
+    def place(self, kind: str, record: JsonMapping) -> str:
         user_id = self.db.user_id
         if kind == "delivery":
             return self.create("create_delivery_order", self.delivery_arguments(record))
         if kind == "instore":
-            products = record.get("products") or []
+            products = as_list(record.get("products"))
             if len(products) != 1:
                 raise Unreachable(
                     f"in-store order {record_id(record)} has {len(products)} products; "
                     "create_instore_product_order places exactly one product per order"
                 )
+            product = as_object_item(products[0])
             return self.create(
                 "create_instore_product_order",
                 {
                     "user_id": user_id,
                     "shop_id": record.get("store_id"),
-                    "product_id": products[0].get("product_id"),
-                    "quantity": products[0].get("quantity"),
+                    "product_id": product.get("product_id"),
+                    "quantity": product.get("quantity"),
                 },
             )
         if kind in ("book", "reservation"):
@@ -183,13 +184,14 @@ class _Planner:
             )
         raise Unreachable(f"no plan for records of type {kind!r}")
 
-    def delivery_arguments(self, record: dict[str, Any]) -> dict[str, Any]:
-        location = record.get("location") or {}
+    def delivery_arguments(self, record: JsonMapping) -> dict[str, object]:
+        location = record.get("location")
         address = location.get("address") if isinstance(location, dict) else None
         if not address:
             raise Unreachable(f"delivery order {record_id(record)} has no address")
-        products = record.get("products") or []
-        if not all(isinstance(p, dict) and p.get("product_id") for p in products):
+        lines = as_list(record.get("products"))
+        products = [p for p in lines if isinstance(p, dict)]
+        if len(products) != len(lines) or not all(p.get("product_id") for p in products):
             raise Unreachable(
                 f"delivery order {record_id(record)} has a product line without a product_id"
             )
@@ -197,7 +199,7 @@ class _Planner:
         now = datetime.strptime(self.db.time, TIME_FORMAT)
         if not parses_as(dispatch, TIME_FORMAT) or datetime.strptime(dispatch, TIME_FORMAT) < now:
             dispatch = self.db.time  # the order's own time is past or absent: dispatch now
-        arguments: dict[str, Any] = {
+        arguments: dict[str, object] = {
             "user_id": self.db.user_id,
             "store_id": record.get("store_id"),
             "product_ids": [p.get("product_id") for p in products],
@@ -213,7 +215,7 @@ class _Planner:
         return arguments
 
 
-def plan_required_orders(task: dict, scenario: str) -> tuple[list[ToolCall], str | None]:
+def plan_required_orders(task: JsonMapping, scenario: str) -> tuple[list[ToolCall], str | None]:
     """The tool calls that produce the task's required orders, or ([], why not)."""
     records = required_records(task)
     if not records:

@@ -15,7 +15,8 @@ description (delivery ``product_id``/``product_ids``/``product_cnts`` and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from harness.types import ToolSchema
 
 DOMAIN_ORDER = ("delivery", "instore", "ota")
 SCENARIO_DOMAINS: dict[str, tuple[str, ...]] = {
@@ -33,14 +34,14 @@ class ParamSpec:
     name: str
     type: str  # "string", "number", "integer", or "array<string>" / "array<integer>"
     description: str | None = None
-    default: Any = _REQUIRED
+    default: object = _REQUIRED  # a JSON value when given
 
     @property
     def required(self) -> bool:
         return self.default is _REQUIRED
 
-    def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {}
+    def json_schema(self) -> dict[str, object]:
+        schema: dict[str, object] = {}
         if self.type.startswith("array<"):
             schema["type"] = "array"
             schema["items"] = {"type": self.type[len("array<") : -1]}
@@ -76,7 +77,7 @@ class ToolSpec:
             text += "\n\n" + self.args_returns
         return text
 
-    def parameters_schema(self) -> dict[str, Any]:
+    def parameters_schema(self) -> dict[str, object]:
         return {
             "type": "object",
             "title": "parameters",
@@ -84,7 +85,7 @@ class ToolSpec:
             "required": [p.name for p in self.params if p.required],
         }
 
-    def openai_schema(self) -> dict[str, Any]:
+    def openai_schema(self) -> ToolSchema:
         return {
             "type": "function",
             "function": {
@@ -743,5 +744,5 @@ def tools_for(scenario: str) -> list[ToolSpec]:
     return [*GENERAL_TOOLS, *(t for d in domains for t in ALL_TOOLS if t.domain == d)]
 
 
-def tool_schemas(scenario: str) -> list[dict[str, Any]]:
+def tool_schemas(scenario: str) -> list[ToolSchema]:
     return [tool.openai_schema() for tool in tools_for(scenario)]

@@ -10,9 +10,9 @@ calls, tool results, or the text of agent replies that carried tool calls.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from harness.models.base import ModelClient
+from harness.task.contract import Environment
 from harness.types import Message, SamplingParams, Usage
 
 from .data import VitaTask
@@ -75,7 +75,7 @@ class ScriptedUser(Speaker):
 
     name = "scripted-user"
 
-    def __init__(self, task: VitaTask, environment: Any, max_turns: int = 5):
+    def __init__(self, task: VitaTask, environment: Environment, max_turns: int = 5):
         self.task = task
         self.environment = environment
         self.max_turns = max_turns

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
 
 from ..database import VitaDatabase
 
@@ -41,14 +40,16 @@ def refuse_unless(condition: object, message: str) -> None:
         raise Refusal(message)
 
 
-def check_user(db: VitaDatabase, user_id: Any) -> None:
+def check_user(db: VitaDatabase, user_id: object) -> None:
     """The user check of every write tool (and of the user-scoped reads)."""
     refuse_unless(user_id, "User ID cannot be empty")
     refuse_unless(user_id == db.user_id, "User ID does not match")
 
 
-def parses_as(text: Any, fmt: str) -> bool:
+def parses_as(text: object, fmt: str) -> bool:
     """Whether ``text`` is a string in the given strptime format."""
+    if not isinstance(text, str):
+        return False  # strptime raises TypeError
     try:
         datetime.strptime(text, fmt)
     except (TypeError, ValueError):

@@ -26,7 +26,7 @@ def _count_value(count: Any) -> Any:
     return int(count) if isinstance(count, float) and count.is_integer() else count
 
 
-def _attribute_text(value: Any) -> str:
+def _attribute_text(value: object) -> str:
     if isinstance(value, list):  # the data model joins a list of attributes
         return ", ".join(str(v) for v in value)
     return "" if value is None else str(value)
@@ -61,7 +61,7 @@ class DeliveryTools(ToolKitBase):
 
     # -- tools -------------------------------------------------------------------------
 
-    def delivery_distance_to_time(self, distance: float) -> Any:
+    def delivery_distance_to_time(self, distance: float) -> str | float:
         if isinstance(distance, bool) or not isinstance(distance, int | float):
             return f"distance value type should be float or int, but get {type(distance)}"
         return distance_to_minutes(distance)

@@ -8,7 +8,7 @@ floats as ``25.0``, lists as ``['a', 'b']``, booleans as ``True``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from ..database import (
     PROVIDER_LABEL,
@@ -205,7 +205,7 @@ def transport_long_text(transport: Transport) -> str:
 # -- orders ----------------------------------------------------------------------------
 
 
-def product_item_text(product: Any) -> str:
+def product_item_text(product: object) -> str:
     """One element of an order's product list, as Python prints a list element."""
     if isinstance(product, StoreProduct):
         return store_product_text(product)
@@ -216,7 +216,7 @@ def product_item_text(product: Any) -> str:
     return repr(product)  # a plain dict loaded from the task data
 
 
-def product_list_text(products: list[Any]) -> str:
+def product_list_text(products: Sequence[object]) -> str:
     return "[" + ", ".join(product_item_text(p) for p in products) + "]"
 
 
