@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import cast
 
-from harness.boundary.json_value import JsonMapping
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.types import ToolCall
 
 from .database import VitaDatabase, as_list, as_object, as_object_item, as_objects
@@ -97,7 +98,8 @@ class _Planner:
             ToolCall(
                 id=f"plan_{len(self.calls)}",
                 name=name,
-                arguments=arguments,
+                # The plan's arguments are JSON (json.dumps below writes them).
+                arguments=cast(JsonObject, arguments),
                 raw_arguments=json.dumps(arguments, ensure_ascii=False),
             )
         )
