@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from harness.report.leaderboard.composite_score import composite_of
 from harness.report.leaderboard.rows import STANDARD_FEEDBACK, BenchmarkEntry, Composite, RunResult
@@ -10,7 +10,7 @@ from harness.results.headlines import primary_metric
 from harness.results.reference import ReferenceTable
 
 
-def _short_setting(settings: dict[str, Any], key: str) -> str:
+def _short_setting(settings: Mapping[str, object], key: str) -> str:
     value = settings.get(key)
     if value is None:
         return "-"
