@@ -23,6 +23,7 @@ from harness.results.stats import Estimate, Interval, TaskOutcome
 
 if TYPE_CHECKING:
     from harness.results.frames import LoadedRun
+    from harness.results.stats import Floats
 
 # A recomputed metric must match the official one this closely before its CI is shown.
 CI_TOLERANCE = 5e-4
@@ -83,7 +84,7 @@ class BenchmarkEntry:
     ci_note: str = ""  # why the primary metric has no interval, when it has none
     # Bootstrap replicates of the primary metric (a composite's interval averages
     # them); a sample of the interval's computation, so not part of equality.
-    replicates: Any = field(default=None, compare=False, repr=False)
+    replicates: Floats | None = field(default=None, compare=False, repr=False)
     counts: BenchmarkCounts | None = None  # None for published rows
     missing: int = 0
     not_run: dict[str, str] = field(default_factory=dict)  # subset -> reason

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from harness.boundary.json_value import JsonObject
 from harness.models.settings import is_builtin
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class MoneyCost:
     price_source: str = ""  # "litellm <version> cost map"
     usd_by_role: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
@@ -78,7 +79,7 @@ COST_MAP_FILE = "model_prices_and_context_window_backup.json"
 
 
 @lru_cache(maxsize=1)
-def _cost_map() -> dict[str, Any]:
+def _cost_map() -> JsonObject:
     import importlib.util
     import json
     from pathlib import Path
@@ -95,7 +96,7 @@ def _cost_map() -> dict[str, Any]:
     return {}
 
 
-def _price(value: Any) -> float | None:
+def _price(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)

@@ -30,11 +30,18 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness.results.headlines import estimator_for, sort_benchmarks, subset_estimator
 from harness.store.records import INFRA_ERROR, OK, REGRADE_ERROR_KEY
 from harness.task.estimators import Estimator
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    # Per-task sums or bootstrap replicates: a numpy array of floats.
+    Floats: TypeAlias = NDArray[np.float64]
 
 LEVEL = 0.95
 N_BOOT = 2000
@@ -244,7 +251,7 @@ def pass_hat_k_estimator(k: int, scored_only: bool) -> Estimator:
             f"pass^{k}", (f"{PASS_HAT_PREFIX}{k}",), mean_over_subsets, f"mean pass^{k} over tasks"
         )
 
-    def combine(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    def combine(sums: Mapping[str, Floats], counts: Mapping[str, int]) -> Floats | float:
         means = [ratio(s[..., 0], s[..., 1]) for s in sums.values()]
         return sum(means) / len(means) if means else 0.0
 
@@ -301,7 +308,7 @@ def derive_seed(seed: int, *names: str) -> int:
     return (seed ^ zlib.crc32("|".join(names).encode())) & 0xFFFFFFFF
 
 
-def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Any:
+def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Floats:
     import numpy as np
 
     return np.array([[t.component(c) for c in components] for t in tasks], dtype=float).reshape(
@@ -309,7 +316,7 @@ def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Any:
     )
 
 
-def _replicate_sums(matrices: list[Any], rng: Any, n_boot: int) -> list[Any]:
+def _replicate_sums(matrices: list[Floats], rng: np.random.Generator, n_boot: int) -> list[Floats]:
     """Sums over resampled rows, the same resampled rows for every matrix (pairing)."""
     import numpy as np
 
@@ -324,7 +331,9 @@ def _replicate_sums(matrices: list[Any], rng: Any, n_boot: int) -> list[Any]:
     return out
 
 
-def _evaluate(estimator: Estimator, sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+def _evaluate(
+    estimator: Estimator, sums: Mapping[str, Floats], counts: Mapping[str, int]
+) -> Floats:
     import numpy as np
 
     return np.asarray(estimator.combine(sums, counts), dtype=float)
@@ -335,7 +344,7 @@ def bootstrap_replicates(
     estimator: Estimator,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> tuple[float, Any]:
+) -> tuple[float, Floats]:
     """The estimator on all tasks, and its values on ``n_boot`` resamples of tasks
     (drawn with replacement within each stratum)."""
     import numpy as np
@@ -354,7 +363,7 @@ def paired_replicates(
     estimator: Estimator,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> tuple[float, float, Any]:
+) -> tuple[float, float, Floats]:
     """Estimator on A and on B over the paired tasks, and bootstrap replicates of
     B − A where each resample draws the same tasks for both runs."""
     import numpy as np
@@ -370,15 +379,15 @@ def paired_replicates(
     }
     value_a = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in a.items()}, counts))
     value_b = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in b.items()}, counts))
-    sums_a: dict[str, Any] = {}
-    sums_b: dict[str, Any] = {}
+    sums_a: dict[str, Floats] = {}
+    sums_b: dict[str, Floats] = {}
     for name in pairs:
         sums_a[name], sums_b[name] = _replicate_sums([a[name], b[name]], rng, n_boot)
     diff = _evaluate(estimator, sums_b, counts) - _evaluate(estimator, sums_a, counts)
     return value_a, value_b, diff * np.ones(n_boot)
 
 
-def percentile_interval(replicates: Any, level: float = LEVEL) -> Interval:
+def percentile_interval(replicates: Floats | Sequence[float], level: float = LEVEL) -> Interval:
     import numpy as np
 
     tail = (1.0 - level) / 2.0
@@ -392,7 +401,7 @@ class Estimate:
     interval: Interval
     n_tasks: int
     # A sample of how the interval was computed: not part of an estimate's equality.
-    replicates: Any = field(default=None, repr=False, compare=False)
+    replicates: Floats | None = field(default=None, repr=False, compare=False)
 
 
 def estimate(
@@ -528,7 +537,7 @@ def newcombe_paired_interval(table: PassFailTable, level: float = LEVEL) -> Inte
     return Interval(max(-1.0, low), min(1.0, high), level)
 
 
-def is_degenerate(replicates: Any) -> bool:
+def is_degenerate(replicates: Floats | Sequence[float]) -> bool:
     """True when every bootstrap resample gave the same value (to rounding): its
     percentile interval then has zero width and says nothing about uncertainty.
     It happens when, within every stratum, all tasks have the same difference."""
