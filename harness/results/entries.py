@@ -13,7 +13,7 @@ never changes what a number is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
 from harness.results import stats, unscored
@@ -45,7 +45,7 @@ class BenchmarkCounts:
         return self.infra_errors + self.score_errors
 
     @classmethod
-    def from_dict(cls, data: Any) -> BenchmarkCounts | None:
+    def from_dict(cls, data: object) -> BenchmarkCounts | None:
         """The ``counts`` of a benchmark in scores.json; None when it has none."""
         if not data:
             return None
@@ -89,7 +89,7 @@ class BenchmarkEntry:
     missing: int = 0
     not_run: dict[str, str] = field(default_factory=dict)  # subset -> reason
     notes: list[str] = field(default_factory=list)
-    subsets: dict[str, Any] = field(default_factory=dict)
+    subsets: dict[str, object] = field(default_factory=dict)
     unscored: str = ""  # why the benchmark has no number (harness.results.unscored), if it has none
     unscored_subsets: dict[str, str] = field(default_factory=dict)  # subset -> why
     coverage: Coverage | None = None  # what the numbers cover; None for published rows

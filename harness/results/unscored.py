@@ -8,7 +8,10 @@ plots show no value and no interval for such a scope, only the reason given here
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.results.stats import TaskOutcome
 
 PREFIX = "no scored record"
 
@@ -29,7 +32,7 @@ def reason(infra_errors: int, score_errors: int, excluded: int = 0) -> str:
     return f"{PREFIX}: {', '.join(parts) or 'not run'}"
 
 
-def tasks_reason(tasks: Iterable[Any]) -> str:
+def tasks_reason(tasks: Iterable[TaskOutcome]) -> str:
     """'' when some trial of ``tasks`` (``harness.results.stats.TaskOutcome``) was scored, else why not."""
     tasks = list(tasks)
     if any(values.get("ok", 1.0) for task in tasks for values in task.trials.values()):

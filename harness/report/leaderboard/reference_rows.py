@@ -64,8 +64,8 @@ def reference_notes(tables: list[ReferenceTable]) -> list[str]:
         lines.append(f"ref:{table.name} — {table.title}. Source: {' '.join(table.source.split())}")
         if settings:
             lines.append(f"ref:{table.name} settings — {settings}")
-        metrics = (table.settings.get("metrics") or {}) if isinstance(table.settings, dict) else {}
-        for key, meaning in metrics.items():
+        metrics = table.settings.get("metrics") or {}
+        for key, meaning in metrics.items() if isinstance(metrics, dict) else ():
             lines.append(f"ref:{table.name} metric {key} — {' '.join(str(meaning).split())}")
         lines += [f"ref:{table.name} note — {' '.join(n.split())}" for n in table.notes]
     return lines
