@@ -20,6 +20,7 @@ A price that cannot be known is None with the reason, never 0. Built-in models
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -155,8 +156,20 @@ def _no_api(model: RoleModel) -> str:
     return ""
 
 
+def _count(value: object) -> int:
+    """A token or call count as scores.json holds it (``int()`` of it)."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"not a count: {value!r}")
+
+
+def _object(value: object) -> Mapping[str, object]:
+    """An object of scores.json, {} for a missing (or malformed) one."""
+    return value if isinstance(value, dict) else {}
+
+
 def price_usage(
-    usage: dict[str, dict[str, Any]], models: dict[str, RoleModel]
+    usage: Mapping[str, Mapping[str, object]], models: dict[str, RoleModel]
 ) -> tuple[float | None, str, dict[str, float]]:
     """USD of per-role usage: (total, note, by role). The total is None when a role
     that called an API model has no known price or reported no tokens."""
@@ -164,9 +177,9 @@ def price_usage(
     unknown: list[str] = []
     left_out: list[str] = []
     for role, counts in sorted(usage.items()):
-        calls = int(counts.get("calls", 0))
-        prompt = int(counts.get("prompt_tokens", 0))
-        completion = int(counts.get("completion_tokens", 0))
+        calls = _count(counts.get("calls", 0))
+        prompt = _count(counts.get("prompt_tokens", 0))
+        completion = _count(counts.get("completion_tokens", 0))
         if not (calls or prompt or completion):
             continue
         model = models.get(role, RoleModel(None))
@@ -214,7 +227,7 @@ def server_time(manifest: Manifest) -> tuple[float | None, float | None, bool, s
     return seconds, gpu_seconds, False, ""
 
 
-def _tokens(phase: dict[str, Any]) -> int:
+def _tokens(phase: Mapping[str, object]) -> int:
     return sum(
         int(v.get("prompt_tokens", 0)) + int(v.get("completion_tokens", 0))
         for role, v in phase.items()
@@ -222,18 +235,18 @@ def _tokens(phase: dict[str, Any]) -> int:
     )
 
 
-def _phase_usage(phase: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _phase_usage(phase: Mapping[str, object]) -> dict[str, dict[str, object]]:
     return {role: v for role, v in phase.items() if role in ROLES and isinstance(v, dict)}
 
 
 def rehearsal_ratio(
-    costs: dict[str, Any], models: dict[str, RoleModel]
+    costs: Mapping[str, object], models: dict[str, RoleModel]
 ) -> tuple[float | None, str, str]:
     """(rehearsal cost / committed-episode cost, basis, note) from scores.json's
     ``costs`` (the strategies' per-phase ledger summed over records)."""
-    total = costs.get("sum") or {}
-    rehearsal, committed = total.get("rehearsal") or {}, total.get("committed") or {}
-    if not any(int(v.get("calls", 0)) for v in _phase_usage(rehearsal).values()):
+    total = _object(costs.get("sum"))
+    rehearsal, committed = _object(total.get("rehearsal")), _object(total.get("committed"))
+    if not any(_count(v.get("calls", 0)) for v in _phase_usage(rehearsal).values()):
         return None, "", "no rehearsal"
     (rehearsal_usd, rehearsal_gap, _), (committed_usd, committed_gap, _) = (
         price_usage(_phase_usage(phase), models) for phase in (rehearsal, committed)

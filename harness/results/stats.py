@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from harness.results.headlines import estimator_for, sort_benchmarks, subset_estimator
 from harness.store.records import INFRA_ERROR, OK, REGRADE_ERROR_KEY
@@ -144,6 +144,13 @@ class TaskOutcome:
         return sum(values.get(name, 0.0) for values in self.trials.values()) / self.n
 
 
+def _number(value: object) -> float:
+    """A score's number (``float()`` of it)."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
 def parse_key(key: str) -> tuple[str, str, str, int]:
     """(benchmark, subset, sample_id, trial) of a record key ``bench/subset/id#trial``."""
     benchmark, subset, rest = key.split("/", 2)
@@ -151,12 +158,19 @@ def parse_key(key: str) -> tuple[str, str, str, int]:
     return benchmark, subset, sample_id, int(trial)
 
 
-def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
+def _score_of(record: Mapping[str, object]) -> Mapping[str, object]:
+    score = record.get("score") or {}
+    if not isinstance(score, Mapping):
+        raise TypeError(f"a record's score is not an object: {score!r}")
+    return score
+
+
+def trial_values(record: Mapping[str, object]) -> tuple[bool, dict[str, float]]:
     """Whether a record was scored, and its numbers. An unscored record (infrastructure
     or scoring error, or a trial its benchmark's rules exclude) has zero pass, reward
     and tool counts; estimators decide whether it counts as a failure or is left out
     (``ok`` says which it is)."""
-    score = record.get("score") or {}
+    score = _score_of(record)
     ok = (
         record.get("status", OK) == OK
         and not record.get(REGRADE_ERROR_KEY)
@@ -166,14 +180,15 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     values = {"ok": 1.0 if ok else 0.0, "passed": 0.0, "reward": 0.0}
     if not ok:
         return False, values
-    reward = float(score.get("reward") or 0.0)
+    reward = _number(score.get("reward") or 0.0)
     passed = score.get("passed")
     values["passed"] = 1.0 if (passed if passed is not None else reward >= 1.0) else 0.0
     values["reward"] = reward
     for name in ("tool_tp", "tool_fp", "tool_fn", "progress"):
         if score.get(name) is not None:
-            values[name] = float(score[name])
-    if (record.get("metadata") or {}).get("error_flag"):
+            values[name] = _number(score[name])
+    metadata = record.get("metadata") or {}
+    if isinstance(metadata, Mapping) and metadata.get("error_flag"):
         # The record's metadata convention for an item its benchmark flags as
         # erroneous: left out of tool-call sums, as that benchmark's own script does.
         for name in ("tool_tp", "tool_fp", "tool_fn"):
@@ -181,7 +196,7 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     return True, values
 
 
-def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOutcome]:
+def task_outcomes(records: Mapping[str, Mapping[str, object]]) -> dict[str, TaskOutcome]:
     """Group records (key -> record, as in samples.jsonl or scores.json) by task."""
     tasks: dict[str, TaskOutcome] = {}
     for key, record in records.items():
@@ -192,7 +207,7 @@ def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOut
             tasks[task.key] = task
         ok, values = trial_values(record)
         task.trials[trial] = values
-        excluded = bool((record.get("score") or {}).get("excluded")) and not ok
+        excluded = bool(_score_of(record).get("excluded")) and not ok
         task.excluded += excluded
         task.errors += 0 if ok or excluded else 1
         task.infra_errors += record.get("status") == INFRA_ERROR
