@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from harness.errors import ConfigError
@@ -90,7 +91,7 @@ def adapter_commands() -> dict[str, str]:
     return found
 
 
-def _command_module(module_name: str) -> Any:
+def _command_module(module_name: str) -> ModuleType | None:
     import importlib
     import importlib.util
 
@@ -158,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             register_secrets(args)
             modules = {**dict(COMMANDS), **adapter_commands()}
-            code = _command_module(modules[args.command]).run(args)
+            module = _command_module(modules[args.command])
+            if module is None:  # an adapter's command whose module has gone
+                raise ConfigError(f"harness {args.command}: its module is not installed")
+            code = module.run(args)
             # Flush here, not at interpreter exit, so a closed pipe is caught below.
             sys.stdout.flush()
             return code

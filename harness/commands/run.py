@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from harness.config import validate
 from harness.config.flags import add_flags, config_values
@@ -59,9 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_flags(serving, ServeConfig)
 
 
-def _strategy_options(args: argparse.Namespace) -> dict[str, Any]:
+def _strategy_options(args: argparse.Namespace) -> dict[str, object]:
     """Strategy settings: the YAML file, then --strategy-opt pairs."""
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     if args.strategy_config is not None:
         loaded = validate.read_yaml(
             args.strategy_config, f"--strategy-config {args.strategy_config}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 HELP = "regrade a run from its stored trajectories"
 
@@ -27,12 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_overrides(items: list[str]) -> dict[str, dict[str, Any]]:
+def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:
     """``BENCH.KEY=VALUE`` items as benchmark -> {key: value} (VALUE read as YAML)."""
     from harness.config.validate import parse_yaml
     from harness.errors import ConfigError
 
-    overrides: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, dict[str, object]] = {}
     for item in items:
         target, sep, text = item.partition("=")
         bench, dot, key = target.partition(".")

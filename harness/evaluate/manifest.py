@@ -4,7 +4,7 @@ the first sample (the fields are ``harness.store.manifest.Manifest``'s)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.config.run_config import RunConfig, object_label
 from harness.store.manifest import Manifest
@@ -51,7 +51,7 @@ def benchmark_versions(adapters: list[Adapter]) -> dict[str, str]:
     return versions
 
 
-def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> dict[str, Any]:
+def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> dict[str, object]:
     """The manifest's ``model``: what the run asked for (part of a run's identity)."""
     return {
         "name": model_name,
@@ -62,7 +62,7 @@ def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> 
     }
 
 
-def strategy_entry(strategy: Strategy) -> dict[str, Any]:
+def strategy_entry(strategy: Strategy) -> dict[str, object]:
     """The manifest's ``strategy``: what it describes of itself, and its class
     when it is not one the harness builds from a ``--strategy`` value."""
     entry = dict(strategy.describe())

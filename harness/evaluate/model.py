@@ -12,6 +12,9 @@ from harness.config import validate
 from harness.config.run_config import RunConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from harness.models.base import ModelClient
     from harness.models.settings import ModelSettings
     from harness.run.runner import WorkItem
     from harness.serving.plan import EndpointPlan
@@ -85,12 +88,12 @@ def plan_model(config: RunConfig, endpoint: EndpointPlan, run_dir: Path) -> Plan
     return PlannedModel(settings, fingerprint, cache_scope)
 
 
-def model_factory(base: ModelSettings) -> Any:
+def model_factory(base: ModelSettings) -> Callable[[str, str | None], ModelClient]:
     """Builds rehearser / critic clients like the actor's (same timeouts, cache)."""
     from harness.models.settings import check_model
     from harness.run.clients import build_remote_client
 
-    def build(name: str, api_base: str | None) -> Any:
+    def build(name: str, api_base: str | None) -> ModelClient:
         same_endpoint = name == base.name and api_base == base.api_base
         settings = replace(
             base,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from harness.config import validate
 from harness.config.run_config import MAX_WORK_ITEMS, RunConfig
@@ -110,6 +110,12 @@ class Session:
         return self.counts
 
 
+class Closable(Protocol):
+    """A client that holds connections until closed (a model provider or client)."""
+
+    async def aclose(self) -> None: ...
+
+
 @dataclass
 class PlannedRun:
     """Everything a run needs, planned from its config before any sample runs."""
@@ -123,7 +129,7 @@ class PlannedRun:
     store: RunStore
     manifest: Manifest
     trials: int
-    clients: list[Any]
+    clients: list[Closable | None]  # closed once the run ends
     progress: RunProgress | None = None  # what the run did, once it has run
 
     @contextlib.contextmanager

@@ -29,9 +29,10 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from harness.errors import ConfigError
 from harness.executors.base import Job, JobResult, run_job
@@ -58,7 +59,14 @@ ATTEMPTS_FILE = "ray-attempts.jsonl"
 LOCK_WAIT_S = 300.0
 
 
-def _ray() -> Any:
+def _whole(value: object) -> int:
+    """A whole number of an attempts file line (``int()`` of it)."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"not a whole number: {value!r}")
+
+
+def _ray() -> ModuleType:
     # Ray reads the switch when it is first imported.
     os.environ.setdefault(UV_RUN_SWITCH, "0")
     # The workers' lines Ray prints on the driver: without colour codes, which the
@@ -85,13 +93,13 @@ class Attempt:
     started_at: str = ""
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Attempt:
+    def from_dict(cls, data: Mapping[str, object]) -> Attempt:
         return cls(
             str(data["run"]),
             str(data["job"]),
             str(data["node"]),
-            int(data["pid"]),
-            int(data["records"]),
+            _whole(data["pid"]),
+            _whole(data["records"]),
             str(data.get("started_at", "")),
         )
 
@@ -195,7 +203,7 @@ class RayExecutor:
         self.address = address
         self.cpus_per_job = cpus_per_job
 
-    def _connect(self, ray: Any) -> bool:
+    def _connect(self, ray: ModuleType) -> bool:
         """Connect unless already connected; True when this call connected."""
         if ray.is_initialized():
             return False
@@ -245,7 +253,7 @@ class RayExecutor:
                 ray.shutdown()
 
     @staticmethod
-    def _result(ray: Any, job: Job, future: Any) -> JobResult:
+    def _result(ray: ModuleType, job: Job, future: object) -> JobResult:
         """The job's result; a ConfigError the task raised is raised here (the
         command is wrong, for every job), and a task that lost its worker more
         than MAX_RETRIES times is this job's failure (a rerun resumes it)."""

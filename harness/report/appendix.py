@@ -16,11 +16,14 @@ import inspect
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.report.leaderboard import RunResult, latex_escape
 from harness.results.headlines import benchmark_label, sort_benchmarks
 from harness.store.manifest import Manifest
+
+if TYPE_CHECKING:
+    from harness.task.contract import Adapter
 
 HARNESS_KEYS = ("harness", "harness_git", "python", "litellm", "platform")
 STAND_IN_USERS = ("scripted",)
@@ -36,7 +39,7 @@ class RunAppendix:
     deviations: list[str] = field(default_factory=list)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None or value == "":
         return "-"
     if isinstance(value, dict | list):
@@ -85,7 +88,7 @@ def _strategy(manifest: Manifest) -> str:
     return text
 
 
-def _adapter(benchmark: str) -> Any:
+def _adapter(benchmark: str) -> Adapter | None:
     from harness.task.registry import find_adapter
 
     try:
@@ -113,9 +116,9 @@ def _benchmark_versions(manifest: Manifest, benchmark: str) -> list[tuple[str, s
     ]
 
 
-def _suite_options(manifest: Manifest) -> dict[str, dict[str, Any]]:
+def _suite_options(manifest: Manifest) -> dict[str, dict[str, object]]:
     suite = manifest.suite or {}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for entry in suite.get("entries") or [] if isinstance(suite, dict) else []:
         if isinstance(entry, dict) and entry.get("options"):
             out.setdefault(str(entry.get("benchmark")), {}).update(entry["options"])

@@ -8,13 +8,13 @@ MDE in it is a fraction (``unit``).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from harness.results.coverage import LEGEND, PARTIAL_MARK
 
 if TYPE_CHECKING:
     from harness.report.leaderboard import RunResult
-    from harness.results.coverage import Coverage
+    from harness.results.coverage import Coverage, CoverageJSON
     from harness.results.stats import BenchmarkComparison, Interval, PairedComparison
 
 
@@ -103,7 +103,7 @@ class BenchmarkJSON(TypedDict):
     only_a: int  # tasks only A holds (not compared)
     only_b: int
     partial: dict[str, bool]  # row label -> compared on less than its official set
-    coverage: dict[str, dict[str, Any] | None]  # "a"/"b" -> the run's coverage of it
+    coverage: dict[str, CoverageJSON | None]  # "a"/"b" -> the run's coverage of it
 
 
 class CompareJSON(TypedDict):

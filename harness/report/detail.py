@@ -9,7 +9,7 @@ transcript, and usage and costs only where they are not all zero.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from harness.store.inputs import SampleInput
 from harness.store.records import Record
@@ -17,7 +17,7 @@ from harness.store.records import Record
 INPUT_NOT_KEPT = "input not kept by this run"
 
 
-def without_zeros(value: Any) -> Any:
+def without_zeros(value: object) -> object:
     """``value`` without its numbers that are 0 (and the objects left empty by
     that); None when nothing is left: usage and costs shown only where they count."""
     if isinstance(value, dict):
@@ -30,30 +30,46 @@ def without_zeros(value: Any) -> Any:
     return value
 
 
-def transcript_counts(trajectory: dict[str, Any]) -> dict[str, int]:
+def _count(value: object) -> int:
+    """A count as a record holds it (a number, or missing: 0)."""
+    if not value:
+        return 0
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not a count: {value!r}")
+
+
+def transcript_counts(trajectory: Mapping[str, object]) -> dict[str, int]:
     """Counts read off the transcript itself, so that the summary agrees with it:
     a single-turn benchmark records its calls without running them."""
-    messages = [m for m in trajectory.get("messages") or [] if isinstance(m, dict)]
+    listed = trajectory.get("messages") or []
+    if not isinstance(listed, (list, tuple)):
+        raise TypeError(f"the transcript's messages are not a list: {listed!r}")
+    messages = [m for m in listed if isinstance(m, dict)]
     replies = [m for m in messages if m.get("role") == "assistant"]
     calls = sum(len(m.get("tool_calls") or []) for m in replies)
     return {
         "model replies": len(replies),
         "tool calls made": calls,
-        "tool calls run": int(trajectory.get("tool_calls") or 0),
-        "tool errors": int(trajectory.get("tool_errors") or 0),
+        "tool calls run": _count(trajectory.get("tool_calls")),
+        "tool errors": _count(trajectory.get("tool_errors")),
     }
 
 
-def _trajectory(trajectory: dict[str, Any]) -> dict[str, Any]:
+def _trajectory(trajectory: Mapping[str, object]) -> dict[str, object]:
     shown = dict(trajectory)
     usage = without_zeros(shown.get("usage"))
     shown["usage"] = usage
-    extra = dict(shown.get("extra") or {})
+    held = shown.get("extra") or {}
+    if not isinstance(held, Mapping):
+        raise TypeError(f"the trajectory's extra is not an object: {held!r}")
+    extra = dict(held)
     if "costs" in extra:
         costs = without_zeros(extra["costs"])
         if (
             costs is None
-            or set(costs) == {"committed", "total"}
+            or isinstance(costs, dict)
+            and set(costs) == {"committed", "total"}
             and costs["committed"] == costs["total"]
         ):
             # Nothing beyond the committed episode: the usage above says it all.
@@ -64,7 +80,7 @@ def _trajectory(trajectory: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def _input(sample_input: SampleInput | None) -> dict[str, Any] | None:
+def _input(sample_input: SampleInput | None) -> dict[str, object] | None:
     if sample_input is None:
         return None
     return {
@@ -74,7 +90,7 @@ def _input(sample_input: SampleInput | None) -> dict[str, Any] | None:
     }
 
 
-def sample_detail(record: Record, sample_input: SampleInput | None) -> dict[str, Any]:
+def sample_detail(record: Record, sample_input: SampleInput | None) -> dict[str, object]:
     """What a sample page shows of one record (its run and key travel apart):
     everything but bulky load options, with its input when the run kept it."""
     trajectory = record.trajectory or {}

@@ -28,11 +28,12 @@ from __future__ import annotations
 import base64
 import html
 import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 from urllib.parse import quote
 
 from harness.boundary.atomic import write_atomic
@@ -53,6 +54,7 @@ from harness.report.leaderboard import (
 from harness.report.sample_list import (
     INDEX_COLUMNS,
     Names,
+    SampleRow,
     sample_order,
     sample_row,
 )
@@ -95,17 +97,17 @@ class ReportSummary:
 # --- escaping -------------------------------------------------------------------------------
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
 def truncate_strings(
-    value: Any,
+    value: object,
     max_chars: int,
     max_items: int = MAX_ITEMS_SHOWN,
     max_depth: int = MAX_DEPTH_SHOWN,
     start_depth: int = 0,
-) -> Any:
+) -> object:
     """A copy of ``value`` with every string longer than ``max_chars``, every list
     and object with more than ``max_items`` entries and nesting deeper than
     ``max_depth`` (``value`` itself sitting at ``start_depth``) cut and marked.
@@ -113,7 +115,7 @@ def truncate_strings(
     if max_chars <= 0:
         return value
 
-    def cut(item: Any, depth: int) -> Any:
+    def cut(item: object, depth: int) -> object:
         if isinstance(item, str):
             if len(item) <= max_chars:
                 return item
@@ -126,7 +128,7 @@ def truncate_strings(
                 kept.append(f"[truncated: {len(item) - max_items} more items]")
             return kept
         if isinstance(item, dict):
-            shown: dict[Any, Any] = {}
+            shown: dict[object, object] = {}
             for index, (key, v) in enumerate(item.items()):
                 if index == max_items:
                     shown["…"] = f"[truncated: {len(item) - max_items} more keys]"
@@ -141,7 +143,7 @@ def truncate_strings(
 # --- samples --------------------------------------------------------------------------------
 
 
-def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
+def cut_to_size(detail: Mapping[str, object], max_chars: int) -> object:
     """A (masked) detail cut harder and harder, and at last to a stub, until its JSON
     is within MAX_SAMPLE_CHARS: for the rare sample still too large once cut at
     ``max_chars``."""
@@ -156,17 +158,17 @@ def cut_to_size(detail: dict[str, Any], max_chars: int) -> dict[str, Any]:
     return truncate_strings(stub, 1000)
 
 
-def pack_details(details: list[dict[str, Any]], max_chars: int) -> PackedSamples:
+def pack_details(details: Sequence[Mapping[str, object]], max_chars: int) -> PackedSamples:
     """The details packed, each distinct value masked and then cut once. A key
     echoed in output must not be shown: masked as data, before any JSON text exists
     (a pattern over JSON text can break its escapes), and before any cut (a cut
     secret would no longer be recognised)."""
     masking = masker()  # the known secrets gathered once for every value
 
-    def prepare(value: Any, depth: int) -> Any:
+    def prepare(value: object, depth: int) -> object:
         return truncate_strings(masking.mask(value), max_chars, start_depth=depth)
 
-    def seal(detail: dict[str, Any]) -> dict[str, Any]:
+    def seal(detail: Mapping[str, object]) -> object:
         return cut_to_size(masking.mask(detail), max_chars)
 
     if max_chars <= 0:  # everything whole, no bound
@@ -174,9 +176,22 @@ def pack_details(details: list[dict[str, Any]], max_chars: int) -> PackedSamples
     return pack_samples(details, prepare, MAX_SAMPLE_CHARS, seal)
 
 
+class SampleIndex(TypedDict):
+    """The sample list as the page reads it (rows by INDEX_COLUMNS positions)."""
+
+    columns: list[str]
+    runs: list[str]
+    benchmarks: list[str]
+    subsets: list[str]
+    error_kinds: list[str]
+    rows: list[SampleRow]
+    chunks: list[int]
+    page_size: int
+
+
 @dataclass
 class SampleData:
-    index: dict[str, Any]  # compact; compressed into one block, inflated on load
+    index: SampleIndex  # compact; compressed into one block, inflated on load
     packed: PackedSamples  # the details, shared and compressed in chunks
 
     @property
@@ -186,8 +201,8 @@ class SampleData:
 
 def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
     names = Names()
-    rows: list[list[Any]] = []
-    details: list[dict[str, Any]] = []
+    rows: list[SampleRow] = []
+    details: list[Mapping[str, object]] = []
     for result in results:
         if result.run_dir is None:
             continue
@@ -200,9 +215,12 @@ def collect_samples(results: list[RunResult], max_chars: int) -> SampleData:
     packed = pack_details(details, max_chars)
     for row, entry in zip(rows, packed.roots, strict=True):
         row[ENTRY] = entry
-    index = {
+    index: SampleIndex = {
         "columns": list(INDEX_COLUMNS),
-        **names.as_dict(),
+        "runs": names.runs,
+        "benchmarks": names.benchmarks,
+        "subsets": names.subsets,
+        "error_kinds": names.error_kinds,
         "rows": rows,
         "chunks": packed.chunk_starts,
         "page_size": PAGE_SIZE,

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 
@@ -57,7 +56,7 @@ class RunStyle:
     colour: str
 
 
-def _colour(value: Any, where: str) -> str:
+def _colour(value: object, where: str) -> str:
     from matplotlib.colors import is_color_like
 
     if not isinstance(value, str) or not is_color_like(value):
@@ -65,7 +64,7 @@ def _colour(value: Any, where: str) -> str:
     return value
 
 
-def parse_labels(data: Any, where: str = "labels file") -> dict[str, LabelSpec]:
+def parse_labels(data: object, where: str = "labels file") -> dict[str, LabelSpec]:
     """The entries of a labels file's content (a mapping, see the module docstring)."""
     if data is None:
         return {}

@@ -27,10 +27,10 @@ depends on a display or on global plotting state.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.boundary.atomic import write_atomic
 from harness.errors import ConfigError
@@ -47,10 +47,13 @@ from harness.results.headlines import (
     sort_benchmarks,
 )
 from harness.results.nonstandard import NONSTANDARD_MARK
-from harness.results.stats import Interval
+from harness.results.stats import Estimate, Interval
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 KINDS = ("bars", "budget", "passk", "cost", "step")
 FORMATS = ("png", "pdf", "svg")
@@ -73,7 +76,7 @@ LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "n
 class Plot:
     name: str  # file stem
     title: str
-    figure: Any
+    figure: Figure
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ DASHES = ("--", (0, (6, 2, 1, 2)), (0, (2, 1.5)), (0, (9, 3)), (0, (4, 2, 1, 2, 
 # --- values ------------------------------------------------------------------------
 
 
-def rehearsal_budget(settings: dict[str, Any]) -> tuple[str, int] | None:
+def rehearsal_budget(settings: Mapping[str, object]) -> tuple[str, int] | None:
     """(strategy family, N) of a run, or None when the strategy has no budget."""
     name = str(settings.get("name") or "")
     family, _, arg = name.partition(":")
@@ -273,7 +276,7 @@ def _fmt(value: float) -> str:
 # --- figure scaffolding -----------------------------------------------------------------
 
 
-def _new_figure(width: float, height: float) -> Any:
+def _new_figure(width: float, height: float) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -282,13 +285,13 @@ def _new_figure(width: float, height: float) -> Any:
     return figure
 
 
-def _integer_ticks(ax: Any) -> None:
+def _integer_ticks(ax: Axes) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def _panels(figure: Any, count: int, width_ratios: list[float] | None = None) -> list[Any]:
+def _panels(figure: Figure, count: int, width_ratios: list[float] | None = None) -> list[Axes]:
     columns = min(count, 3)
     rows = (count + columns - 1) // columns
     axes = figure.subplots(
@@ -300,13 +303,13 @@ def _panels(figure: Any, count: int, width_ratios: list[float] | None = None) ->
     return flat[:count]
 
 
-def _panel_grid(count: int) -> tuple[Any, list[Any]]:
+def _panel_grid(count: int) -> tuple[Figure, list[Axes]]:
     """A figure of ``count`` panels, three to a row, and its panels (the line plots')."""
     figure = _new_figure(4.2 * min(count, 3), 3.4 * ((count + 2) // 3) + 0.8)
     return figure, _panels(figure, count)
 
 
-def _percent_axis(ax: Any, top: float = 100.0) -> None:
+def _percent_axis(ax: Axes, top: float = 100.0) -> None:
     # Room above the highest bar or point for its value label.
     ax.set_ylim(0, max(100.0, top) * 1.12)
     ax.set_yticks([0, 20, 40, 60, 80, 100])
@@ -314,13 +317,13 @@ def _percent_axis(ax: Any, top: float = 100.0) -> None:
 
 
 def _legend_below(
-    figure: Any,
-    axes: list[Any],
-    extra: Sequence[tuple[Any, str]] = (),
+    figure: Figure,
+    axes: list[Axes],
+    extra: Sequence[tuple[Artist, str]] = (),
     fontsize: str | float = "small",
 ) -> None:
     """One legend for the figure, outside and below the axes, so it covers no line."""
-    handles: dict[str, Any] = {}
+    handles: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
@@ -337,20 +340,20 @@ def _legend_below(
         )
 
 
-def _partial_handle() -> tuple[Any, str]:
+def _partial_handle() -> tuple[Artist, str]:
     from matplotlib.patches import Patch
 
     return Patch(facecolor="white", edgecolor="#333333", hatch=PARTIAL_HATCH), PARTIAL_NOTE
 
 
-def _nonstandard_handle() -> tuple[Any, str]:
+def _nonstandard_handle() -> tuple[Artist, str]:
     from matplotlib.patches import Patch
 
     # A text-only entry: the mark is on the value labels.
     return Patch(facecolor="none", edgecolor="none"), NONSTANDARD_NOTE
 
 
-def _open_marker_handle() -> tuple[Any, str]:
+def _open_marker_handle() -> tuple[Artist, str]:
     from matplotlib.lines import Line2D
 
     marker = Line2D([], [], marker="o", linestyle="", mfc="white", mec="#333333")
@@ -358,7 +361,7 @@ def _open_marker_handle() -> tuple[Any, str]:
 
 
 def _reference_lines(
-    ax: Any, context: FigureContext, key: str, x_span: tuple[float, float] | None = None
+    ax: Axes, context: FigureContext, key: str, x_span: tuple[float, float] | None = None
 ) -> None:
     """Published values of ``key`` as dashed lines (across ``x_span``, or the whole axes)."""
     for i, ref in enumerate(context.references):
@@ -368,16 +371,19 @@ def _reference_lines(
         style = _reference_style(context, ref)
         value = 100 * point.value
         dashes = DASHES[i % len(DASHES)]
-        kwargs = {
-            "color": style.colour,
-            "linestyle": dashes,
-            "linewidth": 1.2,
-            "label": style.label,
-        }
         if x_span is None:
-            ax.axhline(value, **kwargs)
+            ax.axhline(
+                value, color=style.colour, linestyle=dashes, linewidth=1.2, label=style.label
+            )
         else:
-            ax.hlines(value, *x_span, **kwargs)
+            ax.hlines(
+                value,
+                *x_span,
+                color=style.colour,
+                linestyle=dashes,
+                linewidth=1.2,
+                label=style.label,
+            )
 
 
 # --- the figures ------------------------------------------------------------------------
@@ -557,7 +563,7 @@ def passk_plot(results: list[RunResult], context: FigureContext | None = None) -
     """One panel per benchmark subset that reports pass^k (the adapters' own choice,
     e.g. each domain of a benchmark), the intervals from ``harness.results.stats.pass_hat_k_estimates``."""
     context = context or default_context(results)
-    curves: dict[tuple[str, str], list[tuple[RunResult, dict[int, Any]]]] = {}
+    curves: dict[tuple[str, str], list[tuple[RunResult, dict[int, Estimate]]]] = {}
     for result in results:
         for bench, entry in result.benchmarks.items():
             for subset, curve in entry.pass_hat_k.items():
@@ -808,7 +814,7 @@ def scaled_limits(values: list[float]) -> tuple[float, float]:
 
 
 def _draw_series(
-    ax: Any, points: list[StepPoint], colour: str, label: str
+    ax: Axes, points: list[StepPoint], colour: str, label: str
 ) -> tuple[list[float], bool]:
     """A line with error bars and value labels; the values the axis must show."""
     steps = [p.step for p in points]
@@ -943,7 +949,7 @@ def build_plots(
     return plots
 
 
-def save_figure(figure: Any, path: Path, fmt: str, dpi: int = 200) -> None:
+def save_figure(figure: Figure, path: Path, fmt: str, dpi: int = 200) -> None:
     """One figure in one format, with embeddable fonts and nothing clipped.
 
     Drawn in memory, then written by the atomic writer: matplotlib's own file

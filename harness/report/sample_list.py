@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from harness.results import stats
 from harness.store.records import OK, Record
@@ -32,6 +32,11 @@ INDEX_COLUMNS = (
     "entry",  # where the page gets the sample's detail: an entry number, or a version
     "error_kind",  # a position in the index's error kinds; 0 is "" (none)
 )
+
+# A row's values, in INDEX_COLUMNS order.
+SampleRow: TypeAlias = list[int | float | str | None]
+# How rows sort: benchmark, subset, sample id (numbers by value), trial.
+SampleOrder: TypeAlias = tuple[str, str, tuple[tuple[int, int | str], ...], int]
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -62,7 +67,7 @@ def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
     )
 
 
-def sample_order(record: Record) -> tuple[Any, ...]:
+def sample_order(record: Record) -> SampleOrder:
     return (record.benchmark, record.subset, natural_key(str(record.sample_id)), record.trial)
 
 
@@ -95,7 +100,7 @@ class Names:
         }
 
 
-def sample_row(record: Record, run: str, names: Names, entry: int) -> list[Any]:
+def sample_row(record: Record, run: str, names: Names, entry: int) -> SampleRow:
     """The list row of ``record`` of run ``run``; ``entry`` says where its detail is."""
     score = record.score or {}
     reward = score.get("reward") if record.status == OK else None

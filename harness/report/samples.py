@@ -30,10 +30,11 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
+from harness.boundary.json_value import JsonList, JsonObject, JsonSequence, JsonValue
 from harness.boundary.sanitise import dumps_safe
 
 REF = "\u0000"
@@ -45,7 +46,7 @@ CHUNK_CHARS = 128_000  # uncompressed JSON per chunk: a few ms to inflate and pa
 COMPRESS_LEVEL = 9
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return dumps_safe(value, separators=(",", ":"), default=str)
 
 
@@ -53,7 +54,7 @@ def _json(value: Any) -> str:
 _KEY_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _digest(value: Any) -> bytes | None:
+def _digest(value: object) -> bytes | None:
     """A content key for a value worth sharing, None for one too small to share."""
     if isinstance(value, str):
         if len(value) < MIN_SHARED_CHARS:
@@ -75,11 +76,13 @@ def _digest(value: Any) -> bytes | None:
 _UNSEEN = object()
 
 
-def _children(value: Any) -> Any:
-    return value.values() if isinstance(value, dict) else value
+def _children(value: object) -> Iterable[object]:
+    if isinstance(value, dict):
+        return value.values()
+    return value if isinstance(value, list) else ()
 
 
-def _escape_strings(value: Any) -> Any:
+def _escape_strings(value: object) -> object:
     """A copy with every string that starts with REF given a second REF (rare: only
     values whose JSON holds a NUL character are walked)."""
     if isinstance(value, str):
@@ -91,6 +94,10 @@ def _escape_strings(value: Any) -> Any:
     return value
 
 
+def _escape_detail(detail: Mapping[str, object]) -> dict[str, object]:
+    return {k: _escape_strings(v) for k, v in detail.items()}
+
+
 class _Packer:
     """Two passes over the sample details: count every shareable value, then write
     entries with repeated values replaced by references."""
@@ -98,13 +105,13 @@ class _Packer:
     def __init__(self) -> None:
         self.counts: Counter[bytes] = Counter()
         self.entry_of: dict[bytes, int] = {}
-        self.entries: list[Any] = []
+        self.entries: list[object] = []
         self.depths: list[int] = []  # where each entry's value first sat in its sample
         # The first pass's digests by object: the second pass visits the same objects
         # (the details stay alive meanwhile), so it serialises nothing again.
         self.digests: dict[int, bytes | None] = {}
 
-    def digest(self, value: Any) -> bytes | None:
+    def digest(self, value: object) -> bytes | None:
         if isinstance(value, str):
             # Hashing a string costs less than remembering its digest.
             return None if len(value) < MIN_SHARED_CHARS else _digest(value)
@@ -115,7 +122,7 @@ class _Packer:
             known = self.digests[id(value)] = _digest(value)
         return known  # type: ignore[return-value]
 
-    def count(self, value: Any, depth: int) -> None:
+    def count(self, value: object, depth: int) -> None:
         key = self.digest(value)
         if key is None:
             return  # small: whatever it holds is smaller still
@@ -126,12 +133,12 @@ class _Packer:
             for child in _children(value):
                 self.count(child, depth + 1)
 
-    def add_sample(self, detail: dict[str, Any]) -> int:
+    def add_sample(self, detail: Mapping[str, object]) -> int:
         number = self._new_entry(0)
         self.entries[number] = {k: self._value(v, 1) for k, v in detail.items()}
         return number
 
-    def add_sealed(self, detail: dict[str, Any]) -> int:
+    def add_sealed(self, detail: object) -> int:
         """A sample written whole, sharing nothing (already cut to size)."""
         number = self._new_entry(0)
         self.entries[number] = detail
@@ -142,7 +149,7 @@ class _Packer:
         self.depths.append(depth)
         return len(self.entries) - 1
 
-    def _value(self, value: Any, depth: int) -> Any:
+    def _value(self, value: object, depth: int) -> object:
         key = self.digest(value)
         if key is None:
             return value
@@ -150,15 +157,17 @@ class _Packer:
             return REF + str(self._shared(key, value, depth))
         return self._inside(value, depth)
 
-    def _inside(self, value: Any, depth: int) -> Any:
+    def _inside(self, value: object, depth: int) -> object:
         """The value with its repeated parts replaced (its own copy of each container)."""
         if isinstance(value, str) or depth >= MAX_SHARED_DEPTH:
             return value
         if isinstance(value, dict):
             return {k: self._value(v, depth + 1) for k, v in value.items()}
-        return [self._value(v, depth + 1) for v in value]
+        if isinstance(value, list):
+            return [self._value(v, depth + 1) for v in value]
+        return value
 
-    def _shared(self, key: bytes, value: Any, depth: int) -> int:
+    def _shared(self, key: bytes, value: object, depth: int) -> int:
         number = self.entry_of.get(key)
         if number is None:
             number = self.entry_of[key] = self._new_entry(depth)
@@ -189,18 +198,21 @@ class PackedSamples:
     json_chars: int  # the uncompressed JSON of every entry, for the record
 
 
-Prepare = Callable[[Any, int], Any]
+class Prepare(Protocol):
+    """Turns a value into what is shown; ``depth``: where it first sits in its sample."""
+
+    def __call__(self, value: object, depth: int) -> object: ...
 
 
-def _as_is(value: Any, depth: int) -> Any:
+def _as_is(value: object, depth: int) -> object:
     return value
 
 
 def pack_samples(
-    details: list[dict[str, Any]],
+    details: Sequence[Mapping[str, object]],
     prepare: Prepare = _as_is,
     max_sample_chars: int = 0,
-    seal: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    seal: Callable[[Mapping[str, object]], object] | None = None,
 ) -> PackedSamples:
     """The details (JSON-ready values, one per sample) as shared, compressed chunks.
 
@@ -211,7 +223,7 @@ def pack_samples(
     """
     texts_of = [_json(d) for d in details]
     details = [
-        _escape_strings(d) if "\\u0000" in t else d for d, t in zip(details, texts_of, strict=True)
+        _escape_detail(d) if "\\u0000" in t else d for d, t in zip(details, texts_of, strict=True)
     ]
     packer = _Packer()
     for detail in details:
@@ -264,24 +276,27 @@ def _block(page: str, block_id: str) -> str:
     return found.group(1)
 
 
-def read_index(page: str) -> dict[str, Any]:
+def read_index(page: str) -> JsonObject:
     """The sample index of a report page (runs, benchmarks, subsets, rows, chunks)."""
-    return json.loads(inflate_text(_block(page, "sample-index")))
+    index = json.loads(inflate_text(_block(page, "sample-index")))
+    if not isinstance(index, dict):
+        raise ValueError("the page's sample index is not an object")
+    return index
 
 
-def read_entries(page: str) -> list[Any]:
+def read_entries(page: str) -> JsonList:
     """Every entry of a report page, references left as they are written."""
     index = read_index(page)
-    entries: list[Any] = []
-    for number in range(len(index["chunks"])):
+    entries: JsonList = []
+    for number in range(len(_list(index, "chunks"))):
         entries.extend(json.loads(inflate_text(_block(page, f"c{number}"))))
     return entries
 
 
-def resolve(entries: list[Any], number: int) -> Any:
+def resolve(entries: JsonSequence, number: int) -> JsonValue:
     """Entry ``number`` with every reference replaced by its value."""
 
-    def build(value: Any) -> Any:
+    def build(value: JsonValue) -> JsonValue:
         if isinstance(value, str):
             if value.startswith(REF):
                 rest = value[1:]
@@ -296,8 +311,23 @@ def resolve(entries: list[Any], number: int) -> Any:
     return build(entries[number])
 
 
-def read_samples(page: str) -> list[dict[str, Any]]:
+def _list(index: JsonObject, name: str) -> JsonList:
+    value = index.get(name)
+    if not isinstance(value, list):
+        raise ValueError(f"the page's sample index has no list {name!r}")
+    return value
+
+
+def _entry_number(row: JsonValue, position: int) -> int:
+    number = row[position] if isinstance(row, list) and position < len(row) else None
+    if not isinstance(number, int):
+        raise ValueError(f"a sample row holds no entry number: {row!r}")
+    return number
+
+
+def read_samples(page: str) -> list[JsonValue]:
     """Every sample detail of a report page, in the index's order."""
     index = read_index(page)
     entries = read_entries(page)
-    return [resolve(entries, row[index["columns"].index("entry")]) for row in index["rows"]]
+    position = _list(index, "columns").index("entry")
+    return [resolve(entries, _entry_number(row, position)) for row in _list(index, "rows")]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
 
 DRIFT_MARK = "‡"
 LEGEND = (
@@ -29,22 +29,23 @@ USER = "user model"
 JUDGE = "judge model"
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _model(value: Any) -> str:
+def _model(value: object) -> str:
     """A model as recorded: its name, or the entry holding it."""
     if isinstance(value, dict):
         value = value.get("name")
     return "" if value is None else str(value)
 
 
-def _suite_options(suite: dict[str, Any] | None, benchmark: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for entry in (suite or {}).get("entries") or []:
+def _suite_options(suite: Mapping[str, object] | None, benchmark: str) -> dict[str, object]:
+    options: dict[str, object] = {}
+    entries = (suite or {}).get("entries") or []
+    for entry in entries if isinstance(entries, list | tuple) else []:
         if isinstance(entry, dict) and entry.get("benchmark") == benchmark:
             options.update(entry.get("options") or {})
     return options
@@ -52,10 +53,10 @@ def _suite_options(suite: dict[str, Any] | None, benchmark: str) -> dict[str, An
 
 def score_conditions(
     benchmark: str,
-    versions: dict[str, Any] | None,
-    suite: dict[str, Any] | None,
-    user_model: Any,
-    judge_model: Any,
+    versions: Mapping[str, object] | None,
+    suite: Mapping[str, object] | None,
+    user_model: object,
+    judge_model: object,
     named: list[str],
 ) -> dict[str, str]:
     """What one benchmark's numbers of a run depend on, as name -> value.

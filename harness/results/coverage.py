@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from harness.task.official_set import OfficialSet
 
@@ -41,6 +41,27 @@ LEGEND = (
     f"{PARTIAL_MARK} = partial: over less than the benchmark's official set "
     "(samples, subsets or trials; coverage listed below)"
 )
+
+
+class SubsetCoverageJSON(TypedDict):
+    samples_scored: int
+    samples_official: int | None
+    pairs_scored: int
+
+
+class CoverageJSON(TypedDict):
+    partial: bool
+    samples_scored: int
+    samples_official: int | None
+    pairs_scored: int
+    pairs_official: int | None
+    subsets_run: list[str]
+    subsets_official: list[str]
+    trials: int
+    limit: int | None
+    data_version: str
+    reasons: list[str]
+    by_subset: dict[str, SubsetCoverageJSON]
 
 
 @dataclass(frozen=True)
@@ -199,7 +220,7 @@ class Coverage:
         reasons = self.reasons()
         return text + (f" — {'; '.join(reasons)}" if reasons else "")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CoverageJSON:
         return {
             "partial": self.partial,
             "samples_scored": self.samples_scored,

@@ -13,7 +13,7 @@ never changes what a number is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
 from harness.results import stats, unscored
@@ -23,6 +23,7 @@ from harness.results.stats import Estimate, Interval, TaskOutcome
 
 if TYPE_CHECKING:
     from harness.results.frames import LoadedRun
+    from harness.results.stats import Floats
 
 # A recomputed metric must match the official one this closely before its CI is shown.
 CI_TOLERANCE = 5e-4
@@ -44,7 +45,7 @@ class BenchmarkCounts:
         return self.infra_errors + self.score_errors
 
     @classmethod
-    def from_dict(cls, data: Any) -> BenchmarkCounts | None:
+    def from_dict(cls, data: object) -> BenchmarkCounts | None:
         """The ``counts`` of a benchmark in scores.json; None when it has none."""
         if not data:
             return None
@@ -83,12 +84,12 @@ class BenchmarkEntry:
     ci_note: str = ""  # why the primary metric has no interval, when it has none
     # Bootstrap replicates of the primary metric (a composite's interval averages
     # them); a sample of the interval's computation, so not part of equality.
-    replicates: Any = field(default=None, compare=False, repr=False)
+    replicates: Floats | None = field(default=None, compare=False, repr=False)
     counts: BenchmarkCounts | None = None  # None for published rows
     missing: int = 0
     not_run: dict[str, str] = field(default_factory=dict)  # subset -> reason
     notes: list[str] = field(default_factory=list)
-    subsets: dict[str, Any] = field(default_factory=dict)
+    subsets: dict[str, object] = field(default_factory=dict)
     unscored: str = ""  # why the benchmark has no number (harness.results.unscored), if it has none
     unscored_subsets: dict[str, str] = field(default_factory=dict)  # subset -> why
     coverage: Coverage | None = None  # what the numbers cover; None for published rows

@@ -19,7 +19,7 @@ the intervals and paired tests, so a notebook's numbers are the leaderboard's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -55,7 +55,7 @@ class LoadedRun:
     def run_id(self) -> str:
         return str(self.manifest.run_id or self.run_dir.name)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         model = self.manifest.model or {}
         strategy = self.manifest.strategy or {}
         return {
@@ -100,7 +100,7 @@ def training_step(manifest: Manifest, run_name: str) -> int | None:
     """The checkpoint's training step: the manifest's "step", else a number in its
     "checkpoint", in the ``--model-revision`` the run was given (``step-100``, or a
     bare number), or in the run's name (``step_200``, ``checkpoint-200``)."""
-    step: Any = manifest.step  # written by other versions as text, too
+    step: object = manifest.step  # written by other versions as text, too
     if isinstance(step, int) and not isinstance(step, bool):
         return step
     if isinstance(step, str) and step.isdigit():
@@ -120,7 +120,7 @@ def benchmark_coverage(
     tasks: list[stats.TaskOutcome],
     trials: int,
     limit: int | None,
-    recorded: Any = None,
+    recorded: object = None,
 ) -> Coverage:
     """What the benchmark's numbers cover, against the official set recorded when the
     run was scored (``recorded``, from scores.json), else the one its adapter declares."""
@@ -199,7 +199,7 @@ def load(run_dir: str | Path, conversation: bool = True) -> LoadedRun:
     return LoadedRun(store.root, manifest, records, scores)
 
 
-def _loaded(paths: Any) -> list[LoadedRun]:
+def _loaded(paths: str | Path | Iterable[str | Path]) -> list[LoadedRun]:
     """The runs ``paths`` name, for tables of numbers (no conversation read)."""
     return [load(folder, conversation=False) for folder in run_folders(paths)]
 
@@ -231,16 +231,19 @@ def runs(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_columns(rows, RUN_COLUMNS))
 
 
-def _error_type(error: Any) -> str | None:
+def _error_type(error: object) -> str | None:
     if isinstance(error, dict):
         return error.get("type")
     return None if error is None else str(error)
 
 
-def _usage(trajectory: dict[str, Any] | None) -> dict[str, int | None]:
+def _usage(trajectory: Mapping[str, object] | None) -> dict[str, int | None]:
     """Tokens and calls of the model under test (the trajectory's ``actor`` usage),
     and the tokens of every role (actor, user, judge, rehearser...) together."""
-    usage = (trajectory or {}).get("usage") or {}
+    found = (trajectory or {}).get("usage") or {}
+    if not isinstance(found, dict):
+        raise TypeError(f"a trajectory's usage is not an object: {found!r}")
+    usage = found
     actor = usage.get("actor") or {}
     return {
         "calls": actor.get("calls"),
@@ -288,9 +291,9 @@ def records(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     return records_of(_loaded(paths))
 
 
-def _trial_columns(record: Record) -> dict[str, Any]:
+def _trial_columns(record: Record) -> dict[str, object]:
     ok, values = stats.trial_values(record.to_dict())
-    columns: dict[str, Any] = {"scored": ok, "excluded": (record.score or {}).get("excluded")}
+    columns: dict[str, object] = {"scored": ok, "excluded": (record.score or {}).get("excluded")}
     for name in TRIAL_VALUES:
         value = values.get(name) if ok else None
         columns[name] = bool(value) if name == "passed" and value is not None else value
@@ -442,7 +445,7 @@ def aggregates(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     return table.astype({"value": "float64", "step": "Int64", "partial": "boolean", **counts})
 
 
-def _coverage_columns(coverage: Any) -> dict[str, Any]:
+def _coverage_columns(coverage: Coverage | None) -> dict[str, bool | int | None]:
     """What one aggregate covers (a ``harness.results.coverage.Coverage``, or None)."""
     if coverage is None or not coverage.declared:
         return {"partial": None, "samples_scored": None, "samples_official": None}
@@ -453,6 +456,6 @@ def _coverage_columns(coverage: Any) -> dict[str, Any]:
     }
 
 
-def _columns(rows: list[dict[str, Any]], first: list[str]) -> list[str]:
+def _columns(rows: Sequence[Mapping[str, object]], first: list[str]) -> list[str]:
     rest = [key for key in (rows[0] if rows else {}) if key not in first]
     return [*first, *rest]

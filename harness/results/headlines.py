@@ -14,10 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.task.estimators import MEAN_PASS, Estimator
 from harness.task.official_set import OfficialSet
+
+if TYPE_CHECKING:
+    from harness.task.contract import Adapter
 
 # Headline keys that hold counts rather than fractions (shown as integers).
 COUNT_PREFIXES = ("n_",)
@@ -66,7 +69,7 @@ def benchmark_info(benchmark: str) -> BenchmarkInfo:
     )
 
 
-def _official_set(adapter: Any) -> OfficialSet | None:
+def _official_set(adapter: Adapter) -> OfficialSet | None:
     try:
         return adapter.official_set()
     except Exception:  # an adapter that cannot say is treated as one that does not
@@ -91,7 +94,7 @@ def sort_benchmarks(names: Iterable[str]) -> list[str]:
     return sorted(set(names), key=lambda b: (benchmark_info(b).order, b))
 
 
-def primary_metric(benchmark: str, headline: Mapping[str, Any]) -> str | None:
+def primary_metric(benchmark: str, headline: Mapping[str, object]) -> str | None:
     """The key in ``headline`` that holds the benchmark's primary metric."""
     declared = benchmark_info(benchmark).primary
     if declared:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 
@@ -57,7 +56,7 @@ class ReferenceTable:
     name: str
     title: str
     source: str
-    settings: dict[str, Any]
+    settings: dict[str, object]
     notes: list[str]
     rows: list[ReferenceRow]
     path: Path
@@ -90,13 +89,13 @@ def _find(name: str) -> Path:
     raise ConfigError(f"unknown reference '{name}' (available: {known})")
 
 
-def _fraction(value: Any, where: str) -> float:
+def _fraction(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where}: expected a number in percent, got {value!r}")
     return float(value) / 100.0
 
 
-def _versions(value: Any, where: str) -> dict[str, dict[str, str]]:
+def _versions(value: object, where: str) -> dict[str, dict[str, str]]:
     """benchmark -> key -> version, from a file's optional ``versions``."""
     if value is None:
         return {}
@@ -105,7 +104,7 @@ def _versions(value: Any, where: str) -> dict[str, dict[str, str]]:
     return {str(b): {str(k): str(v) for k, v in keys.items()} for b, keys in value.items()}
 
 
-def _row(data: dict[str, Any], where: str, versions: dict[str, dict[str, str]]) -> ReferenceRow:
+def _row(data: object, where: str, versions: dict[str, dict[str, str]]) -> ReferenceRow:
     if not isinstance(data, dict) or "model" not in data:
         raise ConfigError(f"{where}: each row needs a 'model'")
     scores = {

@@ -30,11 +30,18 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from harness.results.headlines import estimator_for, sort_benchmarks, subset_estimator
 from harness.store.records import INFRA_ERROR, OK, REGRADE_ERROR_KEY
 from harness.task.estimators import Estimator
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    # Per-task sums or bootstrap replicates: a numpy array of floats.
+    Floats: TypeAlias = NDArray[np.float64]
 
 LEVEL = 0.95
 N_BOOT = 2000
@@ -137,6 +144,13 @@ class TaskOutcome:
         return sum(values.get(name, 0.0) for values in self.trials.values()) / self.n
 
 
+def _number(value: object) -> float:
+    """A score's number (``float()`` of it)."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
 def parse_key(key: str) -> tuple[str, str, str, int]:
     """(benchmark, subset, sample_id, trial) of a record key ``bench/subset/id#trial``."""
     benchmark, subset, rest = key.split("/", 2)
@@ -144,12 +158,19 @@ def parse_key(key: str) -> tuple[str, str, str, int]:
     return benchmark, subset, sample_id, int(trial)
 
 
-def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
+def _score_of(record: Mapping[str, object]) -> Mapping[str, object]:
+    score = record.get("score") or {}
+    if not isinstance(score, Mapping):
+        raise TypeError(f"a record's score is not an object: {score!r}")
+    return score
+
+
+def trial_values(record: Mapping[str, object]) -> tuple[bool, dict[str, float]]:
     """Whether a record was scored, and its numbers. An unscored record (infrastructure
     or scoring error, or a trial its benchmark's rules exclude) has zero pass, reward
     and tool counts; estimators decide whether it counts as a failure or is left out
     (``ok`` says which it is)."""
-    score = record.get("score") or {}
+    score = _score_of(record)
     ok = (
         record.get("status", OK) == OK
         and not record.get(REGRADE_ERROR_KEY)
@@ -159,14 +180,15 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     values = {"ok": 1.0 if ok else 0.0, "passed": 0.0, "reward": 0.0}
     if not ok:
         return False, values
-    reward = float(score.get("reward") or 0.0)
+    reward = _number(score.get("reward") or 0.0)
     passed = score.get("passed")
     values["passed"] = 1.0 if (passed if passed is not None else reward >= 1.0) else 0.0
     values["reward"] = reward
     for name in ("tool_tp", "tool_fp", "tool_fn", "progress"):
         if score.get(name) is not None:
-            values[name] = float(score[name])
-    if (record.get("metadata") or {}).get("error_flag"):
+            values[name] = _number(score[name])
+    metadata = record.get("metadata") or {}
+    if isinstance(metadata, Mapping) and metadata.get("error_flag"):
         # The record's metadata convention for an item its benchmark flags as
         # erroneous: left out of tool-call sums, as that benchmark's own script does.
         for name in ("tool_tp", "tool_fp", "tool_fn"):
@@ -174,7 +196,7 @@ def trial_values(record: Mapping[str, Any]) -> tuple[bool, dict[str, float]]:
     return True, values
 
 
-def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOutcome]:
+def task_outcomes(records: Mapping[str, Mapping[str, object]]) -> dict[str, TaskOutcome]:
     """Group records (key -> record, as in samples.jsonl or scores.json) by task."""
     tasks: dict[str, TaskOutcome] = {}
     for key, record in records.items():
@@ -185,7 +207,7 @@ def task_outcomes(records: Mapping[str, Mapping[str, Any]]) -> dict[str, TaskOut
             tasks[task.key] = task
         ok, values = trial_values(record)
         task.trials[trial] = values
-        excluded = bool((record.get("score") or {}).get("excluded")) and not ok
+        excluded = bool(_score_of(record).get("excluded")) and not ok
         task.excluded += excluded
         task.errors += 0 if ok or excluded else 1
         task.infra_errors += record.get("status") == INFRA_ERROR
@@ -244,7 +266,7 @@ def pass_hat_k_estimator(k: int, scored_only: bool) -> Estimator:
             f"pass^{k}", (f"{PASS_HAT_PREFIX}{k}",), mean_over_subsets, f"mean pass^{k} over tasks"
         )
 
-    def combine(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+    def combine(sums: Mapping[str, Floats], counts: Mapping[str, int]) -> Floats | float:
         means = [ratio(s[..., 0], s[..., 1]) for s in sums.values()]
         return sum(means) / len(means) if means else 0.0
 
@@ -301,7 +323,7 @@ def derive_seed(seed: int, *names: str) -> int:
     return (seed ^ zlib.crc32("|".join(names).encode())) & 0xFFFFFFFF
 
 
-def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Any:
+def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Floats:
     import numpy as np
 
     return np.array([[t.component(c) for c in components] for t in tasks], dtype=float).reshape(
@@ -309,7 +331,7 @@ def _matrix(tasks: list[TaskOutcome], components: tuple[str, ...]) -> Any:
     )
 
 
-def _replicate_sums(matrices: list[Any], rng: Any, n_boot: int) -> list[Any]:
+def _replicate_sums(matrices: list[Floats], rng: np.random.Generator, n_boot: int) -> list[Floats]:
     """Sums over resampled rows, the same resampled rows for every matrix (pairing)."""
     import numpy as np
 
@@ -324,7 +346,9 @@ def _replicate_sums(matrices: list[Any], rng: Any, n_boot: int) -> list[Any]:
     return out
 
 
-def _evaluate(estimator: Estimator, sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+def _evaluate(
+    estimator: Estimator, sums: Mapping[str, Floats], counts: Mapping[str, int]
+) -> Floats:
     import numpy as np
 
     return np.asarray(estimator.combine(sums, counts), dtype=float)
@@ -335,7 +359,7 @@ def bootstrap_replicates(
     estimator: Estimator,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> tuple[float, Any]:
+) -> tuple[float, Floats]:
     """The estimator on all tasks, and its values on ``n_boot`` resamples of tasks
     (drawn with replacement within each stratum)."""
     import numpy as np
@@ -354,7 +378,7 @@ def paired_replicates(
     estimator: Estimator,
     n_boot: int = N_BOOT,
     seed: int = SEED,
-) -> tuple[float, float, Any]:
+) -> tuple[float, float, Floats]:
     """Estimator on A and on B over the paired tasks, and bootstrap replicates of
     B − A where each resample draws the same tasks for both runs."""
     import numpy as np
@@ -370,15 +394,15 @@ def paired_replicates(
     }
     value_a = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in a.items()}, counts))
     value_b = float(_evaluate(estimator, {n: m.sum(axis=0) for n, m in b.items()}, counts))
-    sums_a: dict[str, Any] = {}
-    sums_b: dict[str, Any] = {}
+    sums_a: dict[str, Floats] = {}
+    sums_b: dict[str, Floats] = {}
     for name in pairs:
         sums_a[name], sums_b[name] = _replicate_sums([a[name], b[name]], rng, n_boot)
     diff = _evaluate(estimator, sums_b, counts) - _evaluate(estimator, sums_a, counts)
     return value_a, value_b, diff * np.ones(n_boot)
 
 
-def percentile_interval(replicates: Any, level: float = LEVEL) -> Interval:
+def percentile_interval(replicates: Floats | Sequence[float], level: float = LEVEL) -> Interval:
     import numpy as np
 
     tail = (1.0 - level) / 2.0
@@ -392,7 +416,7 @@ class Estimate:
     interval: Interval
     n_tasks: int
     # A sample of how the interval was computed: not part of an estimate's equality.
-    replicates: Any = field(default=None, repr=False, compare=False)
+    replicates: Floats | None = field(default=None, repr=False, compare=False)
 
 
 def estimate(
@@ -528,7 +552,7 @@ def newcombe_paired_interval(table: PassFailTable, level: float = LEVEL) -> Inte
     return Interval(max(-1.0, low), min(1.0, high), level)
 
 
-def is_degenerate(replicates: Any) -> bool:
+def is_degenerate(replicates: Floats | Sequence[float]) -> bool:
     """True when every bootstrap resample gave the same value (to rounding): its
     percentile interval then has zero width and says nothing about uncertainty.
     It happens when, within every stratum, all tasks have the same difference."""

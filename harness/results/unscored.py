@@ -7,8 +7,21 @@ plots show no value and no interval for such a scope, only the reason given here
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+
+class TrialCounts(Protocol):
+    """What is read of a task's trials (``harness.results.stats.TaskOutcome``,
+    which imports this module)."""
+
+    @property
+    def trials(self) -> Mapping[int, Mapping[str, float]]: ...
+    @property
+    def errors(self) -> int: ...
+    @property
+    def infra_errors(self) -> int: ...
+
 
 PREFIX = "no scored record"
 
@@ -29,7 +42,7 @@ def reason(infra_errors: int, score_errors: int, excluded: int = 0) -> str:
     return f"{PREFIX}: {', '.join(parts) or 'not run'}"
 
 
-def tasks_reason(tasks: Iterable[Any]) -> str:
+def tasks_reason(tasks: Iterable[TrialCounts]) -> str:
     """'' when some trial of ``tasks`` (``harness.results.stats.TaskOutcome``) was scored, else why not."""
     tasks = list(tasks)
     if any(values.get("ok", 1.0) for task in tasks for values in task.trials.values()):

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from harness.config import validate
 from harness.config.run_config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
@@ -21,6 +21,26 @@ from harness.models.settings import ServedEndpoint
 from harness.serving.checkpoints import checkpoint_name, checkpoint_step, resolve_checkpoint
 from harness.serving.process import HOST, ManagedServer, free_port
 from harness.serving.specs import SERVER_LOG, SPECS, CustomSpec, ServerSpec
+
+if TYPE_CHECKING:
+    from harness.models.settings import ModelSettings
+    from harness.store.manifest import Manifest
+
+
+class ServerSpan(TypedDict):
+    """One time a plan's server ran: its kind, wall seconds and the GPUs it held."""
+
+    kind: str
+    seconds: float
+    gpus: int
+
+
+class ServerEntries(TypedDict, total=False):
+    """What a plan adds to the run's manifest (nothing without a server)."""
+
+    server: dict[str, object]
+    checkpoint: str
+    step: int | None
 
 
 def _parse_loras(pairs: list[str]) -> dict[str, str]:
@@ -117,20 +137,20 @@ class EndpointPlan:
     quiet: bool = False  # no lines about the server starting up (ServeConfig.quiet)
     # Each time this plan's server ran: start to stop, with the GPUs it held (the
     # leaderboard's GPU-seconds); ``record_server_spans`` copies them to the manifest.
-    server_spans: list[dict[str, Any]] = field(default_factory=list)
+    server_spans: list[ServerSpan] = field(default_factory=list)
 
     @property
     def url(self) -> str | None:
         return None if self.port is None else f"http://{self.host}:{self.port}/v1"
 
-    def configure(self, settings: Any) -> None:
+    def configure(self, settings: ModelSettings) -> None:
         """Give the run's ModelSettings what the plan knows about the endpoint."""
         settings.replica_concurrency = dict(self.replica_limits)
         settings.inline_reasoning = self.inline_reasoning
         if self.spec is not None and self.url is not None:
             settings.served = ServedEndpoint(self.url, self.spec.identity(), self.spec.label())
 
-    def manifest_entries(self) -> dict[str, Any]:
+    def manifest_entries(self) -> ServerEntries:
         """``server``, ``checkpoint`` and ``step`` for the run's manifest."""
         if self.spec is None or self.port is None:
             return {}
@@ -185,10 +205,13 @@ class EndpointPlan:
         if not self.quiet:
             print(line, file=sys.stderr)
 
-    def record_server_spans(self, manifest: Any) -> None:
+    def record_server_spans(self, manifest: Manifest) -> None:
         """Add this invocation's server spans to the ``Manifest``'s (kept across resumes)."""
         if self.server_spans:
-            manifest.server_spans = [*(manifest.server_spans or []), *self.server_spans]
+            manifest.server_spans = [
+                *(manifest.server_spans or []),
+                *(dict(span) for span in self.server_spans),
+            ]
             self.server_spans = []
 
 

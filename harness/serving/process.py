@@ -24,9 +24,12 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO
 
 from harness.boundary.interrupts import sigterm_as_interrupt
 from harness.config.run_config import DEFAULT_START_TIMEOUT_S
@@ -73,7 +76,7 @@ def free_port(host: str = HOST) -> int:
         return int(probe.getsockname()[1])
 
 
-def _die_with_parent() -> Any:
+def _die_with_parent() -> Callable[[], None] | None:
     """A pre-exec hook that makes the child receive SIGTERM when the harness dies
     (Linux's PR_SET_PDEATHSIG), or None elsewhere. libc is loaded here, in the
     parent, so that the child only makes one system call before exec."""
@@ -101,7 +104,7 @@ class _LogPump:
     """Copies the child's output to the log file line by line, with credentials
     scrubbed, and keeps the last lines for error messages."""
 
-    def __init__(self, stream: Any, log_path: Path, secrets: list[str]):
+    def __init__(self, stream: IO[bytes] | None, log_path: Path, secrets: list[str]):
         self.tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
         self._stream = stream
         self._log_path = log_path
@@ -112,8 +115,11 @@ class _LogPump:
         self._thread.start()
 
     def _pump(self) -> None:
+        if self._stream is None:  # started without a pipe: nothing to copy
+            return
+        stream = self._stream
         with self._log_path.open("a", encoding="utf-8") as log:
-            for raw in iter(self._stream.readline, b""):
+            for raw in iter(stream.readline, b""):
                 line = scrub_secrets(raw.decode("utf-8", errors="replace"), self._secrets)
                 log.write(line)
                 log.flush()
@@ -143,7 +149,7 @@ class ManagedServer:
     env: dict[str, str] | None = None
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     _pump: _LogPump | None = field(default=None, init=False)
-    _signals: Any = field(default=None, init=False)
+    _signals: AbstractContextManager[None] | None = field(default=None, init=False)
     _stopping: bool = field(default=False, init=False)
 
     @property
@@ -155,25 +161,31 @@ class ManagedServer:
         return self.process.pid if self.process else None
 
     def __enter__(self) -> ManagedServer:
-        self._signals = sigterm_as_interrupt()
-        self._signals.__enter__()
+        signals = self._signals = sigterm_as_interrupt()
+        signals.__enter__()
         try:
             self.start()
             self.wait_until_ready()
         except BaseException:
             self.stop()
-            self._signals.__exit__(None, None, None)
+            signals.__exit__(None, None, None)
             raise
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         try:
             code = self.process.poll() if self.process is not None else None
             self.stop()
             if code is not None and exc_type is None:
                 raise self._error(f"exited with code {code} during the run")
         finally:
-            self._signals.__exit__(None, None, None)
+            if self._signals is not None:
+                self._signals.__exit__(None, None, None)
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

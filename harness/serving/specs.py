@@ -18,7 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from harness.errors import ConfigError
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
@@ -69,7 +69,7 @@ class ServerSpec:
     def version(self) -> str | None:
         return None
 
-    def model_identity(self) -> dict[str, Any]:
+    def model_identity(self) -> dict[str, object]:
         """What the model under test is: a run resumes only with the same. Extra
         server arguments may change between resumes (memory settings after an
         out-of-memory crash, say); they are recorded in the manifest."""
@@ -90,11 +90,11 @@ class ServerSpec:
         digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:12]
         return f"{self.kind}:{self.checkpoint}#{digest}"
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """What decides the replies besides the request (the response cache key)."""
         return {**self.model_identity(), "extra_args": mask_secret_args(self.extra_args)}
 
-    def describe(self, host: str, port: int) -> dict[str, Any]:
+    def describe(self, host: str, port: int) -> dict[str, object]:
         """The manifest's record of the server (credentials masked)."""
         return {
             "kind": self.kind,
@@ -292,7 +292,7 @@ class CustomSpec(ServerSpec):
                 "{model}, {checkpoint})"
             ) from None
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         return {**super().identity(), "template": mask_secret_args(shlex.split(self.template))}
 
 

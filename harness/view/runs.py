@@ -18,13 +18,14 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 from harness.report.html import PAGE_SIZE
 from harness.report.sample_list import (
     INDEX_COLUMNS,
     Names,
+    SampleOrder,
+    SampleRow,
     natural_key,
     sample_order,
     sample_row,
@@ -43,14 +44,14 @@ class WatchedRun:
     offset: int = 0  # bytes of samples.jsonl read so far
     file_id: tuple[int, int] | None = None  # (device, inode) of the file read
     lines: dict[str, int] = field(default_factory=dict)  # key -> offset of its last line
-    rows: dict[str, list[Any]] = field(default_factory=dict)  # key -> its list row
-    order: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # key -> its sort key
+    rows: dict[str, SampleRow] = field(default_factory=dict)  # key -> its list row
+    order: dict[str, SampleOrder] = field(default_factory=dict)  # key -> its sort key
 
     @property
     def samples_path(self) -> Path:
         return self.folder / SAMPLES
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, str]:
         """What the run list shows: name, model, state and folder."""
         manifest = read_manifest(self.folder)
         model = manifest.get("model")
@@ -64,7 +65,7 @@ class WatchedRun:
         return {"name": self.name, "model": name or "?", "state": state, "folder": str(self.folder)}
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
+def read_manifest(folder: Path) -> dict[str, object]:
     """The run's manifest, or {} while it is missing or being replaced."""
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -174,7 +175,7 @@ class RunFolders:
         self.version += 1
         self.reset_version = self.version
 
-    def index(self) -> dict[str, Any]:
+    def index(self) -> dict[str, object]:
         """Every row (runs in order, samples in natural order) and the name lists."""
         self.refresh()
         with self._lock:
@@ -192,12 +193,17 @@ class RunFolders:
                 "run_info": [run.info() for run in self.runs],
             }
 
-    def changes(self, since: int) -> dict[str, Any]:
+    def changes(self, since: int) -> dict[str, object]:
         """The rows added or replaced after version ``since``; ``reload`` when rows were
         dropped since then (the page then reads the whole index again)."""
         self.refresh()
         with self._lock:
-            rows = [row for run in self.runs for row in run.rows.values() if row[ENTRY] > since]
+            rows = [
+                row
+                for run in self.runs
+                for row in run.rows.values()
+                if isinstance(entry := row[ENTRY], int) and entry > since
+            ]
             return {
                 "version": self.version,
                 "reload": since < self.reset_version,

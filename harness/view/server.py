@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from harness.boundary.sanitise import dumps_safe
@@ -37,9 +36,7 @@ from harness.view.runs import RunFolders
 HOST = "127.0.0.1"
 
 
-def shown_detail(
-    record: Record, sample_input: SampleInput | None, max_chars: int
-) -> dict[str, Any]:
+def shown_detail(record: Record, sample_input: SampleInput | None, max_chars: int) -> object:
     """The detail with held secrets masked (before any cut, as the report does), its
     long strings cut, and cut harder when still over the report's bound."""
     detail = masker().mask(sample_detail(record, sample_input))
@@ -57,7 +54,7 @@ class Response:
     policy: str | None = None
 
 
-def json_response(data: Any, status: int = HTTPStatus.OK) -> Response:
+def json_response(data: object, status: int = HTTPStatus.OK) -> Response:
     body = dumps_safe(data, separators=(",", ":"), default=str).encode("utf-8")
     return Response(status, "application/json", body)
 
@@ -132,7 +129,7 @@ def make_handler(app: ViewerApp, port: int) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(response.body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             """Quiet: the page polls every few seconds."""
 
     return Handler

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.report.leaderboard.rows import MetricValue
 from harness.results.conditions import DRIFT_MARK
 from harness.results.coverage import PARTIAL_MARK
@@ -53,14 +51,14 @@ def format_metric(cell: MetricValue | None, with_interval: bool = True) -> str:
     return text
 
 
-def format_cell(value: Any, kind: str) -> str:
+def format_cell(value: object, kind: str) -> str:
     if kind == "metric":
-        return format_metric(value)
+        return format_metric(value if isinstance(value, MetricValue) else None)
     if value is None or value == "":
         return "-"
-    if kind == "seconds":
+    if kind == "seconds" and isinstance(value, int | float):
         return format_seconds(value)
-    if kind == "tokens":
+    if kind == "tokens" and isinstance(value, int | float | str):
         return f"{int(value):,}"
     if kind == "usd" and isinstance(value, int | float):
         return f"{value:,.2f}" if value >= 0.01 else f"{value:.4f}"

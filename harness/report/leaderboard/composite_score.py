@@ -26,10 +26,14 @@ def composite_of(
     values = [float(e.primary_value) for e in parts if e.primary_value is not None]
     value = sum(values) / len(values)  # every part has one (checked above)
     interval = None
-    if all(e.replicates is not None for e in parts):
+    arrays = [e.replicates for e in parts if e.replicates is not None]
+    if len(arrays) == len(parts):
         # The benchmarks are independent task sets: averaging their
         # independent bootstrap replicates gives replicates of the composite.
-        replicates = sum(e.replicates for e in parts) / len(parts)
+        total = arrays[0]
+        for array in arrays[1:]:
+            total = total + array
+        replicates = total / len(parts)
         interval = replace(
             stats.percentile_interval(replicates),
             n=sum(e.interval.n or 0 for e in parts if e.interval is not None) or None,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
 
 from harness.report.leaderboard.rows import FRACTION, RunResult, metric_interval
 from harness.results.coverage import Coverage
 from harness.results.entries import COUNT_NAMES, NO_COUNTS
 from harness.results.headlines import is_count_metric, sort_benchmarks
+from harness.results.stats import Interval
 
 CSV_HEADER = [
     "benchmark",
@@ -43,7 +43,7 @@ DRIFT_COLUMN = "drift"
 _NO_COVERAGE = ["", "", "", "", "", ""]
 
 
-def _coverage_cells(coverage: Coverage | None) -> list[Any]:
+def _coverage_cells(coverage: Coverage | None) -> list[str | int]:
     """CSV cells: partial (true/false) and what the value covers."""
     if coverage is None:
         return list(_NO_COVERAGE)
@@ -58,7 +58,7 @@ def _coverage_cells(coverage: Coverage | None) -> list[Any]:
     ]
 
 
-def _csv_rows(result: RunResult) -> list[list[Any]]:
+def _csv_rows(result: RunResult) -> list[list[object]]:
     ident = [
         result.name,
         result.model,
@@ -69,14 +69,14 @@ def _csv_rows(result: RunResult) -> list[list[Any]]:
         "" if result.step is None else result.step,
     ]
     source = f"published:{result.reference}" if result.is_reference else "run"
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
 
     def add(
         bench: str,
         metric: str,
-        value: Any,
+        value: object,
         unit: str,
-        interval: Any = None,
+        interval: Interval | None = None,
         note: str = "",
         coverage: Coverage | None = None,
     ) -> None:
@@ -166,6 +166,6 @@ def render_csv(results: list[RunResult]) -> str:
     writer.writerow([*CSV_HEADER, *([DRIFT_COLUMN] if drift else [])])
     for result in results:
         for row in _csv_rows(result):
-            entry = result.benchmarks.get(row[0])
+            entry = result.benchmarks.get(str(row[0]))
             writer.writerow([*row, *([entry.drift if entry else ""] if drift else [])])
     return out.getvalue()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from harness.report.leaderboard.rows import FRACTION, Cost, RunResult
 from harness.results import conditions, nonstandard, stats
@@ -14,7 +13,7 @@ from harness.results.reference import ReferenceTable
 from harness.results.stats import Interval
 
 
-def _cost_json(cost: Cost) -> dict[str, Any]:
+def _cost_json(cost: Cost) -> dict[str, object]:
     data = dict(cost.__dict__)
     data["money"] = None if cost.money is None else cost.money.to_dict()
     return data
@@ -24,7 +23,7 @@ def _interval_json(interval: Interval | None) -> list[float] | None:
     return None if interval is None else [interval.low, interval.high]
 
 
-def result_json(result: RunResult) -> dict[str, Any]:
+def result_json(result: RunResult) -> dict[str, object]:
     return {
         "run": result.name,
         "reference": result.reference,
@@ -85,7 +84,7 @@ def result_json(result: RunResult) -> dict[str, Any]:
     }
 
 
-def _composite_json(definition: CompositeDefinition | None) -> dict[str, Any] | None:
+def _composite_json(definition: CompositeDefinition | None) -> dict[str, object] | None:
     if definition is None:
         return None
     return {

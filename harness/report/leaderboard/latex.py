@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from typing import Any
 
 from harness.report.leaderboard.cells import format_cell, zero_width_text
 from harness.report.leaderboard.columns import Cell
@@ -40,7 +39,7 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in " ".join(text.split()))
 
 
-def _latex_cell(value: Any, kind: str) -> str:
+def _latex_cell(value: object, kind: str) -> str:
     if kind == "metric" and isinstance(value, MetricValue) and value.value is not None:
         text = f"{100 * float(value.value):.2f}{latex_escape(value.note)}"
         if value.interval is not None and value.interval.zero_width:

@@ -3,6 +3,7 @@ coverage, pass^k: ``harness.results.entries``), composite and cost."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,20 +21,20 @@ from harness.store.manifest import Manifest
 from harness.store.scores import ScoresFile
 
 
-def _label(value: Any) -> str:
+def _label(value: object) -> str:
     if isinstance(value, dict):
         return str(value.get("name") or "-")
     return "-" if value in (None, "") else str(value)
 
 
-def strategy_label(value: Any) -> str:
+def strategy_label(value: object) -> str:
     """A strategy's own label when it has one (it names e.g. the rehearser), else its name."""
     if isinstance(value, dict) and value.get("label"):
         return str(value["label"])
     return _label(value)
 
 
-def env_feedback_label(value: Any) -> str:
+def env_feedback_label(value: object) -> str:
     if value in (None, STANDARD_FEEDBACK):
         return STANDARD_FEEDBACK
     return f"{value} (NON-STANDARD)"
@@ -52,7 +53,7 @@ def _cost(scores: dict[str, Any], manifest: Manifest) -> Cost:
     )
 
 
-def _env_feedback(settings: dict[str, Any], manifest: Manifest, strategy: Any) -> Any:
+def _env_feedback(settings: Mapping[str, object], manifest: Manifest, strategy: object) -> object:
     """The run's environment feedback; a strategy that rewrites it says so in its settings."""
     value = settings.get("env_feedback", manifest.env_feedback)
     if value in (None, STANDARD_FEEDBACK) and isinstance(strategy, dict):

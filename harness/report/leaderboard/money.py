@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.report.leaderboard.rows import RunResult
 from harness.results.pricing import MoneyCost
 
 
-def money_cells(money: MoneyCost | None) -> dict[str, Any]:
+def money_cells(money: MoneyCost | None) -> dict[str, object]:
     """The summary's cost cells: None ("-") where a cost cannot be known."""
     if money is None:
         return {}
     if money.cpu_only:
-        gpu: Any = "CPU-only"
+        gpu: str | float | None = "CPU-only"
     else:
         gpu = money.gpu_seconds
     ratio = None

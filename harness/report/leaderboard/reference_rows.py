@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from harness.report.leaderboard.composite_score import composite_of
 from harness.report.leaderboard.rows import STANDARD_FEEDBACK, BenchmarkEntry, Composite, RunResult
@@ -10,7 +10,7 @@ from harness.results.headlines import primary_metric
 from harness.results.reference import ReferenceTable
 
 
-def _short_setting(settings: dict[str, Any], key: str) -> str:
+def _short_setting(settings: Mapping[str, object], key: str) -> str:
     value = settings.get(key)
     if value is None:
         return "-"
@@ -64,8 +64,8 @@ def reference_notes(tables: list[ReferenceTable]) -> list[str]:
         lines.append(f"ref:{table.name} — {table.title}. Source: {' '.join(table.source.split())}")
         if settings:
             lines.append(f"ref:{table.name} settings — {settings}")
-        metrics = (table.settings.get("metrics") or {}) if isinstance(table.settings, dict) else {}
-        for key, meaning in metrics.items():
+        metrics = table.settings.get("metrics") or {}
+        for key, meaning in metrics.items() if isinstance(metrics, dict) else ():
             lines.append(f"ref:{table.name} metric {key} — {' '.join(str(meaning).split())}")
         lines += [f"ref:{table.name} note — {' '.join(n.split())}" for n in table.notes]
     return lines

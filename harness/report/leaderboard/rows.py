@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.results.entries import CI_TOLERANCE, BenchmarkCounts, BenchmarkEntry, metric_interval
 from harness.results.headlines import benchmark_label
@@ -86,7 +86,7 @@ class RunResult:
     composite: Composite
     cost: Cost | None = None
     step: int | None = None
-    strategy_settings: dict[str, Any] = field(default_factory=dict)
+    strategy_settings: dict[str, object] = field(default_factory=dict)
     reference: str | None = None
     extra: dict[str, float] = field(default_factory=dict)
     note: str = ""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.report.leaderboard.rows import BenchmarkEntry, RunResult
 from harness.results import conditions, nonstandard
@@ -31,7 +30,7 @@ class Table:
     key: str  # "summary" or a benchmark name
     title: str
     columns: list[Column]
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, object]]
     notes: list[str] = field(default_factory=list)
 
 
@@ -60,7 +59,7 @@ def binned_column(results: list[RunResult], benchmarks: list[str]) -> list[Colum
     return [Column("binned", "binned by rule", "count")] if shown else []
 
 
-def identity_cells(result: RunResult) -> dict[str, Any]:
+def identity_cells(result: RunResult) -> dict[str, object]:
     return {
         "run": result.name,
         "model": result.model,
