@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.boundary.json_value import JsonObject
+
 HELP = "regrade a run from its stored trajectories"
 
 
@@ -26,19 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:
+def parse_overrides(items: list[str]) -> dict[str, JsonObject]:
     """``BENCH.KEY=VALUE`` items as benchmark -> {key: value} (VALUE read as YAML)."""
     from harness.config.validate import parse_yaml
     from harness.errors import ConfigError
 
-    overrides: dict[str, dict[str, object]] = {}
+    overrides: dict[str, JsonObject] = {}
     for item in items:
         target, sep, text = item.partition("=")
         bench, dot, key = target.partition(".")
         if not sep or not dot or not bench or not key:
             raise ConfigError(f"--option {item!r}: expected BENCH.KEY=VALUE")
         value = parse_yaml(text, f"--option {item!r}") if text else ""
-        if isinstance(value, (dict, list)):
+        if not isinstance(value, (str, int, float, bool)) and value is not None:
             raise ConfigError(f"--option {item!r}: VALUE must be a single value")
         overrides.setdefault(bench, {})[key] = value
     return overrides
