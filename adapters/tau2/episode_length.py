@@ -11,21 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.boundary.json_value import count_field
+
 CONVERSATION_CALLS = 4
 CALLS_PER_USER_ACTION = 2
 
 
 def expected_model_calls(metadata: Mapping[str, object]) -> float:
     """From a sample's metadata (its counts of gold agent and user actions)."""
-    agent = _count(metadata.get("num_agent_actions"))
-    user = _count(metadata.get("num_user_actions"))
+    agent = count_field(metadata.get("num_agent_actions"))
+    user = count_field(metadata.get("num_user_actions"))
     return float(CONVERSATION_CALLS + agent + CALLS_PER_USER_ACTION * user)
-
-
-def _count(value: object) -> int:
-    """``int()`` of a count in the metadata (0 when absent)."""
-    if not value:
-        return 0
-    if isinstance(value, (int, float, str)):
-        return int(value)
-    raise TypeError(f"not a count: {value!r}")

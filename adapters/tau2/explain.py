@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 
-from harness.boundary.json_value import JsonList, JsonMapping, JsonObject
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, list_field, object_field
 from harness.types import Score, Trajectory
 
-from .json_fields import list_field, object_field, objects_field
+from .json_fields import objects_field
 
 MAX_SHOWN_CHARS = 160
 MAX_LINES = 12

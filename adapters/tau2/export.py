@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from harness.boundary.atomic import write_atomic
-from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue, object_field
 from harness.errors import ConfigError
 from harness.report.appendix import STAND_IN_JUDGES, STAND_IN_USERS
 from harness.store.records import INFRA_ERROR, OK
@@ -69,7 +69,7 @@ from harness.types import Score, Trajectory
 from .banking import RETRIEVAL_OPTION
 from .checkout import RELEASE, pinned
 from .domains import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS, Domain, load_tasks, policy
-from .json_fields import float_value, int_value, object_field
+from .json_fields import float_value, int_value
 from .official import Tau2Model, official_module, simulation_run
 from .package import Tau2Package
 from .rules import MALFORMED_CONTINUE, MALFORMED_TAU2, Rules

@@ -7,25 +7,7 @@ reading it would have failed anyway, only less clearly).
 
 from __future__ import annotations
 
-from harness.boundary.json_value import JsonList, JsonMapping
-
-
-def object_field(value: object) -> JsonMapping:
-    """A JSON object field; an absent (or empty) one is ``{}``."""
-    if not value:
-        return {}
-    if isinstance(value, dict):
-        return value
-    raise TypeError(f"not an object: {value!r}")
-
-
-def list_field(value: object) -> JsonList:
-    """A JSON list field; an absent (or empty) one is ``[]``."""
-    if not value:
-        return []
-    if isinstance(value, list):
-        return value
-    raise TypeError(f"not a list: {value!r}")
+from harness.boundary.json_value import JsonMapping, list_field
 
 
 def objects_field(value: object) -> list[JsonMapping]:

@@ -26,10 +26,10 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue, list_field
 
 from .gold_cache import Hashes
-from .json_fields import int_value, list_field
+from .json_fields import int_value
 
 KIND = "tau2-live-state"
 MAX_FRESH = 100_000  # tokens kept for scoring; older ones fall back to replay

@@ -27,13 +27,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from harness.boundary import threadsafe_ast
-from harness.boundary.json_value import JsonMapping
+from harness.boundary.json_value import JsonMapping, list_field, object_field
 from harness.boundary.sanitise import loads_within_depth
 from harness.models.base import ModelClient
 from harness.task.contract import Services
 from harness.types import AssistantTurn, Message, SamplingParams, Score
 
-from .json_fields import list_field, object_field
 from .metrics import is_successful
 from .transcript import Turn, to_tau2_messages
 

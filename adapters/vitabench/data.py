@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.boundary.json_value import JsonObject, JsonValue
+from harness.boundary.json_value import JsonObject, JsonValue, list_field, object_field
 from harness.config.hub import HubUnreachableError
 from harness.errors import ConfigError
 from harness.errors import DataNotFoundError as HarnessDataNotFoundError
 
-from .database import as_list, as_object, as_objects
+from .database import as_objects
 
 HF_DATASET = "meituan-longcat/VitaBench"
 # Tasks in each task set of the released benchmark (the official set of Avg).
@@ -166,7 +166,7 @@ class VitaTask:
 
     @property
     def user_id(self) -> str:
-        environment = as_object(self.record.get("environment"))
+        environment = object_field(self.record.get("environment"))
         profile = self.user_profile
         return str(
             environment.get("user_id") or profile.get("user_id") or profile.get("user id") or ""
@@ -174,27 +174,27 @@ class VitaTask:
 
     @property
     def time(self) -> str:
-        return str(as_object(self.record.get("environment")).get("time") or "")
+        return str(object_field(self.record.get("environment")).get("time") or "")
 
     @property
     def rubrics(self) -> list[str]:
         """State rubrics of every expected state, then the overall rubrics,
         de-duplicated keeping the first occurrence."""
-        criteria = as_object(self.record.get("evaluation_criteria"))
+        criteria = object_field(self.record.get("evaluation_criteria"))
         texts: list[JsonValue] = []
         for state in as_objects(criteria.get("expected_states")):
-            texts.extend(as_list(state.get("state_rubrics")))
-        texts.extend(as_list(criteria.get("overall_rubrics")))
+            texts.extend(list_field(state.get("state_rubrics")))
+        texts.extend(list_field(criteria.get("overall_rubrics")))
         return list(dict.fromkeys(str(text) for text in texts))
 
     @property
     def required_orders(self) -> list[JsonObject]:
         """The required orders, bookings and reservations. Every expected state of
         the released data lists the same ones; the union keeps the first copy."""
-        criteria = as_object(self.record.get("evaluation_criteria"))
+        criteria = object_field(self.record.get("evaluation_criteria"))
         seen: dict[str, JsonObject] = {}
         for state in as_objects(criteria.get("expected_states")):
-            for order in as_list(state.get("required_orders")):
+            for order in list_field(state.get("required_orders")):
                 if isinstance(order, dict):
                     seen.setdefault(json.dumps(order, sort_keys=True, ensure_ascii=False), order)
         return list(seen.values())
@@ -205,14 +205,14 @@ class VitaTask:
 
         Each is listed under its dict key and under its own id field: in one
         released task (in-store ``10826054``) the two differ."""
-        environment = as_object(self.record.get("environment"))
+        environment = object_field(self.record.get("environment"))
         records: dict[str, JsonObject] = {}
         for collection, id_field in (
             ("orders", "order_id"),
             ("books", "book_id"),
             ("reservations", "reservation_id"),
         ):
-            for key, value in as_object(environment.get(collection)).items():
+            for key, value in object_field(environment.get(collection)).items():
                 if isinstance(value, dict):
                     records[str(key)] = value
                     if value.get(id_field):

@@ -23,7 +23,13 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, JsonValue
+from harness.boundary.json_value import (
+    JsonMapping,
+    JsonObject,
+    JsonValue,
+    list_field,
+    object_field,
+)
 
 SCENARIOS = ("delivery", "instore", "ota", "cross")
 
@@ -71,24 +77,6 @@ def as_str_list(value: object) -> list[str]:
     raise TypeError(f"not a list: {value!r}")
 
 
-def as_list(value: object) -> JsonList:
-    """A JSON list field; an absent (or empty) one is ``[]``."""
-    if not value:
-        return []
-    if isinstance(value, list):
-        return value
-    raise TypeError(f"not a list: {value!r}")
-
-
-def as_object(value: object) -> JsonMapping:
-    """A JSON object field; an absent (or empty) one is ``{}``."""
-    if not value:
-        return {}
-    if isinstance(value, dict):
-        return value
-    raise TypeError(f"not an object: {value!r}")
-
-
 def as_objects(value: object) -> list[JsonMapping]:
     """The objects of a JSON list field; an absent (or empty) one has none."""
     if not value:
@@ -100,7 +88,7 @@ def as_objects(value: object) -> list[JsonMapping]:
 
 def objects_by_key(value: object) -> dict[str, JsonMapping]:
     """A JSON object of objects (a collection by id); an absent (or empty) one is ``{}``."""
-    return {key: as_object_item(item) for key, item in as_object(value).items()}
+    return {key: as_object_item(item) for key, item in object_field(value).items()}
 
 
 def as_object_item(value: object) -> JsonMapping:
@@ -150,7 +138,7 @@ class Weather:
             city=as_str(data.get("city")),
             category=as_str(data.get("category")),
             datetime=as_str(data.get("datetime")),
-            temperature=[as_float(t) for t in as_list(data.get("temperature"))],
+            temperature=[as_float(t) for t in list_field(data.get("temperature"))],
             humidity=as_float(data.get("humidity", 0.0)),
         )
 
@@ -214,7 +202,7 @@ class Store:
             store_id=as_str(data.get("store_id")),
             name=as_str(data.get("name")),
             score=as_float(data.get("score", 0.0)),
-            location=Location.from_dict(as_object(data.get("location"))),
+            location=Location.from_dict(object_field(data.get("location"))),
             tags=as_str_list(data.get("tags")),
             products=[StoreProduct.from_dict(p) for p in as_objects(data.get("products"))],
         )
@@ -273,7 +261,7 @@ class Shop:
             shop_id=as_str(data.get("shop_id")),
             shop_name=as_str(data.get("shop_name")),
             score=as_float(data.get("score", 0.0)),
-            location=Location.from_dict(as_object(data.get("location"))),
+            location=Location.from_dict(object_field(data.get("location"))),
             tags=as_str_list(data.get("tags")),
             enable_book=bool(data.get("enable_book", False)),
             book_price=as_float(data.get("book_price", 0.0) or 0.0),
@@ -421,7 +409,7 @@ class Hotel:
             hotel_name=as_str(data.get("hotel_name")),
             score=as_float(data.get("score", 0.0)),
             star_rating=as_int(data.get("star_rating", 0) or 0),
-            location=Location.from_dict(as_object(data.get("location"))),
+            location=Location.from_dict(object_field(data.get("location"))),
             tags=as_str_list(data.get("tags")),
             products=[OtaProduct.from_dict("hotel", p) for p in as_objects(data.get("products"))],
         )
@@ -443,7 +431,7 @@ class Attraction:
         return cls(
             attraction_id=as_str(data.get("attraction_id")),
             attraction_name=as_str(data.get("attraction_name")),
-            location=Location.from_dict(as_object(data.get("location"))),
+            location=Location.from_dict(object_field(data.get("location"))),
             description=as_str(data.get("description")),
             score=as_float(data.get("score", 0.0)),
             opening_hours=as_str(data.get("opening_hours")),
@@ -480,10 +468,10 @@ class Transport:
             departure_city=as_str(data.get("departure_city")),
             arrival_city=as_str(data.get("arrival_city")),
             departure_location=Location.from_dict(
-                as_object(data.get(f"departure_{terminal}_location"))
+                object_field(data.get(f"departure_{terminal}_location"))
             ),
             arrival_location=Location.from_dict(
-                as_object(data.get(f"arrival_{terminal}_location"))
+                object_field(data.get(f"arrival_{terminal}_location"))
             ),
             departure_time=as_str(data.get("departure_time")),
             arrival_time=as_str(data.get("arrival_time")),
@@ -544,7 +532,7 @@ class Order:
             store_id=as_str(data.get("store_id")),
             total_price=as_float(data.get("total_price", 0.0) or 0.0),
             status=as_str(data.get("status")),
-            products=list(as_list(data.get("products"))),
+            products=list(list_field(data.get("products"))),
             note=as_str(data.get("note")),
             location=optional_location(data.get("location")),
             dispatch_time=as_str(data.get("dispatch_time")),

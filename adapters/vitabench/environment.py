@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 
-from harness.boundary.json_value import JsonList, JsonMapping, JsonObject
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, object_field
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult, ToolSchema
 
-from .database import SCENARIOS, VitaDatabase, as_object, record_to_dict
+from .database import SCENARIOS, VitaDatabase, record_to_dict
 from .schemas import tools_for
 from .tools.common import Refusal
 from .tools.delivery import DeliveryTools
@@ -76,7 +76,7 @@ class VitaEnvironment(Environment):
         self.task_id = str(task.get("id", ""))
         self.scenario = scenario
         self.language = normalise_language(language)
-        self.db = VitaDatabase.build(as_object(task.get("environment")), scenario)
+        self.db = VitaDatabase.build(object_field(task.get("environment")), scenario)
         self._specs = tools_for(scenario)
         toolkits = {domain: cls(self.db, self.language) for domain, cls in _TOOLKITS.items()}
         self._tools: dict[str, Callable[..., object]] = {

@@ -26,12 +26,11 @@ from collections.abc import Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from harness.boundary.json_value import JsonList, JsonObject, JsonValue
+from harness.boundary.json_value import JsonList, JsonObject, JsonValue, object_field
 from harness.models.base import ModelClient
 from harness.types import AssistantTurn, Message, SamplingParams, Usage, parse_arguments
 
 from .data import VitaTask
-from .database import as_object
 from .prompts import JUDGE_INPUT, PromptSet, time_with_weekday
 
 WINDOW_SIZE = 10
@@ -67,7 +66,7 @@ def window_bounds(count: int) -> list[tuple[int, int]]:
 
 def render_call(call: Mapping[str, object]) -> str:
     """``name(key='value', n=2)``: arguments as Python literals."""
-    function = as_object(call.get("function"))
+    function = object_field(call.get("function"))
     name = str(function.get("name") or "")
     raw = function.get("arguments")
     if isinstance(raw, dict):

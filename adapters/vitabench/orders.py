@@ -20,10 +20,10 @@ import json
 from datetime import datetime
 from typing import cast
 
-from harness.boundary.json_value import JsonMapping, JsonObject
+from harness.boundary.json_value import JsonMapping, JsonObject, list_field, object_field
 from harness.types import ToolCall
 
-from .database import VitaDatabase, as_list, as_object, as_object_item, as_objects
+from .database import VitaDatabase, as_object_item, as_objects
 from .environment import VitaEnvironment
 from .tools.common import TIME_FORMAT, parses_as
 
@@ -50,10 +50,10 @@ class Unreachable(Exception):  # noqa: N818
 
 def required_records(task: JsonMapping) -> list[JsonMapping]:
     """The task's required records over every expected state, first copy kept."""
-    criteria = as_object(task.get("evaluation_criteria"))
+    criteria = object_field(task.get("evaluation_criteria"))
     seen: dict[str, JsonMapping] = {}
     for state in as_objects(criteria.get("expected_states")):
-        for record in as_list(state.get("required_orders")):
+        for record in list_field(state.get("required_orders")):
             if isinstance(record, dict):
                 seen.setdefault(json.dumps(record, sort_keys=True, ensure_ascii=False), record)
     return list(seen.values())
@@ -79,11 +79,11 @@ class _Planner:
     def __init__(self, task: JsonMapping, scenario: str):
         self.env = VitaEnvironment(task, scenario, "en")
         self.db: VitaDatabase = self.env.db
-        environment = as_object(task.get("environment"))
+        environment = object_field(task.get("environment"))
         self.initial_ids = {
             str(key)
             for collection in ("orders", "books", "reservations")
-            for key in as_object(environment.get(collection))
+            for key in object_field(environment.get(collection))
         }
         self.calls: list[ToolCall] = []
 
@@ -155,7 +155,7 @@ class _Planner:
         if kind == "delivery":
             return self.create("create_delivery_order", self.delivery_arguments(record))
         if kind == "instore":
-            products = as_list(record.get("products"))
+            products = list_field(record.get("products"))
             if len(products) != 1:
                 raise Unreachable(
                     f"in-store order {record_id(record)} has {len(products)} products; "
@@ -191,7 +191,7 @@ class _Planner:
         address = location.get("address") if isinstance(location, dict) else None
         if not address:
             raise Unreachable(f"delivery order {record_id(record)} has no address")
-        lines = as_list(record.get("products"))
+        lines = list_field(record.get("products"))
         products = [p for p in lines if isinstance(p, dict)]
         if len(products) != len(lines) or not all(p.get("product_id") for p in products):
             raise Unreachable(

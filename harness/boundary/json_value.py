@@ -21,3 +21,34 @@ JsonList: TypeAlias = list[JsonValue]
 # list[int] is one.
 JsonMapping: TypeAlias = Mapping[str, JsonValue]
 JsonSequence: TypeAlias = Sequence[JsonValue]
+
+
+# Reads of one field of stored JSON: an absent (or empty) field is empty, a field of
+# another JSON kind than expected raises TypeError naming the value.
+
+
+def object_field(value: object) -> JsonMapping:
+    """A JSON object field; an absent (or empty) one is ``{}``."""
+    if not value:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"not an object: {value!r}")
+
+
+def list_field(value: object) -> JsonList:
+    """A JSON list field; an absent (or empty) one is ``[]``."""
+    if not value:
+        return []
+    if isinstance(value, list):
+        return value
+    raise TypeError(f"not a list: {value!r}")
+
+
+def count_field(value: object) -> int:
+    """``int()`` of a count field (a number or numeric text); an absent one is 0."""
+    if not value:
+        return 0
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"not a count: {value!r}")

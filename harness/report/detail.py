@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.boundary.json_value import count_field
 from harness.store.inputs import SampleInput
 from harness.store.records import Record
 
@@ -30,15 +31,6 @@ def without_zeros(value: object) -> object:
     return value
 
 
-def _count(value: object) -> int:
-    """A count as a record holds it (a number, or missing: 0)."""
-    if not value:
-        return 0
-    if isinstance(value, (int, float, str)):
-        return int(value)
-    raise TypeError(f"not a count: {value!r}")
-
-
 def transcript_counts(trajectory: Mapping[str, object]) -> dict[str, int]:
     """Counts read off the transcript itself, so that the summary agrees with it:
     a single-turn benchmark records its calls without running them."""
@@ -51,8 +43,8 @@ def transcript_counts(trajectory: Mapping[str, object]) -> dict[str, int]:
     return {
         "model replies": len(replies),
         "tool calls made": calls,
-        "tool calls run": _count(trajectory.get("tool_calls")),
-        "tool errors": _count(trajectory.get("tool_errors")),
+        "tool calls run": count_field(trajectory.get("tool_calls")),
+        "tool errors": count_field(trajectory.get("tool_errors")),
     }
 
 
