@@ -29,11 +29,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from harness.boundary.json_value import JsonMapping
 from harness.types import ToolSchema
 
 from . import cache_files
 from .package import Tau2Package
+from .shared_rows import PristineDatabase, share
 from .task_sets import BANKING, BASE_SPLIT, TaskSet, subset_name
 
 if TYPE_CHECKING:
@@ -185,10 +188,18 @@ def _build(domain: Domain, task: Task | None, databases: dict[str, object]) -> T
 
 @dataclass(frozen=True)
 class _Pristine:
-    """One domain's freshly loaded databases, pickled."""
+    """One domain's freshly loaded databases, pickled, and where their large tables
+    allow it, prepared for sharing rows (shared_rows.py)."""
 
     agent_db: bytes
     user_db: bytes | None
+    shared_agent_db: PristineDatabase | None
+    shared_user_db: PristineDatabase | None
+
+
+def _shared(database: bytes | None) -> PristineDatabase | None:
+    loaded = None if database is None else pickle.loads(database)
+    return share(loaded) if isinstance(loaded, BaseModel) else None
 
 
 @functools.cache
@@ -197,10 +208,9 @@ def _pristine(domain: Domain) -> _Pristine:
     user_db = env.user_tools.db if env.user_tools is not None else None
     if user_db is env.tools.db:
         user_db = None  # one database for both sides (banking_knowledge): built from ``db``
-    return _Pristine(
-        agent_db=pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL),
-        user_db=None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL),
-    )
+    agent_db = pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL)
+    user_pickle = None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL)
+    return _Pristine(agent_db, user_pickle, _shared(agent_db), _shared(user_pickle))
 
 
 def check_buildable(domain: Domain) -> None:
@@ -208,18 +218,40 @@ def check_buildable(domain: Domain) -> None:
     _pristine(domain)
 
 
-def new_environment(domain: Domain, task: Task | None = None) -> Tau2Env:
-    """A fresh tau2 environment with its own copy of the domain database(s)."""
+def new_environment(
+    domain: Domain, task: Task | None = None, *, share_rows: bool = True
+) -> Tau2Env:
+    """A fresh tau2 environment with its own copy of the domain database(s): where
+    the domain allows it, one that shares the pristine rows until they are read
+    (shared_rows.py); with ``share_rows=False``, a whole private copy."""
     pristine = _pristine(domain)
-    databases: dict[str, object] = {"db": pickle.loads(pristine.agent_db)}
+    agent = pristine.shared_agent_db if share_rows else None
+    user = pristine.shared_user_db if share_rows else None
+    databases: dict[str, object] = {"db": _copy(pristine.agent_db, agent)}
     if pristine.user_db is not None:
-        databases["user_db"] = pickle.loads(pristine.user_db)
+        databases["user_db"] = _copy(pristine.user_db, user)
     return _build(domain, task, databases)
 
 
-def initialized_environment(domain: Domain, task: Task) -> Tau2Env:
+def _copy(database: bytes, shared: PristineDatabase | None) -> object:
+    return pickle.loads(database) if shared is None else shared.new_copy()
+
+
+def shared_database(domain: Domain) -> PristineDatabase | None:
+    """The domain's agent database as environments share it (None: copied whole)."""
+    return _pristine(domain).shared_agent_db
+
+
+def syncs_tools(domain: Domain, env: Tau2Env) -> bool:
+    """Whether the domain's environment does something when tau2 syncs its tools
+    after a call (telecom's copies state between the two sides' databases)."""
+    base = domain.package.module("environment.environment").Environment
+    return type(env).sync_tools is not base.sync_tools
+
+
+def initialized_environment(domain: Domain, task: Task, *, share_rows: bool = True) -> Tau2Env:
     """A fresh environment in the task's initial state (tau2's ``set_state``)."""
-    env = new_environment(domain, task)
+    env = new_environment(domain, task, share_rows=share_rows)
     state = task.initial_state
     env.set_state(
         initialization_data=state.initialization_data if state is not None else None,

@@ -26,6 +26,7 @@ takes the initial databases' cached hashes instead of hashing them again.
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -35,9 +36,16 @@ from harness.boundary.tool_budget import ToolBudgetExceeded, run_tool_call
 from harness.task.contract import Environment
 from harness.types import ToolCall, ToolResult
 
-from .domains import Domain, initialized_environment, replayed_tools, unchanging_tools
-from .gold_cache import initial_hashes
+from .domains import (
+    Domain,
+    initialized_environment,
+    replayed_tools,
+    syncs_tools,
+    unchanging_tools,
+)
+from .gold_cache import environment_hashes, initial_hashes
 from .live_state import CallDigest, LiveState, register
+from .shared_rows import lending
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
@@ -147,6 +155,8 @@ class Tau2Environment(Environment):
         self.calls = CallDigest()
         self._replayed = replayed_tools(domain)  # None: every call
         self._unchanging = unchanging_tools(domain)
+        # tau2 syncs a domain's tools after a call (telecom); a sync may write.
+        self._syncs = syncs_tools(domain, self.env)
         # A call that may have changed the databases reached tau2 (see final_state).
         self.changed_state = False
         self.abandoned_call = False  # a call ran over budget and may still be running
@@ -178,12 +188,24 @@ class Tau2Environment(Environment):
         if call.name not in self._unchanging:
             self.changed_state = True
         try:
-            message = self.env.get_response(request)
+            with self._lending(call.name):
+                message = self.env.get_response(request)
         except Exception as exc:  # e.g. a result tau2 cannot serialise
             return ToolResult(f"Error: {exc}", True)
         if message.error:
             self._sync()
         return ToolResult(message.content or "", message.error)
+
+    def _lending(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """While a tool tau2 declares changes nothing runs, shared tables lend their
+        rows uncopied (shared_rows.py); while anything else runs, a row read is the
+        environment's own copy."""
+        if name not in self._unchanging or self._syncs:
+            return contextlib.nullcontext()
+        return lending(
+            [self.env.tools.db if self.env.tools is not None else None]
+            + [self.env.user_tools.db if self.env.user_tools is not None else None]
+        )
 
     def _sync(self) -> None:
         # tau2's orchestrator syncs the environment after every step; get_response
@@ -220,4 +242,4 @@ class Tau2Environment(Environment):
         database again took ~100 ms, the largest part of an episode's CPU."""
         if not self.changed_state:
             return initial_hashes(self.domain, self.task)
-        return self.env.get_db_hash(), self.env.get_user_db_hash()
+        return environment_hashes(self.env)

@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING
 
 from .cache_files import cache_folder, write_json
 from .domains import Domain, initialized_environment
+from .shared_rows import database_hash, shares_rows
 
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
     from tau2.environment.environment import Environment as Tau2Env
+    from tau2.environment.toolkit import ToolKitBase
 
 Hashes = tuple[str | None, str | None]  # (agent database, user database)
 
@@ -89,7 +91,17 @@ def cached_hashes(kind: str, domain: Domain, task: Task, compute: Callable[[], H
 
 
 def environment_hashes(env: Tau2Env) -> Hashes:
-    return env.get_db_hash(), env.get_user_db_hash()
+    """tau2's ``get_db_hash()`` and ``get_user_db_hash()``; a database sharing rows
+    (shared_rows.py) is hashed from its rows' JSON computed once, to the same hash."""
+    return _toolkit_hash(env.tools), _toolkit_hash(env.user_tools)
+
+
+def _toolkit_hash(toolkit: ToolKitBase | None) -> str | None:
+    if toolkit is None:
+        return None
+    if shares_rows(toolkit.db):
+        return database_hash(toolkit.db)
+    return toolkit.get_db_hash()
 
 
 def initial_hashes(domain: Domain, task: Task) -> Hashes:
