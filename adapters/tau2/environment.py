@@ -139,8 +139,9 @@ def unsafe_call_reason(name: str, arguments: Mapping[str, object]) -> str | None
 class Tau2Environment(Environment):
     """A fresh tau2 environment in one task's initial state."""
 
-    # Its own copy of the domain database (an airline copy is ~66,000 objects):
-    # built and hashed off the event loop, and out of the collector's passes.
+    # Built and hashed off the event loop, and out of the collector's passes: the
+    # first environment of a domain loads its pristine rows (an airline database is
+    # ~66,000 objects, ~1 s), and a domain that cannot share rows copies it whole.
     large_state = True
 
     def __init__(self, domain: Domain, task: Task, runs_blank_arguments: bool = False):
