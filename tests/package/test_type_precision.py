@@ -23,7 +23,6 @@ NOT_YET_TYPED = {
     "adapters/finmcp/data.py:Item",
     "adapters/finmcp/schemas.py:Item",
     "adapters/vitabench/adapter.py:EnvironmentFactory",
-    "harness/boundary/tool_budget.py:_Job",
     "harness/report/samples.py:Prepare",
     "harness/task/estimators.py:Combine",
     "harness/testing/fake_server.py:Handler",
