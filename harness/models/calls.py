@@ -10,8 +10,8 @@ chain, a call inside an argument, a lambda or a comprehension is rejected.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.boundary import threadsafe_ast
 from harness.boundary.sanitise import BoundsError, clean_value
@@ -32,7 +32,8 @@ class ParsedCalls:
     error: str | None = None
 
 
-def _literal(node: ast.AST) -> Any:
+def _literal(node: ast.AST) -> object:
+    """The value of a literal: a Python constant, list or dict (its keys any constant)."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (str, int, float, bool, type(None))):
             return node.value
@@ -48,7 +49,7 @@ def _literal(node: ast.AST) -> Any:
         # Arguments are stored as JSON, which has no tuples.
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Dict):
-        pairs = {}
+        pairs: dict[object, object] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:  # ``**other``
                 raise UnsafeCallError("dict unpacking is not a literal")
@@ -78,7 +79,7 @@ def _call(node: ast.AST, index: int, drop_positional: bool) -> ToolCall:
         raise UnsafeCallError(f"positional arguments are not supported in {name}()")
     for positional in node.args:
         _literal(positional)  # still refuse anything that is not a literal
-    arguments: dict[str, Any] = {}
+    arguments: dict[str, object] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
             raise UnsafeCallError(f"**kwargs are not allowed in {name}()")
@@ -131,7 +132,7 @@ def try_parse_python_calls(text: str, drop_positional: bool = False) -> ParsedCa
         return ParsedCalls([], str(exc))
 
 
-def format_python_call(name: str, arguments: dict[str, Any]) -> str:
+def format_python_call(name: str, arguments: Mapping[str, object]) -> str:
     """``name(a=1, b='x')``: the inverse of parsing, for records and exports."""
     rendered = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     return f"{name}({rendered})"
