@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from harness.boundary.collector import build_world
+from harness.boundary.json_value import JsonObject
 from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.episode.attempts import run_attempts
 from harness.episode.loop import EpisodeInput, run_episode
@@ -45,7 +46,7 @@ from harness.types import SamplingParams, Trajectory
 T = TypeVar("T")
 
 
-async def gather_all(jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
+async def gather_all(jobs: Sequence[Awaitable[T]]) -> list[T]:
     """Run jobs concurrently; if one fails, cancel the others before raising, so no
     orphaned rehearsal keeps calling models after its sample has failed."""
     tasks = [asyncio.ensure_future(job) for job in jobs]
@@ -83,7 +84,7 @@ class CommittedLayer:
     def environment(self, environment: Environment, tap: ConversationTap) -> Environment:
         return environment
 
-    def notes(self) -> dict[str, Any]:
+    def notes(self) -> dict[str, object]:
         return {}
 
 
@@ -93,7 +94,7 @@ class Layer(Protocol):
 
     def __call__(self, run: SampleRun) -> CommittedLayer: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> JsonObject: ...
 
 
 LayerFactory = Callable[[SampleRun], CommittedLayer]
@@ -101,12 +102,12 @@ LayerFactory = Callable[[SampleRun], CommittedLayer]
 
 async def run_committed(
     run: SampleRun, layers: Sequence[LayerFactory] = ()
-) -> tuple[Trajectory, dict[str, Any]]:
+) -> tuple[Trajectory, dict[str, object]]:
     """The real episode with the strategy's layers around it (first innermost);
     returns its trajectory and the layers' notes about it. A benchmark that runs an
     aborted simulation again gets more attempts of it (harness/episode/attempts.py);
     the notes are the last attempt's."""
-    notes: dict[str, Any] = {}
+    notes: dict[str, object] = {}
 
     async def attempt(params: SamplingParams, services: Services) -> Trajectory:
         attempt_run = dataclasses.replace(run, params=params, services=services)
@@ -121,7 +122,7 @@ async def run_committed(
 
 async def _committed_attempt(
     run: SampleRun, layer_factories: Sequence[LayerFactory]
-) -> tuple[Trajectory, dict[str, Any]]:
+) -> tuple[Trajectory, dict[str, object]]:
     sample, settings = run.sample, run.settings
     layers = [make(run) for make in layer_factories]
     with phase(COMMITTED), run.ledger.timed(COMMITTED):
@@ -162,7 +163,7 @@ async def _committed_attempt(
         if tap.abort is not None:
             raise tap.abort
     run.ledger.add_trajectory_roles(COMMITTED, trajectory.usage, ("user",))
-    notes: dict[str, Any] = {}
+    notes: dict[str, object] = {}
     for layer in layers:
         notes.update(layer.notes())
     if feedback is not None:
@@ -170,7 +171,7 @@ async def _committed_attempt(
     return trajectory, notes
 
 
-def finish(trajectory: Trajectory, run: SampleRun, notes: dict[str, Any]) -> Trajectory:
+def finish(trajectory: Trajectory, run: SampleRun, notes: Mapping[str, object]) -> Trajectory:
     """Costs by phase and role into ``extra``; usage by role becomes the run's total."""
     for name in (REHEARSAL, COMMITTED):
         run.ledger.env_calls[name] = run.monitor.calls.get(name, 0)

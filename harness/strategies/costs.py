@@ -22,13 +22,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.monitor import COMMITTED, PHASES, REHEARSAL, current_phase
 from harness.types import AssistantTurn, Usage
 
 ROLES = ("actor", "rehearser", "critic", "user", "judge")
+# One phase's costs: usage counts by role, its env_calls and wall_time_s.
+PhaseRecord = dict[str, dict[str, int] | float]
 
 
 def call_usage(turn: AssistantTurn) -> Usage:
@@ -77,13 +78,13 @@ class CostLedger:
     def role_usage(self, phase_name: str) -> dict[str, dict[str, int]]:
         return {role: usage.to_dict() for role, usage in self.usage[phase_name].items()}
 
-    def phase_record(self, phase_name: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.role_usage(phase_name)
+    def phase_record(self, phase_name: str) -> PhaseRecord:
+        record: PhaseRecord = dict(self.role_usage(phase_name))
         record["env_calls"] = self.env_calls[phase_name]
         record["wall_time_s"] = round(self.wall_time_s[phase_name], 4)
         return record
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, PhaseRecord]:
         """The stored cost record: both phases and their field-by-field sum."""
         phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
         return {**phases, "total": _sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
@@ -98,19 +99,23 @@ class CostLedger:
         return totals
 
 
-def _sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def _sum_phase_records(a: PhaseRecord, b: PhaseRecord) -> PhaseRecord:
     """Field-by-field sum of two phase records (role counts, env_calls,
     wall_time_s), written out for their one shape: it runs for every sample."""
-    total: dict[str, Any] = {}
+    total: PhaseRecord = {}
     for record in (a, b):
         for key, value in record.items():
+            so_far = total.get(key)
             if isinstance(value, dict):
-                into = total.setdefault(key, {})
+                into = so_far if isinstance(so_far, dict) else {}
+                total[key] = into
                 for field_name, count in value.items():
                     into[field_name] = into.get(field_name, 0) + count
             else:
-                total[key] = total.get(key, 0) + value
-    total["wall_time_s"] = round(total["wall_time_s"], 4)
+                total[key] = (so_far if isinstance(so_far, int | float) else 0) + value
+    wall_time = total["wall_time_s"]
+    if isinstance(wall_time, int | float):
+        total["wall_time_s"] = round(wall_time, 4)
     return total
 
 

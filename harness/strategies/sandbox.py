@@ -25,7 +25,7 @@ from harness.strategies.monitor import SandboxViolation, rehearsal_active
 from harness.strategies.prompts import render_call
 from harness.strategies.rehearser import Prediction, Rehearser, call_dict, reply_text
 from harness.task.contract import Environment
-from harness.types import ToolCall, ToolResult
+from harness.types import ToolCall, ToolResult, ToolSchema
 
 
 class EnvironmentGuard:
@@ -93,11 +93,11 @@ class SimulatedEnvironment(Environment):
     earlier calls of the same reply (not yet in the actor's context) are added.
     """
 
-    def __init__(self, rehearser: Rehearser, tap: ConversationTap, tools: list[Any]):
+    def __init__(self, rehearser: Rehearser, tap: ConversationTap, tools: list[ToolSchema]):
         self.rehearser = rehearser
         self.tap = tap
         self.default_tools = tools
-        self.log: list[dict[str, Any]] = []
+        self.log: list[dict[str, object]] = []
         self.failure: BaseException | None = None
         self._reply_seen: object | None = None
         self._same_reply: list[str] = []
@@ -140,5 +140,5 @@ class SimulatedEnvironment(Environment):
         )
         return ToolResult(text)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> dict[str, object]:
         return {"simulated": True, "calls": len(self.log)}

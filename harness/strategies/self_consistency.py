@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TypedDict
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.base import Strategy
@@ -51,9 +52,26 @@ def canonical_key(turn: AssistantTurn) -> str:
     return " | ".join(sorted(canonical_call(call) for call in turn.tool_calls))
 
 
-def majority(keys: list[str]) -> tuple[str, list[dict[str, Any]]]:
+class Bucket(TypedDict):
+    """The replies that cast one vote: how many, and the first one's index."""
+
+    key: str
+    count: int
+    first: int
+
+
+class Vote(TypedDict):
+    """One step's vote: its buckets and the index of the reply chosen."""
+
+    step: int
+    buckets: list[Bucket]
+    chosen: int
+    key: str
+
+
+def majority(keys: list[str]) -> tuple[str, list[Bucket]]:
     """The winning key (most votes; ties to the first seen) and the tally."""
-    tally: dict[str, dict[str, Any]] = {}
+    tally: dict[str, Bucket] = {}
     for index, key in enumerate(keys):
         entry = tally.setdefault(key, {"key": key, "count": 0, "first": index})
         entry["count"] += 1
@@ -67,7 +85,7 @@ class VotingClient(WrappedClient):
         super().__init__(inner)
         self.k = k
         self.temperature = temperature
-        self.votes: list[dict[str, Any]] = []
+        self.votes: list[Vote] = []
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
         step = len(self.votes)
@@ -89,7 +107,7 @@ class VotingClient(WrappedClient):
         picked = replies[chosen]
         return dataclasses.replace(picked, usage=usage)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         # A vote is not the reply its inner client gives to the same request.
         return {**self.inner.cache_identity(), "votes": self.k, "temperature": self.temperature}
 
@@ -118,9 +136,9 @@ class SelfConsistencyStrategy(Strategy):
         self.rehearser = rehearser
         self.name = f"self-consistency:{k}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         s = self.settings
-        info: dict[str, Any] = {
+        info: JsonObject = {
             "name": self.name,
             "k": self.k,
             "temperature": s.temperature,
