@@ -25,7 +25,6 @@ NOT_YET_TYPED = {
     "adapters/vitabench/adapter.py:EnvironmentFactory",
     "harness/report/samples.py:Prepare",
     "harness/task/estimators.py:Combine",
-    "harness/testing/fake_server.py:Handler",
 }
 
 
