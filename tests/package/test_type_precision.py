@@ -24,7 +24,6 @@ NOT_YET_TYPED = {
     "adapters/finmcp/schemas.py:Item",
     "adapters/vitabench/adapter.py:EnvironmentFactory",
     "harness/report/samples.py:Prepare",
-    "harness/task/estimators.py:Combine",
 }
 
 
