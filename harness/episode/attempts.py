@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from harness.task.contract import EpisodeLimits, Services
 from harness.types import SamplingParams, Trajectory
@@ -27,7 +26,7 @@ Attempt = Callable[[SamplingParams, Services], Awaitable[Trajectory]]
 
 def void_attempt(
     number: int, seed: int | None, reason: str, trajectory: Trajectory
-) -> dict[str, Any]:
+) -> dict[str, object]:
     return {
         "attempt": number,
         "seed": seed,
@@ -41,7 +40,7 @@ async def run_attempts(
     limits: EpisodeLimits, params: SamplingParams, services: Services, attempt: Attempt
 ) -> Trajectory:
     """Run ``attempt`` until one is not void, at most ``limits.max_attempts`` times."""
-    void: list[dict[str, Any]] = []
+    void: list[dict[str, object]] = []
     total = max(1, limits.max_attempts) if limits.void_rule is not None else 1
     number = 1
     while True:
