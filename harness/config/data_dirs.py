@@ -13,9 +13,9 @@ folder still works as it did.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 
@@ -47,7 +47,7 @@ class DataDirs:
         return dirs
 
     @classmethod
-    def of(cls, value: Any) -> DataDirs:
+    def of(cls, value: DataDirs | str | os.PathLike[str] | dict[str, str] | None) -> DataDirs:
         """From what callers hold: a DataDirs, a path, a manifest entry, or None."""
         if isinstance(value, DataDirs):
             return value
