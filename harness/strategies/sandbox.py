@@ -69,7 +69,7 @@ class GuardedEnvironment(Environment):
         self._guard.calls += 1
         return self._inner.execute_user_call(call)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> object:
         self._guard.record("final_state")
         return self._inner.final_state()
 
