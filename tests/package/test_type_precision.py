@@ -12,7 +12,7 @@ from support import REPO
 
 from harness.boundary.threadsafe_ast import parse
 
-CEILING_PER_1000_LINES = 26.0
+CEILING_PER_1000_LINES = 18.0
 # Aliases of Any-holding types that stand for an interface another program
 # defines (OpenAI chat messages and tool schemas are open-ended JSON objects).
 ALLOWED_ALIASES = {"Message", "ToolSchema"}
