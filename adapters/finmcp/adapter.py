@@ -297,7 +297,7 @@ class FinMCPAdapter(Adapter):
 
         return expected_model_calls(sample.gold)
 
-    def gold_view(self, sample: Sample) -> dict[str, object]:
+    def gold_view(self, sample: Sample) -> JsonObject:
         from .explain import gold_view
 
         return gold_view(sample.gold)

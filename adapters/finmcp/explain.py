@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.types import Message, Score
 
 MAX_SHOWN_CHARS = 160
@@ -31,9 +32,10 @@ def _gold_calls(gold_messages: list[Message]) -> list[str]:
     return calls
 
 
-def gold_view(gold_messages: list[Message]) -> dict[str, object]:
+def gold_view(gold_messages: list[Message]) -> JsonObject:
     """The gold calls in order, and the gold's final answer (the item's last reply)."""
-    view: dict[str, object] = {"gold calls (in order)": _gold_calls(gold_messages)}
+    calls: list[JsonValue] = list(_gold_calls(gold_messages))
+    view: JsonObject = {"gold calls (in order)": calls}
     replies = [
         m.get("content")
         for m in gold_messages

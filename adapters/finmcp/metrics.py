@@ -24,14 +24,14 @@ Two exact-match rates:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.task.estimators import Estimator, pooled, ratio
+from harness.task.estimators import Combine, Estimator, Metric, Sums, pooled, ratio
 from harness.types import Message
 
 # numerator / denominator, 0 when the denominator is not positive; elementwise on
@@ -98,10 +98,10 @@ def precision_recall_f1(tp: Counts, fp: Counts, fn: Counts) -> tuple[Counts, Cou
 TOOL_COUNTS = ("tool_tp", "tool_fp", "tool_fn")
 
 
-def _micro(which: int) -> Callable[[Mapping[str, object], Mapping[str, int]], object]:
+def _micro(which: int) -> Combine:
     """combine() of one micro metric: the pooled tool counts of every subset."""
 
-    def combine(sums: Mapping[str, object], counts: Mapping[str, int]) -> object:
+    def combine(sums: Mapping[str, Sums], counts: Mapping[str, int]) -> Metric:
         total = pooled(sums)
         return precision_recall_f1(total[..., 0], total[..., 1], total[..., 2])[which]
 

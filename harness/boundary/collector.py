@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ def garbage_collection_for_a_run() -> Iterator[None]:
         gc.unfreeze()
 
 
-def build_world(build: Callable[..., T], *args: Any) -> T:
+def build_world(build: Callable[..., T], *args: object) -> T:
     """``build(*args)``: an environment, built with the collector paused (its
     young passes would only walk the new world); inside a run, a world that says
     it is large is then frozen out of the collector's passes."""

@@ -11,7 +11,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any
+from types import FrameType
 
 _received: set[int] = set()
 
@@ -26,7 +26,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
 
-    def on_sigterm(signum: int, frame: Any) -> None:
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
         _received.add(signum)
         # The SIGINT handler in force: asyncio.run's cancels the run gracefully
         # (which then ends in KeyboardInterrupt); Python's default raises at once.

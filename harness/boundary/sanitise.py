@@ -24,8 +24,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
+
+from harness.boundary.json_value import JsonValue
 
 # Deeper nesting than this is refused in tool-call arguments (no real call is
 # nested a tenth as deep; copy and JSON code recurse once or twice per level and
@@ -76,7 +79,9 @@ class Cleaned:
     replaced: int = 0  # characters replaced with U+FFFD
 
 
-def clean_value(value: Any, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES) -> Cleaned:
+def clean_value(
+    value: object, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
+) -> Cleaned:
     """A copy of a JSON-like value with valid text (keys too), within the bounds.
 
     Raises BoundsError for nesting deeper than ``max_depth``, more than
@@ -86,7 +91,7 @@ def clean_value(value: Any, max_depth: int = MAX_DEPTH, max_entries: int = MAX_E
     state = Cleaned(None)
     entries = 0
 
-    def walk(item: Any, depth: int) -> Any:
+    def walk(item: object, depth: int) -> object:
         nonlocal entries
         if isinstance(item, str):
             text, replaced = clean_str(item)
@@ -113,7 +118,7 @@ def clean_value(value: Any, max_depth: int = MAX_DEPTH, max_entries: int = MAX_E
             return [walk(v, depth + 1) for v in item]
         return item
 
-    def walk_key(key: Any) -> Any:
+    def walk_key(key: object) -> object:
         if isinstance(key, str):
             text, replaced = clean_str(key)
             state.replaced += replaced
@@ -124,15 +129,15 @@ def clean_value(value: Any, max_depth: int = MAX_DEPTH, max_entries: int = MAX_E
     return state
 
 
-def check_depth(value: Any, max_depth: int = MAX_DEPTH) -> None:
+def check_depth(value: object, max_depth: int = MAX_DEPTH) -> None:
     """BoundsError when lists and objects in ``value`` nest more than ``max_depth``
     deep, counted as ``clean_value`` counts (the outermost one is level 1).
     Iterative: no depth, and no circular reference, can make it recurse."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            children: Any = item.values()
+            children: Iterable[object] = item.values()
         elif isinstance(item, (list, tuple)):
             children = item
         else:
@@ -155,7 +160,7 @@ def loads_within_depth(text: str, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise BoundsError(f"{name} is not a JSON number")
 
 
@@ -182,7 +187,7 @@ def _non_finite_text(value: float) -> str:
     return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
+def sanitise(value: object, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
     """A copy of any value that ``json.dumps(allow_nan=False)`` writes as valid
     UTF-8, with the number of characters replaced.
 
@@ -199,7 +204,7 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
         state.replaced += replaced
         return cleaned
 
-    def scalar_text(item: Any) -> str | None:
+    def scalar_text(item: object) -> str | None:
         if isinstance(item, float) and not math.isfinite(item):
             return _non_finite_text(item)
         if (
@@ -210,7 +215,7 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
             return f"[integer of {item.bit_length()} bits]"
         return None
 
-    def walk(item: Any, depth: int) -> Any:
+    def walk(item: object, depth: int) -> JsonValue:
         if isinstance(item, str):
             return text(item)
         if item is None or isinstance(item, (bool, int, float)):
@@ -230,7 +235,7 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
                 on_path.discard(id(item))
         return printable(item)
 
-    def key_text(key: Any) -> str:
+    def key_text(key: object) -> str:
         if isinstance(key, str):
             return text(key)
         if key is None or isinstance(key, (bool, int, float)):
@@ -239,7 +244,7 @@ def sanitise(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Cleaned:
                 return replacement
         return printable(key)
 
-    def printable(item: Any) -> str:
+    def printable(item: object) -> str:
         try:
             return text(str(item))
         except Exception as exc:  # an object whose str() fails
@@ -273,12 +278,12 @@ def loads_gives_sanitised(text: str) -> bool:
     return not any(pattern.search(text) for pattern in _MAY_NEED_SANITISING)
 
 
-def json_ready(value: Any, max_depth: int = MAX_WRITE_DEPTH) -> Any:
+def json_ready(value: object, max_depth: int = MAX_WRITE_DEPTH) -> JsonValue:
     """``sanitise(value).value``: the writers' last resort."""
     return sanitise(value, max_depth).value
 
 
-def dumps_safe(value: Any, **kwargs: Any) -> str:
+def dumps_safe(value: object, **kwargs: Any) -> str:
     """``json.dumps`` that always gives standard JSON in valid UTF-8: the fast
     path first, ``json_ready`` when the value has something JSON cannot hold."""
     kwargs.setdefault("ensure_ascii", False)

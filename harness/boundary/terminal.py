@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 # C0 controls but newline and tab (carriage return too: it rewrites the line),
@@ -55,7 +55,7 @@ class TerminalSafeStream:
         self.raw.write(terminal_text(text))
         return len(text)
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -77,7 +77,7 @@ def wrap_line(line: str, width: int = 100) -> list[str]:
     return wrapped or [line]
 
 
-def unwrapped(stream: Any) -> Any:
+def unwrapped(stream: TextIO) -> TextIO:
     """The stream under a TerminalSafeStream (for the harness's own terminal
     control), or ``stream`` itself."""
     while isinstance(stream, TerminalSafeStream):

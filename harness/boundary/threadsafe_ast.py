@@ -15,13 +15,21 @@ from __future__ import annotations
 
 import ast
 import threading
-from typing import Any
+from typing import Literal, overload
 
 # Re-entrant: a finalizer that runs inside a parse may parse again on the same thread.
 _LOCK = threading.RLock()
 
 
-def parse(source: str, mode: str = "exec", filename: str = "<unknown>") -> Any:
+@overload
+def parse(
+    source: str, mode: Literal["exec"] = "exec", filename: str = "<unknown>"
+) -> ast.Module: ...
+@overload
+def parse(source: str, mode: Literal["eval"], filename: str = "<unknown>") -> ast.Expression: ...
+@overload
+def parse(source: str, mode: str, filename: str = "<unknown>") -> ast.AST: ...
+def parse(source: str, mode: str = "exec", filename: str = "<unknown>") -> ast.AST:
     """``ast.parse(source, filename, mode)``, one thread at a time."""
     with _LOCK:
         return ast.parse(source, filename=filename, mode=mode)

@@ -31,7 +31,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -47,7 +47,25 @@ class ToolBudgetExceeded(Exception):
     """A tool call ran over its time budget (it was abandoned, not finished)."""
 
 
-_Job = tuple[concurrent.futures.Future[Any], Callable[[], Any]]
+class _Job(NamedTuple):
+    """A submitted call, bound to the future its outcome goes to."""
+
+    cancel: Callable[[], bool]  # the future's: drops the call while it is queued
+    run: Callable[[], None]  # runs the call (unless cancelled), its outcome set on the future
+
+
+def _job(future: concurrent.futures.Future[T], call: Callable[[], T]) -> _Job:
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return  # cancelled while queued
+        try:
+            result = call()
+        except BaseException as exc:  # the caller's to see, as an executor would
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    return _Job(future.cancel, run)
 
 
 class _ToolThread:
@@ -60,7 +78,7 @@ class _ToolThread:
 
     def submit(self, call: Callable[[], T]) -> concurrent.futures.Future[T]:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._jobs.put((future, call))
+        self._jobs.put(_job(future, call))
         with self._start:  # started by its first call, not at import
             if self._thread.ident is None:
                 self._thread.start()
@@ -75,20 +93,12 @@ class _ToolThread:
             except queue.Empty:
                 break
             if job is not None:
-                job[0].cancel()
+                job.cancel()
         self._jobs.put(None)
 
     def _serve(self) -> None:
         while (job := self._jobs.get()) is not None:
-            future, call = job
-            if not future.set_running_or_notify_cancel():
-                continue  # cancelled while queued
-            try:
-                result = call()
-            except BaseException as exc:  # the caller's to see, as an executor would
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+            job.run()
 
 
 class _Worker:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from harness.boundary.json_value import JsonValue
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
-def _type_ok(value: Any, expected: str) -> bool | None:
+def _type_ok(value: object, expected: str) -> bool | None:
     """Whether ``value`` has JSON-schema type ``expected`` (None: type unknown here)."""
     if expected == "string":
         return isinstance(value, str)
@@ -36,7 +38,7 @@ def _type_ok(value: Any, expected: str) -> bool | None:
     return None
 
 
-def schema_problem(value: Any, schema: Any, path: str) -> str | None:
+def schema_problem(value: object, schema: object, path: str) -> str | None:
     """The first way ``value`` breaks ``schema``, or None.
 
     Only the common, unambiguous keywords are checked (type, enum, required,
@@ -70,9 +72,12 @@ def schema_problem(value: Any, schema: Any, path: str) -> str | None:
     return None
 
 
-def _object_problem(value: dict[str, Any], schema: dict[str, Any], path: str) -> str | None:
+def _object_problem(
+    value: Mapping[str, object], schema: Mapping[str, object], path: str
+) -> str | None:
     prefix = f"{path}." if path else ""
-    for name in schema.get("required") or []:
+    required = schema.get("required")
+    for name in required if isinstance(required, list) else []:
         if isinstance(name, str) and name not in value:
             return f"missing required argument '{prefix}{name}'"
     properties = schema.get("properties")
@@ -90,29 +95,32 @@ def _object_problem(value: dict[str, Any], schema: dict[str, Any], path: str) ->
     return None
 
 
-def tool_parameters(tools: list[dict[str, Any]]) -> dict[str, Any]:
+def tool_parameters(tools: Sequence[object]) -> dict[str, Mapping[str, object]]:
     """Tool name -> its parameters schema."""
-    table = {}
+    table: dict[str, Mapping[str, object]] = {}
     for tool in tools:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
-            table[str(function["name"])] = function.get("parameters") or {}
+            parameters = function.get("parameters")
+            table[str(function["name"])] = parameters if isinstance(parameters, dict) else {}
     return table
 
 
-def parse_json_value(text: str) -> tuple[bool, Any]:
+def parse_json_value(text: str) -> tuple[bool, JsonValue]:
     """(ok, value) of the first JSON value in ``text`` (code fences allowed)."""
     text = _FENCE.sub("", text.strip()).strip()
     if not text:
         return False, None
     try:
-        return True, json.loads(text)
+        parsed: JsonValue = json.loads(text)
+        return True, parsed
     except (json.JSONDecodeError, RecursionError):
         pass
     starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
     if not starts:
         return False, None
     try:
+        value: JsonValue
         value, _end = json.JSONDecoder().raw_decode(text[min(starts) :])
     except (json.JSONDecodeError, RecursionError):
         return False, None

@@ -13,10 +13,12 @@ folder still works as it did.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from harness.boundary.json_value import JsonValue
 from harness.errors import ConfigError
 
 
@@ -47,19 +49,20 @@ class DataDirs:
         return dirs
 
     @classmethod
-    def of(cls, value: Any) -> DataDirs:
-        """From what callers hold: a DataDirs, a path, a manifest entry, or None."""
+    def of(cls, value: DataDirs | os.PathLike[str] | Mapping[str, object] | JsonValue) -> DataDirs:
+        """From what callers hold: a DataDirs, a path, a manifest entry (as read
+        from JSON), or None."""
         if isinstance(value, DataDirs):
             return value
         if value is None or value == "":
             return cls()
-        if isinstance(value, dict):
+        if isinstance(value, Mapping):
             root = value.get("root")
             return cls(
-                root=Path(root) if root else None,
-                per_benchmark={k: Path(v) for k, v in value.items() if k != "root" and v},
+                root=_path(root) if root else None,
+                per_benchmark={k: _path(v) for k, v in value.items() if k != "root" and v},
             )
-        return cls(root=Path(value))
+        return cls(root=_path(value))
 
     def for_benchmark(self, name: str) -> Path | None:
         if name in self.per_benchmark:
@@ -88,3 +91,10 @@ class DataDirs:
         """Back to ``--data-dir`` values."""
         values = [str(self.root)] if self.root else []
         return values + [f"{k}={v}" for k, v in sorted(self.per_benchmark.items())]
+
+
+def _path(value: object) -> Path:
+    """A data folder given as text or a path; ConfigError for anything else."""
+    if isinstance(value, str | os.PathLike):
+        return Path(value)
+    raise ConfigError(f"a data folder is a path, not {value!r}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 FLAG = "flag"  # the metadata key
-FIELD_DEFAULT: Any = object()  # cli_default when the command line takes the field's
+FIELD_DEFAULT: object = object()  # cli_default when the command line takes the field's
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,13 @@ class Flag:
 
     name: str
     help: str | None = None
-    kind: Callable[[str], Any] | None = None
+    kind: Callable[[str], object] | None = None
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
     action: str | None = None
     required: bool = False
-    convert: Callable[[Any], Any] | None = None
-    cli_default: Any = FIELD_DEFAULT
+    convert: Callable[[Any], object] | None = None  # of what argparse parsed
+    cli_default: object = FIELD_DEFAULT
 
     @property
     def dest(self) -> str:
@@ -51,9 +51,9 @@ def flag(name: str, help: str | None = None, **settings: Any) -> dict[str, Flag]
     return {FLAG: Flag(name, help, **settings)}
 
 
-def flagged_fields(config_class: type) -> list[tuple[dataclasses.Field[Any], Flag]]:
+def flagged_fields(config_class: type) -> list[tuple[dataclasses.Field[object], Flag]]:
     """The fields of ``config_class`` that have a flag, in their order."""
-    found = []
+    found: list[tuple[dataclasses.Field[object], Flag]] = []
     for item in dataclasses.fields(config_class):
         spec = item.metadata.get(FLAG)
         if isinstance(spec, Flag):
@@ -61,7 +61,7 @@ def flagged_fields(config_class: type) -> list[tuple[dataclasses.Field[Any], Fla
     return found
 
 
-def _field_default(item: dataclasses.Field[Any]) -> Any:
+def _field_default(item: dataclasses.Field[object]) -> object:
     if item.default is not dataclasses.MISSING:
         return item.default
     if item.default_factory is not dataclasses.MISSING:
@@ -69,7 +69,7 @@ def _field_default(item: dataclasses.Field[Any]) -> Any:
     return None
 
 
-def add_flags(parser: argparse.ArgumentParser | Any, config_class: type) -> None:
+def add_flags(parser: argparse._ActionsContainer, config_class: type) -> None:
     """One argparse argument per flagged field of ``config_class`` (``parser`` may
     be an argument group)."""
     for item, spec in flagged_fields(config_class):

@@ -54,7 +54,7 @@ class StrategyObject(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
-    async def run(self, sample: Any, model: Any, services: Any, params: Any) -> Any: ...
+    async def run(self, sample: Any, model: Any, services: Any, params: Any) -> object: ...
 
 
 def object_label(thing: object) -> str:
@@ -311,7 +311,7 @@ class RunConfig:
         ),
     )
     # From --strategy-config and --strategy-opt (harness/commands/run.py).
-    strategy_options: dict[str, Any] = field(default_factory=dict)
+    strategy_options: dict[str, object] = field(default_factory=dict)
     env_feedback: EnvFeedback = field(
         default="standard",
         metadata=flag(
@@ -562,7 +562,7 @@ class RunConfig:
                     "set them on the object"
                 )
 
-    def all_strategy_options(self) -> dict[str, Any]:
+    def all_strategy_options(self) -> dict[str, object]:
         """The strategy's settings, with the two that have flags of their own."""
         options = dict(self.strategy_options)
         if self.env_feedback != "standard":

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.redact import add_config_secrets
 
@@ -26,7 +27,7 @@ class SuiteEntry:
     subsets: list[str] | str = "all"
     limit: int | None = None
     ids: list[str] | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Suite:
     source: str = ""
     sha256: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return asdict(self)
 
 
@@ -79,11 +80,11 @@ SUITE_KEYS = {"name", "description", "trials", "user_model", "judge_model", "ent
 MAX_SUITE_TRIALS = 10_000
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _entry(raw: Any, where: str) -> SuiteEntry:
+def _entry(raw: object, where: str) -> SuiteEntry:
     if not isinstance(raw, dict) or "benchmark" not in raw:
         raise ConfigError(f"{where}: each entry needs a 'benchmark'")
     if not isinstance(raw["benchmark"], str) or not raw["benchmark"].strip():

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Final
 
+from harness.boundary.json_value import JsonObject
 from harness.task.contract import EpisodeLimits, Services
 from harness.types import SamplingParams, Trajectory
 
@@ -25,15 +26,13 @@ VOID_ATTEMPTS: Final = "void_attempts"
 Attempt = Callable[[SamplingParams, Services], Awaitable[Trajectory]]
 
 
-def void_attempt(
-    number: int, seed: int | None, reason: str, trajectory: Trajectory
-) -> dict[str, Any]:
+def void_attempt(number: int, seed: int | None, reason: str, trajectory: Trajectory) -> JsonObject:
     return {
         "attempt": number,
         "seed": seed,
         "reason": reason,
         "termination": trajectory.termination,
-        "messages": trajectory.messages,
+        "messages": list(trajectory.messages),
     }
 
 
@@ -41,7 +40,7 @@ async def run_attempts(
     limits: EpisodeLimits, params: SamplingParams, services: Services, attempt: Attempt
 ) -> Trajectory:
     """Run ``attempt`` until one is not void, at most ``limits.max_attempts`` times."""
-    void: list[dict[str, Any]] = []
+    void: list[JsonObject] = []
     total = max(1, limits.max_attempts) if limits.void_rule is not None else 1
     number = 1
     while True:

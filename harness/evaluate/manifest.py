@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonObject
 from harness.config.run_config import RunConfig, object_label
 from harness.store.manifest import Manifest
 
@@ -51,7 +52,7 @@ def benchmark_versions(adapters: list[Adapter]) -> dict[str, str]:
     return versions
 
 
-def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> dict[str, object]:
+def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> JsonObject:
     """The manifest's ``model``: what the run asked for (part of a run's identity)."""
     return {
         "name": model_name,
@@ -62,7 +63,7 @@ def model_entry(config: RunConfig, model_name: str, provider: ModelProvider) -> 
     }
 
 
-def strategy_entry(strategy: Strategy) -> dict[str, object]:
+def strategy_entry(strategy: Strategy) -> JsonObject:
     """The manifest's ``strategy``: what it describes of itself, and its class
     when it is not one the harness builds from a ``--strategy`` value."""
     entry = dict(strategy.describe())

@@ -14,9 +14,10 @@ is off unless asked for, recorded in the manifest and part of the cache key.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from collections.abc import Mapping
 
-from harness.models.base import WrappedClient
+from harness.boundary.json_value import JsonObject
+from harness.models.base import ModelClient, WrappedClient
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # Schema keys whose values are schemas, or lists or mappings of schemas.
@@ -25,14 +26,14 @@ _SUBSCHEMA_LIST_KEYS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SUBSCHEMA_MAP_KEYS = ("properties", "$defs", "definitions")
 
 
-def _is_free_string(schema: dict[str, Any]) -> bool:
+def _is_free_string(schema: Mapping[str, object]) -> bool:
     """A string with no bound of its own (an enum or const is bounded already)."""
     kind = schema.get("type")
     is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
     return is_string and not any(key in schema for key in ("maxLength", "enum", "const"))
 
 
-def _bound(schema: Any, max_length: int) -> None:
+def _bound(schema: object, max_length: int) -> None:
     if not isinstance(schema, dict):
         return
     if _is_free_string(schema):
@@ -62,7 +63,7 @@ def bound_string_arguments(tools: list[ToolSchema], max_length: int) -> list[Too
 class BoundedStringArguments(WrappedClient):
     """Offers the tools with their string parameters bounded to ``max_length`` characters."""
 
-    def __init__(self, inner: Any, max_length: int):
+    def __init__(self, inner: ModelClient, max_length: int):
         super().__init__(inner)
         self.max_length = max_length
 
@@ -73,8 +74,8 @@ class BoundedStringArguments(WrappedClient):
             tools = bound_string_arguments(tools, self.max_length)
         return await self.inner.complete(messages, tools, params)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         return {**self.inner.cache_identity(), "argument_max_length": self.max_length}
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {**self.inner.describe(), "argument_max_length": self.max_length}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 # ModelError.kind of a request longer than the model's context window: the
@@ -48,11 +48,11 @@ class ModelClient(ABC):
     ) -> AssistantTurn:
         """One model reply. Raises ModelError on failure."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         """What the manifest records about this client (never credentials)."""
         return {"name": self.name, "kind": type(self).__name__}
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         """What identifies this client's replies in the response cache: clients
         with equal identities give the same reply to the same request. Clients
         that talk to a model name it and its endpoint; the default is name and kind."""
@@ -86,10 +86,10 @@ class WrappedClient(ModelClient):
     ) -> AssistantTurn:
         return await self.inner.complete(messages, tools, params)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return self.inner.describe()
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         return self.inner.cache_identity()
 
     def endpoint(self) -> str | None:

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.boundary.atomic import write_atomic
+from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import dumps_safe
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.redact import mask
@@ -52,7 +53,7 @@ class CacheStats:
 
 
 def cache_key(
-    identity: dict[str, Any],
+    identity: Mapping[str, object],
     messages: list[Message],
     tools: list[ToolSchema],
     params: SamplingParams,
@@ -77,7 +78,7 @@ class CachingClient(WrappedClient):
         self,
         inner: ModelClient,
         cache_dir: str | Path,
-        identity: dict[str, Any] | None = None,
+        identity: Mapping[str, object] | None = None,
         fingerprint: str | None = None,
         stats: CacheStats | None = None,
     ):
@@ -136,8 +137,8 @@ class CachingClient(WrappedClient):
             pass  # a full disk or an odd reply must not fail the call; it is just not cached
         return turn
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         return self.identity
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {**self.inner.describe(), "cache_dir": str(self.cache_dir)}

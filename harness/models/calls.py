@@ -10,8 +10,8 @@ chain, a call inside an argument, a lambda or a comprehension is rejected.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.boundary import threadsafe_ast
 from harness.boundary.sanitise import BoundsError, clean_value
@@ -32,7 +32,8 @@ class ParsedCalls:
     error: str | None = None
 
 
-def _literal(node: ast.AST) -> Any:
+def _literal(node: ast.AST) -> object:
+    """The value of a literal: a Python constant, list or dict (its keys any constant)."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (str, int, float, bool, type(None))):
             return node.value
@@ -48,7 +49,7 @@ def _literal(node: ast.AST) -> Any:
         # Arguments are stored as JSON, which has no tuples.
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Dict):
-        pairs = {}
+        pairs: dict[object, object] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:  # ``**other``
                 raise UnsafeCallError("dict unpacking is not a literal")
@@ -67,7 +68,8 @@ def _function_name(node: ast.AST) -> str:
     raise UnsafeCallError(f"function name is not a name ({type(node).__name__})")
 
 
-def _call(node: ast.AST, index: int, drop_positional: bool) -> ToolCall:
+def _call(node: ast.AST, drop_positional: bool) -> tuple[str, dict[str, object]]:
+    """A call's name and its keyword arguments' literal values."""
     if not isinstance(node, ast.Call):
         raise UnsafeCallError(f"expected a call, got {type(node).__name__}")
     name = _function_name(node.func)
@@ -78,12 +80,12 @@ def _call(node: ast.AST, index: int, drop_positional: bool) -> ToolCall:
         raise UnsafeCallError(f"positional arguments are not supported in {name}()")
     for positional in node.args:
         _literal(positional)  # still refuse anything that is not a literal
-    arguments: dict[str, Any] = {}
+    arguments: dict[str, object] = {}
     for keyword in node.keywords:
         if keyword.arg is None:
             raise UnsafeCallError(f"**kwargs are not allowed in {name}()")
         arguments[keyword.arg] = _literal(keyword.value)
-    return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
+    return name, arguments
 
 
 def parse_python_calls(text: str, drop_positional: bool = False) -> list[ToolCall]:
@@ -107,19 +109,21 @@ def parse_python_calls(text: str, drop_positional: bool = False) -> list[ToolCal
     body = tree.body
     nodes = body.elts if isinstance(body, (ast.List, ast.Tuple)) else [body]
     try:
-        calls = [_call(node, index, drop_positional) for index, node in enumerate(nodes)]
+        literals = [_call(node, drop_positional) for node in nodes]
     except RecursionError:
         raise UnsafeCallError("arguments nested too deeply") from None
     except TypeError as exc:  # e.g. a list as a dict key
         raise UnsafeCallError(f"argument is not a usable literal: {exc}") from None
-    for call in calls:
+    calls = []
+    for index, (name, arguments) in enumerate(literals):
         # The JSON parse bounds hold here too: an integer beyond Python's
         # int-string limit or an overflowing float (1e999) would fail only when
         # the record is written, nesting when it is copied.
         try:
-            call.arguments = clean_value(call.arguments).value
+            cleaned = clean_value(arguments).value
         except BoundsError as exc:
             raise UnsafeCallError(f"arguments are not usable: {exc}") from None
+        calls.append(ToolCall(id=f"call_{index}", name=name, arguments=cleaned))
     return calls
 
 
@@ -131,7 +135,7 @@ def try_parse_python_calls(text: str, drop_positional: bool = False) -> ParsedCa
         return ParsedCalls([], str(exc))
 
 
-def format_python_call(name: str, arguments: dict[str, Any]) -> str:
+def format_python_call(name: str, arguments: Mapping[str, object]) -> str:
     """``name(a=1, b='x')``: the inverse of parsing, for records and exports."""
     rendered = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
     return f"{name}({rendered})"

@@ -22,14 +22,29 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, JsonValue
+
+if TYPE_CHECKING:
+    from harness.models.server_info import ServerInfo
 
 MIB = 1 << 20
 
 
-def _digest(material: Any) -> str:
+class ServedCheckpoint(Protocol):
+    """A checkpoint a run serves (serving's ServerSpec): its path and its adapters."""
+
+    @property
+    def checkpoint(self) -> str: ...
+
+    @property
+    def loras(self) -> Mapping[str, str]: ...
+
+
+def _digest(material: object) -> str:
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -57,12 +72,12 @@ def _checkpoint_files(root: Path) -> list[Path]:
     )
 
 
-def files_description(checkpoint: str) -> dict[str, Any]:
+def files_description(checkpoint: str) -> JsonObject:
     """Names, sizes and end hashes of a local checkpoint's files; a hub id as it is."""
     root = Path(checkpoint).expanduser()
     if not root.exists():
         return {"hub_id": checkpoint}
-    files = []
+    files: JsonList = []
     for path in _checkpoint_files(root):
         size = path.stat().st_size
         name = path.name if root.is_file() else str(path.relative_to(root))
@@ -70,29 +85,27 @@ def files_description(checkpoint: str) -> dict[str, Any]:
     return {"files": files}
 
 
-def make_fingerprint(source: str, described: dict[str, Any], revision: str | None) -> dict:
+def make_fingerprint(source: str, described: JsonMapping, revision: str | None) -> JsonObject:
     """The manifest's ``fingerprint`` entry: a short ``id`` and what it was made of."""
-    material = {"source": source, **described}
+    material: JsonObject = {"source": source, **described}
     if revision:
         material["revision"] = revision
     return {"id": f"{source}:{_digest(material)}", **material}
 
 
 def served_fingerprint(
-    checkpoint: str, loras: dict[str, str], revision: str | None = None
-) -> dict[str, Any]:
+    checkpoint: str, loras: Mapping[str, str], revision: str | None = None
+) -> JsonObject:
     """The fingerprint of a checkpoint this run serves (``--serve``)."""
-    described: dict[str, Any] = {"checkpoint": files_description(checkpoint)}
+    description = files_description(checkpoint)
+    described: JsonObject = {"checkpoint": description}
     if loras:
         described["loras"] = {name: files_description(path) for name, path in sorted(loras.items())}
     fingerprint = make_fingerprint("files", described, revision)
     # The per-file list is long for a sharded checkpoint; the manifest keeps its size.
-    files = described["checkpoint"].get("files")
-    if files is not None:
-        fingerprint["checkpoint"] = {
-            "files": len(files),
-            "bytes": sum(entry["size"] for entry in files),
-        }
+    files = description.get("files")
+    if isinstance(files, list):  # a local checkpoint's (a hub id has none)
+        fingerprint["checkpoint"] = {"files": len(files), "bytes": _total_size(files)}
     fingerprint.pop("loras", None)
     return fingerprint
 
@@ -103,14 +116,14 @@ def endpoint_fingerprint(
     revision: str | None = None,
     api_key: str | None = None,
     now: float | None = None,
-) -> tuple[dict[str, Any], list[Any]]:
+) -> tuple[JsonObject, list[ServerInfo]]:
     """The fingerprint of the weights behind ``--api-base`` (every replica asked),
     and the ServerInfo of each replica (for checks that need them)."""
     from harness.models.server_info import probe_server, self_description
 
     now = time.time() if now is None else now
     infos = [probe_server(url, api_key) for url in api_bases]
-    described = sorted(
+    described: JsonList = sorted(
         (self_description(info, served, now) for info in infos), key=lambda d: json.dumps(d)
     )
     # The URL is not part of it: the same weights on another port are the same model.
@@ -120,12 +133,12 @@ def endpoint_fingerprint(
     return fingerprint, infos
 
 
-def name_fingerprint(model: str, revision: str | None = None) -> dict[str, Any]:
+def name_fingerprint(model: str, revision: str | None = None) -> JsonObject:
     """An API model or a built-in one: its name is all there is."""
     return make_fingerprint("name", {"model": model}, revision)
 
 
-def object_fingerprint(client: Any, name: str, revision: str | None = None) -> dict[str, Any]:
+def object_fingerprint(client: object, name: str, revision: str | None = None) -> dict[str, Any]:
     """A client object the caller passed in: its class and name, and the revision
     the caller gives (as with an API model, only the caller knows the weights)."""
     kind = type(client)
@@ -137,7 +150,7 @@ def object_fingerprint(client: Any, name: str, revision: str | None = None) -> d
 def run_fingerprint(
     model: str,
     api_base: str | None,
-    spec: Any = None,
+    spec: ServedCheckpoint | None = None,
     revision: str | None = None,
     builtin: bool = False,
     say: Callable[[str], None] | None = None,
@@ -167,11 +180,21 @@ def run_fingerprint(
     return fingerprint
 
 
-def check_same_weights(old: dict[str, Any], new: dict[str, Any], run_dir: Any) -> None:
+def _total_size(files: JsonList) -> int:
+    """The bytes of the files ``files_description`` lists."""
+    sizes = (entry.get("size") if isinstance(entry, dict) else None for entry in files)
+    return sum(size for size in sizes if isinstance(size, int))
+
+
+def _object(value: JsonValue | None) -> JsonMapping:
+    return value if isinstance(value, dict) else {}
+
+
+def check_same_weights(old: JsonMapping, new: JsonMapping, run_dir: object) -> None:
     """Refuse to resume a run folder with other weights than its records came from."""
     from harness.errors import ConfigError
 
-    before, after = old.get("fingerprint") or {}, new.get("fingerprint") or {}
+    before, after = _object(old.get("fingerprint")), _object(new.get("fingerprint"))
     if before.get("unverified") or after.get("unverified"):
         return
     if before.get("id") and after.get("id") and before["id"] != after["id"]:

@@ -23,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.base import CONTEXT_OVERFLOW, ModelClient, ModelError
 from harness.models.capped_transport import CappedTransport, watching
@@ -186,7 +188,7 @@ class LiteLLMClient(ModelClient):
         api_key: str | None = None,
         timeout: float = 600.0,
         drop_params: bool = True,
-        extra_kwargs: dict[str, Any] | None = None,
+        extra_kwargs: Mapping[str, object] | None = None,
         name: str | None = None,
         tool_choice: str = DEFAULT_TOOL_CHOICE,
     ):
@@ -215,9 +217,9 @@ class LiteLLMClient(ModelClient):
 
     def request_kwargs(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """The keyword arguments of one ``litellm.acompletion`` call."""
-        kwargs: dict[str, Any] = {
+        kwargs: dict[str, object] = {
             "timeout": self.timeout,
             "num_retries": 0,
             "drop_params": self.drop_params,
@@ -268,7 +270,7 @@ class LiteLLMClient(ModelClient):
         if _litellm.cache_info().currsize:  # nothing to close before the first call
             await _transports().capped.aclose()
 
-    async def send(self, kwargs: dict[str, Any]) -> Any:
+    async def send(self, kwargs: dict[str, object]) -> Any:
         """One litellm call (subclasses route it elsewhere, e.g. through a Router)."""
         return await _litellm().acompletion(**kwargs)
 
@@ -296,14 +298,14 @@ class LiteLLMClient(ModelClient):
         # Not an HTTP failure (a bug, a bad argument): retrying would not help.
         return ModelError(scrub_secrets(message, self._secrets())[:1000], transient=False)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         """What, besides the request, decides the reply (for the response cache)."""
         return endpoint_identity(self.model, self.api_base, self.tool_choice)
 
     def endpoint(self) -> str | None:
         return self.api_base or self.model
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {
             "name": self.name,
             "kind": type(self).__name__,
@@ -313,6 +315,6 @@ class LiteLLMClient(ModelClient):
             "timeout_s": self.timeout,
             "drop_params": self.drop_params,
             "tool_choice": self.tool_choice,
-            "extra_kwargs": sorted(self._extra_kwargs),
+            "extra_kwargs": [*sorted(self._extra_kwargs)],
             "litellm_version": litellm_version(),
         }

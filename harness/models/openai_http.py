@@ -23,8 +23,9 @@ import json
 import weakref
 from collections.abc import Iterable
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING
 
+from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import MAX_INT_DIGITS, decode_bytes, loads_gives_sanitised
 from harness.models.base import ModelClient, ModelError
 from harness.models.openai_wire import (
@@ -47,6 +48,9 @@ from harness.models.request_text import RequestText
 from harness.models.turnstile import REPLY_TURNSTILE
 from harness.models.urls import join_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
+
+if TYPE_CHECKING:
+    import aiohttp
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
 LOCAL_PREFIXES = ("openai/", "hosted_vllm/", "openai_compatible/")
@@ -149,11 +153,11 @@ class OpenAIHTTPClient(ModelClient):
         self._headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._sessions: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, aiohttp.ClientSession
+        ] = weakref.WeakKeyDictionary()
 
-    def _session(self) -> Any:
+    def _session(self) -> aiohttp.ClientSession:
         import aiohttp
 
         loop = asyncio.get_running_loop()
@@ -175,7 +179,7 @@ class OpenAIHTTPClient(ModelClient):
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         body = chat_request(
             served_name(self.model),
             messages,
@@ -227,13 +231,13 @@ class OpenAIHTTPClient(ModelClient):
             raise http_error(status, _error_message(body), reply_headers, [self._api_key])
         return parse_reply_body(body, [self._api_key], self.inline_reasoning)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         return endpoint_identity(self.model, self.api_base, self.tool_choice, self.inline_reasoning)
 
     def endpoint(self) -> str | None:
         return self.api_base
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {
             "name": self.name,
             "kind": type(self).__name__,

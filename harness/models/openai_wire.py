@@ -25,8 +25,8 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.boundary.sanitise import Cleaned, clean_str, dumps_safe, json_ready, sanitise
 from harness.models.base import CONTEXT_OVERFLOW, ModelError
 from harness.models.reasoning import SPLIT, join_reasoning, read_inline_reasoning
@@ -48,7 +48,7 @@ TRANSIENT_STATUSES = frozenset({408, 409, 425, 429})
 # -- outbound -------------------------------------------------------------------
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """Message content as one string (None -> "", text parts joined)."""
     if value is None:
         return ""
@@ -61,24 +61,25 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _content(value: Any) -> Any:
+def _content(value: object) -> str | list[object]:
     """User/system content: a string, or content parts kept as they are."""
     if isinstance(value, list):
         return value
     return _text(value)
 
 
-def wire_tool_call(entry: Any, index: int) -> dict[str, Any]:
+def wire_tool_call(entry: object, index: int) -> JsonObject:
     """One ``tool_calls`` entry with only the keys the protocol defines."""
     if isinstance(entry, ToolCall):
         entry = entry.to_openai()
-    entry = entry if isinstance(entry, dict) else {}
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+    call: Mapping[str, object] = entry if isinstance(entry, dict) else {}
+    nested = call.get("function")
+    function: Mapping[str, object] = nested if isinstance(nested, dict) else {}
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
         arguments = "{}" if arguments is None else json.dumps(arguments, ensure_ascii=False)
     return {
-        "id": str(entry.get("id") or f"call_{index}"),
+        "id": str(call.get("id") or f"call_{index}"),
         "type": "function",
         "function": {"name": str(function.get("name") or ""), "arguments": arguments},
     }
@@ -114,7 +115,7 @@ def wire_tools(tools: list[ToolSchema]) -> list[ToolSchema]:
     out = []
     for tool in tools:
         nested = tool.get("function")
-        function: dict[str, Any] = nested if isinstance(nested, dict) else tool
+        function: Mapping[str, object] = nested if isinstance(nested, dict) else tool
         out.append(
             {
                 "type": "function",
@@ -132,12 +133,16 @@ def check_tool_choice(value: str) -> str:
 
 def endpoint_identity(
     model: str, api_base: str | None, tool_choice: str, inline_reasoning: str = SPLIT
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The cache identity of a client sending ``chat_request``'s requests to one
     endpoint: what, besides the request, decides the reply (the cached turn).
     ``inline_reasoning`` is named only when not the default, so that the keys of
     existing caches stay valid."""
-    identity = {"model": model, "api_base": redact_url(api_base), "tool_choice": tool_choice}
+    identity: dict[str, object] = {
+        "model": model,
+        "api_base": redact_url(api_base),
+        "tool_choice": tool_choice,
+    }
     if inline_reasoning != SPLIT:
         identity["inline_reasoning"] = inline_reasoning
     return identity
@@ -150,7 +155,7 @@ def chat_request(
     params: SamplingParams,
     tool_choice: str = DEFAULT_TOOL_CHOICE,
     tools_on_wire: Callable[[list[ToolSchema]], list[ToolSchema]] = wire_tools,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The body of one ``/chat/completions`` request.
 
     ``params.extra`` is merged into the body last (it may override anything);
@@ -159,7 +164,7 @@ def chat_request(
     ``tools_on_wire``: how the tools get their wire form (a client that keeps
     each list's form passes its own; request_text.py).
     """
-    body: dict[str, Any] = {"model": model, "messages": wire_messages(messages)}
+    body: dict[str, object] = {"model": model, "messages": wire_messages(messages)}
     if tools:
         body["tools"] = tools_on_wire(tools)
         if tool_choice != "omit":
@@ -232,7 +237,7 @@ def http_error(
     )
 
 
-def clean_text(value: Any) -> str | None:
+def clean_text(value: object) -> str | None:
     """Reply text as valid, bounded UTF-8 text (content parts joined)."""
     if value is None:
         return None
@@ -249,7 +254,7 @@ def clean_text(value: Any) -> str | None:
     return text
 
 
-def _tool_call(entry: Any, index: int) -> ToolCall:
+def _tool_call(entry: object, index: int) -> ToolCall:
     """One tool call of a model's reply, its arguments text the model's own
     (``raw_verbatim``: later requests carry it as it came, "" included)."""
     if not isinstance(entry, dict):
@@ -277,27 +282,30 @@ def _tool_call(entry: Any, index: int) -> ToolCall:
     return call
 
 
-def _usage(data: Any) -> Usage:
+def _usage(data: JsonValue) -> Usage:
+    counts: Mapping[str, JsonValue] = data if isinstance(data, dict) else {}
+
     def count(key: str) -> int:
+        value = counts.get(key) or 0
         try:
-            return max(0, int((data or {}).get(key) or 0))
-        except (TypeError, ValueError):
+            return max(0, int(value)) if isinstance(value, int | float | str) else 0
+        except ValueError:
             return 0
 
-    if not isinstance(data, dict):
-        data = {}
     return Usage(
         calls=1, prompt_tokens=count("prompt_tokens"), completion_tokens=count("completion_tokens")
     )
 
 
-def json_safe(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+def json_safe(value: object, secrets: Iterable[str | None] = ()) -> JsonValue:
     """A JSON-serialisable, secret-free copy of a provider reply (for ``raw``).
     Masked as data, not as JSON text (a pattern over JSON text can break it)."""
     return mask(json_ready(value), secrets)
 
 
-def _masked(response: Any, secrets: Iterable[str | None], reply_text: str | None) -> Any:
+def _masked(
+    response: JsonValue, secrets: Iterable[str | None], reply_text: str | None
+) -> JsonValue:
     """``mask(response, secrets)``; given the JSON text ``response`` is the value of,
     the text is searched (the common answer: nothing to mask, ``response`` as it is)."""
     secrets = list(secrets)  # read twice when the text may hold one
@@ -307,7 +315,7 @@ def _masked(response: Any, secrets: Iterable[str | None], reply_text: str | None
 
 
 def turn_from_response(
-    response: dict[str, Any],
+    response: JsonObject,
     secrets: Iterable[str | None] = (),
     text_repairs: int = 0,
     sanitised: bool = False,
@@ -328,13 +336,15 @@ def turn_from_response(
     credentials reads (instead of the reply written out as JSON once more).
     """
     cleaned = Cleaned(response) if sanitised else sanitise(response)
-    response = cleaned.value
-    choices = response.get("choices") if isinstance(response, dict) else None
+    reply: JsonValue = cleaned.value
+    if not isinstance(reply, dict):
+        raise ModelError("the reply has no choices", transient=True)
+    choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ModelError("the reply has no choices", transient=True)
     choice = choices[0]
     given = choice.get("message")
-    message: dict[str, Any] = given if isinstance(given, dict) else {}
+    message: JsonObject = given if isinstance(given, dict) else {}
     field_reasoning = clean_text(message.get("reasoning_content") or message.get("reasoning"))
     content, inline = read_inline_reasoning(clean_text(message.get("content")), inline_reasoning)
     entries = message.get("tool_calls")
@@ -348,9 +358,9 @@ def turn_from_response(
         content=content,
         tool_calls=tool_calls,
         reasoning=join_reasoning(field_reasoning, inline),
-        usage=_usage(response.get("usage")),
+        usage=_usage(reply.get("usage")),
         # ``response`` is sanitised already: masked only (json_safe would copy it again).
-        raw=_masked(response, secrets, reply_text if sanitised else None),
+        raw=_masked(reply, secrets, reply_text if sanitised else None),
         finish_reason=(clean_text(finish) or "")[:200] if finish is not None else None,
         text_repairs=cleaned.replaced + text_repairs + sum(c.text_repairs for c in tool_calls),
     )

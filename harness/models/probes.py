@@ -19,9 +19,9 @@ Synchronous (urllib): probes run once, before the event loop starts.
 from __future__ import annotations
 
 import base64
+import http.client
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 
@@ -59,7 +59,7 @@ def open_probe(
     headers: dict[str, str] | None = None,
     data: bytes | None = None,
     method: str | None = None,
-) -> Any:
+) -> http.client.HTTPResponse:
     """``urlopen`` of ``url`` by the two rules above (a context manager; raises
     what urlopen raises). An Authorization in ``headers`` (a bearer key) wins
     over the URL's userinfo, as an explicit header does in aiohttp."""

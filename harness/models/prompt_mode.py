@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
 
+from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import loads_bounded
 from harness.models.base import ModelClient, WrappedClient
 from harness.models.calls import try_parse_python_calls
@@ -58,7 +59,7 @@ _TOOLS_INTRO = (
 )
 
 
-def _function_spec(tool: ToolSchema) -> dict[str, Any]:
+def _function_spec(tool: ToolSchema) -> object:
     return tool.get("function", tool) if isinstance(tool, dict) else {"tool": str(tool)}
 
 
@@ -67,10 +68,11 @@ def render_tools(tools: list[ToolSchema]) -> str:
     return _TOOLS_INTRO.format(tools=lines)
 
 
-def _call_block(call: dict[str, Any]) -> str:
-    function = call.get("function") or {}
+def _call_block(call: Mapping[str, object]) -> str:
+    found = call.get("function")
+    function: Mapping[str, object] = found if isinstance(found, dict) else {}
     raw = function.get("arguments")
-    arguments: Any = raw
+    arguments: object = raw
     if isinstance(raw, str):
         parsed, error = parse_arguments(raw)
         arguments = parsed if error is None else raw
@@ -80,7 +82,7 @@ def _call_block(call: dict[str, Any]) -> str:
     return f"{CALL_OPEN}\n{body}\n{CALL_CLOSE}"
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -110,7 +112,7 @@ def _block_call(block: str, index: int) -> list[ToolCall]:
     return [_json_call(item, index + offset, text) for offset, item in enumerate(items)]
 
 
-def _json_call(item: Any, index: int, text: str) -> ToolCall:
+def _json_call(item: object, index: int, text: str) -> ToolCall:
     if not isinstance(item, dict) or not isinstance(item.get("name"), str):
         return ToolCall(
             id=f"call_{index}",
@@ -287,13 +289,13 @@ class PromptModeClient(WrappedClient):
             text_repairs=reply.text_repairs,
         )
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         identity = {**self.inner.cache_identity(), "prompt_format": self.format.name}
         if self.inline_reasoning != SPLIT:  # named only when not the default (old keys hold)
             identity["inline_reasoning"] = self.inline_reasoning
         return identity
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {
             **self.inner.describe(),
             "prompt_format": self.format.name,

@@ -168,7 +168,7 @@ def add_argument_secrets(args: Iterable[str]) -> None:
         add_url_secrets(arg.partition("=")[2] if arg.startswith("-") else arg)
 
 
-def add_config_secrets(data: Any) -> None:
+def add_config_secrets(data: object) -> None:
     """Register the credentials in parsed settings (a model config, strategy
     settings, a suite entry's options): values of credential-named keys, and URL
     credentials anywhere."""
@@ -274,7 +274,7 @@ class _Masker:
             text = pattern.sub(_mask_shape, text)
         return _BASIC.sub(_mask_basic, text)
 
-    def finds_any(self, value: Any) -> bool:
+    def finds_any(self, value: object) -> bool:
         """Whether any text in ``value`` may need masking (False: nothing to mask)."""
         try:
             text = json.dumps(value, ensure_ascii=False, default=str)
@@ -317,7 +317,7 @@ class _Masker:
 
             return self.value(json_ready(value))
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: object) -> object:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):

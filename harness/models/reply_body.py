@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from harness.models.base import ModelError
+
+if TYPE_CHECKING:
+    import aiohttp
 
 # Replies larger than this (on the wire or decompressed) are refused while they
 # stream: a runaway server must not exhaust memory.
@@ -38,7 +41,7 @@ class ReplyTooLarge(ModelError):
         super().__init__(f"reply larger than {limit} bytes", transient=False)
 
 
-def _decoder(encoding: str) -> Any:
+def _decoder(encoding: str) -> zlib._Decompress | None:
     name = encoding.strip().lower()
     if name in ("", "identity"):
         return None
@@ -90,7 +93,9 @@ async def read_capped_pieces(
     return bytes(body)
 
 
-async def read_capped(response: Any, limit: int, truncate: bool = False) -> bytes:
+async def read_capped(
+    response: aiohttp.ClientResponse, limit: int, truncate: bool = False
+) -> bytes:
     """The (decompressed) body of an aiohttp response, at most ``limit`` bytes
     (``read_capped_pieces``; the session must not decompress itself)."""
     return await read_capped_pieces(

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from harness.models.openai_wire import wire_tools
 from harness.types import ToolSchema
@@ -27,7 +27,7 @@ from harness.types import ToolSchema
 MAX_TOOL_LISTS = 4096
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -53,7 +53,7 @@ class RequestText:
         shared by every request offering these tools: it must not be changed."""
         return self._encoded(tools).wire
 
-    def dumps(self, body: dict[str, Any], tools: list[ToolSchema]) -> str:
+    def dumps(self, body: Mapping[str, object], tools: list[ToolSchema]) -> str:
         """``json.dumps(body, ensure_ascii=False)``, where ``body["tools"]``, when it
         is this object's wire form of ``tools``, is its text kept from before.
 
@@ -62,8 +62,8 @@ class RequestText:
         known = self._tools.get(tuple(map(id, tools))) if tools else None
         if known is None or body.get("tools") is not known.wire:
             return _dumps(body)
-        before: dict[str, Any] = {}
-        after: dict[str, Any] = {}
+        before: dict[str, object] = {}
+        after: dict[str, object] = {}
         side = before
         for key, value in body.items():
             if key == "tools":

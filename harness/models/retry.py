@@ -27,9 +27,10 @@ import random
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from harness.boundary.deadline import Deadline
+from harness.boundary.json_value import JsonObject
 from harness.models.base import (
     CONTEXT_OVERFLOW,
     CallMeter,
@@ -216,7 +217,7 @@ class RetryingClient(WrappedClient):
             retry_after=exc.retry_after,
         ) from None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {
             **self.inner.describe(),
             "retry": {
@@ -286,5 +287,5 @@ class ConcurrencyLimitedClient(WrappedClient):
                 self.in_flight -= 1
                 self.meter.in_flight -= 1
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         return {**self.inner.describe(), "max_concurrency": self.max_concurrency}

@@ -17,8 +17,8 @@ import hashlib
 import json
 import urllib.error
 from dataclasses import dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.models.probes import open_probe
 from harness.models.redact import redact_url
@@ -35,8 +35,8 @@ class ServerInfo:
 
     api_base: str
     reachable: bool
-    models: list[dict[str, Any]] | None = None  # /v1/models entries
-    props: dict[str, Any] | None = None  # llama.cpp /props
+    models: list[JsonObject] | None = None  # /v1/models entries
+    props: JsonObject | None = None  # llama.cpp /props
     problem: str | None = None  # why it did not answer (when it did not)
 
     def model_ids(self) -> list[str] | None:
@@ -45,7 +45,7 @@ class ServerInfo:
         return [str(entry.get("id")) for entry in self.models]
 
 
-def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[str | None, Any]:
+def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[str | None, JsonValue]:
     """(why it did not answer, or None when it did; parsed JSON or None)."""
     headers = {"Accept": "application/json"}
     if api_key:
@@ -58,7 +58,8 @@ def _get_json(url: str, api_key: str | None, timeout: float) -> tuple[str | None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         return _no_answer(exc, timeout), None
     try:
-        return None, json.loads(body)
+        parsed: JsonValue = json.loads(body)
+        return None, parsed
     except (ValueError, RecursionError):
         return None, None
 
@@ -115,16 +116,16 @@ def check_model_served(served: str, info: ServerInfo) -> None:
     )
 
 
-def self_description(info: ServerInfo, served: str, now: float) -> dict[str, Any]:
+def self_description(info: ServerInfo, served: str, now: float) -> JsonObject:
     """What the server says about the weights behind ``served``, for the fingerprint.
 
     ``created`` is kept only when it is a property of the model: vLLM and SGLang
     answer with the time of the request, which would make every run look like
     new weights; a value within a minute of ``now`` is taken to be that.
     """
-    described: dict[str, Any] = {"reachable": info.reachable}
+    described: JsonObject = {"reachable": info.reachable}
     if info.models is not None:
-        described["ids"] = sorted(info.model_ids() or [])
+        described["ids"] = [*sorted(info.model_ids() or [])]
         for entry in info.models:
             if str(entry.get("id")) != served:
                 continue
@@ -134,7 +135,7 @@ def self_description(info: ServerInfo, served: str, now: float) -> dict[str, Any
             if isinstance(created, (int, float)) and abs(now - float(created)) > 60:
                 described["created"] = int(created)
     if info.props is not None:
-        props = {key: info.props[key] for key in PROPS_FIELDS if key in info.props}
+        props: JsonObject = {key: info.props[key] for key in PROPS_FIELDS if key in info.props}
         template = info.props.get("chat_template")
         if isinstance(template, str):
             props["chat_template_sha256"] = hashlib.sha256(template.encode("utf-8")).hexdigest()
@@ -151,7 +152,7 @@ class ContextWindow:
     source: str
 
 
-def _positive_int(value: Any) -> int | None:
+def _positive_int(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     return None

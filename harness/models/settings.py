@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 from harness.models.base import CallMeter
@@ -34,7 +33,7 @@ class ServedEndpoint:
     its label in the manifest (ModelSettings.served; harness/serving/ starts it)."""
 
     url: str
-    identity: dict[str, Any]
+    identity: dict[str, object]
     label: str
 
 
@@ -51,7 +50,7 @@ class ModelSettings:
     # "litellm", "direct" (our aiohttp client for OpenAI-compatible servers), or
     # "auto": direct when an api_base is given, litellm otherwise.
     client: str = "auto"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     # The weights' fingerprint (models/fingerprint.py), part of the cache key.
     fingerprint: str | None = None
     # Hits and misses of the response cache, shared by every client of the run.

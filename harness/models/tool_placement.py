@@ -12,9 +12,8 @@ message first when tools are offered and they have none.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from harness.models.base import WrappedClient
+from harness.models.base import ModelClient, WrappedClient
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
 
@@ -36,7 +35,7 @@ def with_system_message(messages: list[Message], tools: list[ToolSchema]) -> lis
 class SystemMessageForTools(WrappedClient):
     """Adds the empty system message while ``placement.system_message`` is on."""
 
-    def __init__(self, inner: Any, placement: ToolPlacement):
+    def __init__(self, inner: ModelClient, placement: ToolPlacement):
         super().__init__(inner)
         self.placement = placement
 
@@ -47,7 +46,7 @@ class SystemMessageForTools(WrappedClient):
             messages = with_system_message(messages, tools)
         return await self.inner.complete(messages, tools, params)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         identity = dict(self.inner.cache_identity())
         if self.placement.system_message:
             identity["system_message_for_tools"] = True

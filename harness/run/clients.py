@@ -11,8 +11,7 @@ nothing of adapters, replicas or served endpoints.
 
 from __future__ import annotations
 
-from typing import Any
-
+from harness.boundary.json_value import JsonObject
 from harness.config.run_config import object_label
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, NullClient
@@ -168,7 +167,7 @@ class ModelProvider:
         if self._remote is not None and not self._given:
             await self._remote.aclose()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         if self._remote is None:
             return {
                 "name": self.settings.name,

@@ -10,8 +10,8 @@ counts them over a run, in the order they were first seen.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 from harness.models.redact import redact_url
@@ -71,13 +71,14 @@ def _http_kind(status: int, where: str) -> ErrorKind:
     return ErrorKind(kind, f"request refused (HTTP {status}){_at(where)}")
 
 
-def classify(error: dict[str, Any] | str | None, api_base: str | None = None) -> ErrorKind:
+def classify(error: Mapping[str, object] | str | None, api_base: str | None = None) -> ErrorKind:
     """The kind of one record's ``error`` ({type, message}, or a bare text);
     ``api_base``: the model's endpoint, named when the message does not say where."""
-    if not isinstance(error, dict):
-        error = {"message": error} if error else {}
-    kind_of = str(error.get("type") or "error")
-    message = str(error.get("message") or "")
+    fields: Mapping[str, object] = (
+        error if isinstance(error, dict) else {"message": error} if error else {}
+    )
+    kind_of = str(fields.get("type") or "error")
+    message = str(fields.get("message") or "")
     where = _where(message, api_base)
     if _CONNECTION_REFUSED.search(message):
         return ErrorKind(
@@ -117,7 +118,7 @@ class ErrorTally:
     api_base: str | None = None
     kinds: dict[str, KindCount] = field(default_factory=dict)
 
-    def add(self, error: dict[str, Any] | str | None, status: str) -> KindCount:
+    def add(self, error: Mapping[str, object] | str | None, status: str) -> KindCount:
         """Count one errored record; the kind's tally (count 1: seen first now)."""
         kind = classify(error, self.api_base)
         if status == SCORE_ERROR:  # the scorer's failure, not the model's server

@@ -17,12 +17,16 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 from harness.boundary.terminal import safe, terminal_text, unwrapped
 from harness.models.base import CallMeter
 from harness.run.error_kinds import ErrorTally, KindCount, fit
 from harness.store.records import OK, Record
+
+if TYPE_CHECKING:
+    from rich.console import Group, RenderableType
+    from rich.live import Live
 
 DEFAULT_INTERVAL_S = 30.0
 # A line at a tenth of the work waits this long (or the interval, if shorter) after
@@ -137,7 +141,7 @@ class _Panel:
     def __init__(self, progress: RunProgress):
         self.progress = progress
 
-    def __rich__(self) -> Any:
+    def __rich__(self) -> Group:
         from rich.console import Group
         from rich.progress_bar import ProgressBar
         from rich.table import Table
@@ -150,7 +154,7 @@ class _Panel:
             ProgressBar(total=max(progress.total, 1), completed=progress.done, width=30),
             Text(progress.counts_text()),
         )
-        lines: list[Any] = [head, Text(fit(progress.in_flight_text(), PANEL_WIDTH))]
+        lines: list[RenderableType] = [head, Text(fit(progress.in_flight_text(), PANEL_WIDTH))]
         for tally in progress.errors.kinds.values():
             text = f"  {tally.kind.kind} × {tally.count}: {tally.latest}"
             lines.append(Text(terminal_text(fit(text, PANEL_WIDTH)), style="red"))
@@ -173,11 +177,11 @@ class ProgressReporter:
         self.enabled = enabled
         self.interval_s = interval_s
         self.terminal = sys.stderr.isatty() if terminal is None else terminal
-        self._live: Any = None  # rich's Live, when the panel is up
+        self._live: Live | None = None  # when the panel is up
         self._ticker: asyncio.Task[None] | None = None
         self._last_step = self._step()
         self._last_step_at = progress.now()
-        self._saved_streams: tuple[Any, Any] | None = None
+        self._saved_streams: tuple[TextIO, TextIO] | None = None
 
     def _step(self) -> int:
         """Tenths of the work done."""

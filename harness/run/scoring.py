@@ -158,6 +158,15 @@ async def regrade(
     return stats
 
 
+def _not_run_entries(entries: list[JsonObject] | None) -> list[dict[str, str]]:
+    """The manifest's subsets left out of the run (benchmark, subset, reason), their
+    text fields as read (``NotRun`` entries)."""
+    return [
+        {key: value for key, value in entry.items() if isinstance(value, str)}
+        for entry in entries or []
+    ]
+
+
 def aggregate_records(
     records: list[Record], not_run: list[dict[str, str]] | None = None
 ) -> dict[str, JsonObject]:
@@ -319,7 +328,7 @@ def score_run(
         regrade_overrides=overrides if overrides and rescore else None,
         settings={key: written.get(key) for key in SETTINGS},
         versions=versions if isinstance(versions, dict) else None,
-        benchmarks=aggregate_records(records, manifest.not_run),
+        benchmarks=aggregate_records(records, _not_run_entries(manifest.not_run)),
         missing_samples=missing_samples(manifest.planned or {}, records),
         usage=usage_totals(records),
         costs=aggregate_costs(stored),

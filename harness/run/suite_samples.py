@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.config.data_dirs import DataDirs
 from harness.config.suites import Suite
@@ -48,7 +47,7 @@ class SuiteSamples:
     not_run: list[NotRun] = field(default_factory=list)
     adapters: dict[str, Adapter] = field(default_factory=dict)  # benchmark -> adapter
     # sample.key -> the suite entry's load options, so scoring can reload samples
-    load_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    load_options: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def planned_counts(
         self, owned: Callable[[str], bool] | None = None

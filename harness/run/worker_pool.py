@@ -25,21 +25,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 # Workers left behind, kept referenced until they end (the loop itself holds tasks
 # only weakly).
-_LEFT_BEHIND: set[asyncio.Task[Any]] = set()
+_LEFT_BEHIND: set[asyncio.Task[None]] = set()
 
 
 @dataclass
 class _Worker:
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[None] | None = None
     left_behind: bool = False
 
 
@@ -79,7 +79,7 @@ class _Run(Generic[Item, Result]):
         self.loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = self.loop.create_future()
         self.follow_slots = asyncio.Semaphore(pool.follow_ups)
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
 
     async def wait(self) -> None:
         if not self.remaining:
@@ -92,7 +92,7 @@ class _Run(Generic[Item, Result]):
             for task in self.tasks:
                 task.cancel()
 
-    def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+    def _spawn(self, coroutine: Coroutine[object, object, None]) -> asyncio.Task[None]:
         task = self.loop.create_task(coroutine)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -168,7 +168,7 @@ class _Run(Generic[Item, Result]):
             self._start_worker()
 
 
-def _forget(task: asyncio.Task[Any]) -> None:
+def _forget(task: asyncio.Task[None]) -> None:
     _LEFT_BEHIND.discard(task)
     if not task.cancelled():
         task.exception()  # retrieved: it was left behind either way

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from harness.boundary.json_value import JsonObject
 from harness.config import validate
 from harness.config.run_config import DEFAULT_START_TIMEOUT_S, RunConfig, ServeConfig
 from harness.errors import ConfigError
@@ -38,7 +39,7 @@ class ServerSpan(TypedDict):
 class ServerEntries(TypedDict, total=False):
     """What a plan adds to the run's manifest (nothing without a server)."""
 
-    server: dict[str, object]
+    server: JsonObject
     checkpoint: str
     step: int | None
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 from harness.models.redact import MASK, argument_secrets, is_secret_flag, scrub_secrets
 
@@ -94,7 +95,7 @@ class ServerSpec:
         """What decides the replies besides the request (the response cache key)."""
         return {**self.model_identity(), "extra_args": mask_secret_args(self.extra_args)}
 
-    def describe(self, host: str, port: int) -> dict[str, object]:
+    def describe(self, host: str, port: int) -> JsonObject:
         """The manifest's record of the server (credentials masked)."""
         return {
             "kind": self.kind,
@@ -105,8 +106,8 @@ class ServerSpec:
             "loras": dict(self.loras),
             "tensor_parallel_size": self.tensor_parallel_size,
             "data_parallel_size": self.data_parallel_size,
-            "extra_args": mask_secret_args(self.extra_args),
-            "command": mask_secret_args(self.command(host, port)),
+            "extra_args": list(mask_secret_args(self.extra_args)),
+            "command": list(mask_secret_args(self.command(host, port))),
             "version": self.version(),
             "log": SERVER_LOG,
         }

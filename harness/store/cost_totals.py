@@ -7,10 +7,12 @@ writes them); ``aggregate_costs`` sums and averages them for ``scores.json``.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 
 
-def _accumulate(total: dict[str, Any], record: dict[str, Any]) -> None:
+def _accumulate(total: JsonObject, record: JsonMapping) -> None:
     """Add ``record`` into ``total`` in place, at any depth (a run's sum is taken
     over every stored record, without a new dict per record)."""
     for key, value in record.items():
@@ -20,10 +22,19 @@ def _accumulate(total: dict[str, Any], record: dict[str, Any]) -> None:
                 inner = total[key] = {}
             _accumulate(inner, value)
         else:
-            total[key] = (total.get(key) or 0) + (value or 0)
+            total[key] = _number(total.get(key)) + _number(value)
 
 
-def _rounded(record: dict[str, Any]) -> dict[str, Any]:
+def _number(value: JsonValue | None) -> int | float:
+    """A cost as a number: none (absent, null) is 0; so is anything not a number."""
+    return value if isinstance(value, int | float) else 0
+
+
+def _object(value: JsonValue | None) -> JsonMapping:
+    return value if isinstance(value, dict) else {}
+
+
+def _rounded(record: JsonObject) -> JsonObject:
     return {
         key: _rounded(value)
         if isinstance(value, dict)
@@ -34,22 +45,26 @@ def _rounded(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _scaled(record: dict[str, Any], factor: float) -> dict[str, Any]:
+def _scaled(record: JsonObject, factor: float) -> JsonObject:
+    """Each number times ``factor`` (after ``_accumulate`` a cost is a number or
+    an object of costs)."""
     return {
-        key: _scaled(value, factor) if isinstance(value, dict) else round(value * factor, 4)
+        key: _scaled(value, factor)
+        if isinstance(value, dict)
+        else round(_number(value) * factor, 4)
         for key, value in record.items()
     }
 
 
-def aggregate_costs(records: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate_costs(records: Sequence[JsonMapping]) -> JsonObject:
     """Costs over a run's stored records: the sum by phase and role, and the mean
     per record (what one sample costs). Records without a cost record (infrastructure
     errors, runs of strategies that keep none) are left out and counted."""
     found = [
-        ((record.get("trajectory") or {}).get("extra") or {}).get("costs") for record in records
+        _object(_object(record.get("trajectory")).get("extra")).get("costs") for record in records
     ]
     costs = [c for c in found if isinstance(c, dict)]
-    total: dict[str, Any] = {}
+    total: JsonObject = {}
     for cost in costs:
         _accumulate(total, cost)
     total = _rounded(total)

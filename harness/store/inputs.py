@@ -19,13 +19,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.boundary.sanitise import dumps_safe
 from harness.models.redact import mask, may_need_masking
 from harness.store.shared_append import SharedAppender
+from harness.types import Message, ToolSchema
 
 INPUTS = "inputs.jsonl"
 SHARED_REF = "$shared"
@@ -41,11 +44,11 @@ class SampleInput:
     benchmark: str
     subset: str
     sample_id: str
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    gold: dict[str, Any] = field(default_factory=dict)
+    messages: list[Message] = field(default_factory=list)
+    tools: list[ToolSchema] = field(default_factory=list)
+    gold: JsonObject = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "key": self.key,
             "benchmark": self.benchmark,
@@ -58,6 +61,7 @@ class SampleInput:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SampleInput:
+        """``data``: a line of the file as read (not checked: each entry as it is)."""
         return cls(
             key=str(data["key"]),
             benchmark=str(data.get("benchmark", "")),
@@ -73,7 +77,7 @@ class SampleInput:
         return [tool_name(tool) for tool in self.tools]
 
 
-def tool_name(tool: Any) -> str:
+def tool_name(tool: object) -> str:
     """The name of an OpenAI-format tool schema (or "?")."""
     if isinstance(tool, dict):
         function = tool.get("function")
@@ -88,12 +92,12 @@ def task_key(record_key: str) -> str:
     return head if hash_mark and trial.isdigit() else record_key
 
 
-def digest_of(value: Any) -> str:
+def digest_of(value: object) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
-def _line(data: dict[str, Any], text: str | None = None) -> str:
+def _line(data: Mapping[str, object], text: str | None = None) -> str:
     """One line of the file: standard JSON, the run's held secrets masked.
     ``text``: ``dumps_safe(data, default=str)`` when the caller has it already."""
     line = dumps_safe(data, default=str) if text is None else text
@@ -102,7 +106,7 @@ def _line(data: dict[str, Any], text: str | None = None) -> str:
     return line
 
 
-def _plain_text(value: Any) -> str | None:
+def _plain_text(value: object) -> str | None:
     """``dumps_safe(value, default=str)`` when its fast path gives it (standard JSON
     as it is, valid UTF-8), else None: then only the slow path's rules apply."""
     try:
@@ -150,16 +154,17 @@ class InputsFile:
             raise RuntimeError("InputsFile.open() first")
         data = sample_input.to_dict()
         lines: list[str] = []
-        data["tools"] = self._shared(data["tools"], lines)
+        data["tools"] = self._shared(sample_input.tools, lines)
         data["messages"] = [
-            self._shared(m, lines) if m.get("role") == "system" else m for m in data["messages"]
+            self._shared(m, lines) if m.get("role") == "system" else m
+            for m in sample_input.messages
         ]
         lines.append(_line(data))
         self._handle.write("".join(line + "\n" for line in lines))
         self._handle.flush()
         self._keys.add(sample_input.key)
 
-    def _shared(self, value: Any, lines: list[str]) -> Any:
+    def _shared(self, value: object, lines: list[str]) -> object:
         if not value:
             return value
         text = _plain_text(value)
@@ -180,7 +185,7 @@ class InputsFile:
             self._digests.add(digest)
         return {SHARED_REF: digest}
 
-    def _shared_slowly(self, value: Any, lines: list[str]) -> Any:
+    def _shared_slowly(self, value: object, lines: list[str]) -> object:
         if len(dumps_safe(value, default=str)) < MIN_SHARED_CHARS:
             return value
         digest = digest_of(value)
@@ -209,15 +214,15 @@ def _close_torn_tail(path: Path) -> None:
             handle.write(b"\n")
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
+def _lines(path: Path) -> list[JsonObject]:
     """Every whole JSON object line of the file (torn or foreign lines skipped)."""
     if not path.is_file():
         return []
-    out = []
+    out: list[JsonObject] = []
     with path.open("r", encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
-                data = json.loads(line)
+                data: JsonValue = json.loads(line)
             except (ValueError, RecursionError):
                 continue
             if isinstance(data, dict):
@@ -225,7 +230,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _filled(value: Any, shared: dict[str, Any]) -> Any:
+def _filled(value: JsonValue, shared: JsonMapping) -> JsonValue:
     if isinstance(value, dict) and set(value) == {SHARED_REF}:
         return shared.get(str(value[SHARED_REF]))
     return value
@@ -233,15 +238,19 @@ def _filled(value: Any, shared: dict[str, Any]) -> Any:
 
 def read_inputs(run_dir: Path) -> dict[str, SampleInput]:
     """Each sample's input of a run folder, by task key ({} when the run kept none)."""
-    shared: dict[str, Any] = {}
+    shared: JsonObject = {}
     inputs: dict[str, SampleInput] = {}
     for data in _lines(Path(run_dir) / INPUTS):
         if "shared" in data:
             shared[str(data["shared"])] = data.get("value")
-        elif isinstance(data.get("key"), str):
+            continue
+        key, messages = data.get("key"), data.get("messages")
+        if isinstance(key, str):
             data["tools"] = _filled(data.get("tools"), shared)
-            data["messages"] = [_filled(m, shared) for m in data.get("messages") or []]
-            inputs[data["key"]] = SampleInput.from_dict(data)
+            data["messages"] = (
+                [_filled(m, shared) for m in messages] if isinstance(messages, list) else []
+            )
+            inputs[key] = SampleInput.from_dict(data)
     return inputs
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.boundary.json_value import JsonMapping, JsonObject
 from harness.errors import ConfigError
 from harness.store.records import has_type, split_known
 
@@ -69,11 +70,11 @@ def base_versions() -> dict[str, str]:
     }
 
 
-def identity(manifest: dict[str, Any]) -> dict[str, Any]:
+def identity(manifest: JsonMapping) -> JsonObject:
     return {key: manifest.get(key) for key in IDENTITY_KEYS}
 
 
-def check_resumable(old: dict[str, Any], new: dict[str, Any], run_dir: Path) -> None:
+def check_resumable(old: JsonMapping, new: JsonMapping, run_dir: Path) -> None:
     """Refuse to mix two different runs in one folder."""
     before, after = identity(old), identity(new)
     changed = [key for key in IDENTITY_KEYS if before.get(key) != after.get(key)]
@@ -108,7 +109,7 @@ SHAPE: dict[str, tuple[type, ...]] = {
 }
 
 
-def shape_problem(data: Any, shape: dict[str, tuple[type, ...]]) -> str | None:
+def shape_problem(data: object, shape: dict[str, tuple[type, ...]]) -> str | None:
     """Why parsed JSON is not an object whose entries have the ``shape``'s types."""
     if not isinstance(data, dict):
         return f"a JSON {type(data).__name__}, not an object"
@@ -119,7 +120,7 @@ def shape_problem(data: Any, shape: dict[str, tuple[type, ...]]) -> str | None:
     return None
 
 
-def manifest_problem(data: Any) -> str | None:
+def manifest_problem(data: object) -> str | None:
     """Why a parsed manifest.json is not a manifest, or None."""
     return shape_problem(data, SHAPE)
 
@@ -135,10 +136,10 @@ class Manifest:
 
     run_id: str | None = None
     created_at: str | None = None
-    model: dict[str, Any] | None = None  # name, api_base, prompt_mode, tool_choice
-    model_client: dict[str, Any] | None = None
-    sampling: dict[str, Any] | None = None  # types.SamplingParams.to_dict()
-    strategy: dict[str, Any] | None = None  # Strategy.describe()
+    model: JsonObject | None = None  # name, api_base, prompt_mode, tool_choice
+    model_client: JsonObject | None = None
+    sampling: JsonObject | None = None  # types.SamplingParams.to_dict()
+    strategy: JsonObject | None = None  # Strategy.describe()
     env_feedback: str | None = None
     suite_name: str | None = None
     suite: dict[str, Any] | None = None
@@ -151,13 +152,13 @@ class Manifest:
     versions: dict[str, str] | None = None
     planned: dict[str, dict[str, int]] | None = None  # this shard's samples per subset
     planned_full: dict[str, dict[str, int]] | None = None  # the whole run's
-    not_run: list[dict[str, Any]] | None = None
+    not_run: list[JsonObject] | None = None
     cache: str | None = None
     cache_scope: str | None = None
     fingerprint: dict[str, Any] | None = None
     shard: str | None = None
     # A served checkpoint (serve.EndpointPlan.manifest_entries)
-    server: dict[str, Any] | None = None
+    server: JsonObject | None = None
     checkpoint: str | None = None
     step: int | None = None
     # Progress
@@ -167,15 +168,15 @@ class Manifest:
     server_spans: list[dict[str, Any]] | None = None
     resumed_at: str | None = None
     finished_at: str | None = None
-    last_summary: dict[str, Any] | None = None
+    last_summary: JsonObject | None = None
     # A merge of shards (harness merge)
     merged_from: list[str] | None = None
-    merge_gaps: dict[str, Any] | None = None
+    merge_gaps: JsonObject | None = None
     shards: list[dict[str, Any]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # keys of other versions
+    extra: JsonObject = field(default_factory=dict)  # keys of other versions
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = {}
         for name in _FIELD_NAMES:
             value = getattr(self, name)
             # A served run always names its step (None: the checkpoint names none).
@@ -186,11 +187,11 @@ class Manifest:
         return data
 
     @classmethod
-    def from_dict(cls, data: Any) -> Manifest:
+    def from_dict(cls, data: object) -> Manifest:
         """ManifestError (with the reason) if ``data`` is not a manifest."""
         problem = manifest_problem(data)
-        if problem is not None:
-            raise ManifestError(problem)
+        if problem is not None or not isinstance(data, dict):
+            raise ManifestError(problem or "not an object")
         values, extra = split_known(data, _FIELD_NAMES)
         return cls(**values, extra=extra)
 

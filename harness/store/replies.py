@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TypeGuard
+
+from harness.boundary.json_value import JsonList, JsonObject, JsonValue
 
 TURN = "turn"  # the key of a message that is a turn's reply
 WRITTEN_AS = "raw_arguments_as"  # the key of a call whose text is its arguments written out
 # How a call's arguments text is written from its arguments, by name.
 # (Encoders made once: json.dumps with options makes one per call, most of its
 # time for the small arguments of a typical call.)
-WRITERS: dict[str, Callable[[Any], str]] = {
+WRITERS: dict[str, Callable[[object], str]] = {
     "json": json.JSONEncoder(ensure_ascii=False).encode,
     "json-compact": json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode,
 }
@@ -42,24 +44,26 @@ WRITERS: dict[str, Callable[[Any], str]] = {
 # -- writing ------------------------------------------------------------------------
 
 
-def compact_record(data: dict[str, Any]) -> dict[str, Any]:
+def compact_record(data: JsonObject) -> JsonObject:
     """``data`` (Record.to_dict) with each reply stored once; ``data`` itself, and
     everything in it, is left as it is."""
     trajectory = data.get("trajectory")
-    if not isinstance(trajectory, dict) or not isinstance(trajectory.get("turns"), list):
+    if not isinstance(trajectory, dict):
         return data
-    turns = trajectory["turns"]
+    turns = trajectory.get("turns")
+    if not isinstance(turns, list):
+        return data
     messages = trajectory.get("messages")
-    stored = dict(trajectory, turns=[_compact_turn(turn) for turn in turns])
+    stored: JsonObject = dict(trajectory, turns=[_compact_turn(turn) for turn in turns])
     if isinstance(messages, list):
         stored["messages"] = _compact_messages(messages, turns)
     return {**data, "trajectory": stored}
 
 
-def _compact_messages(messages: list[Any], turns: list[Any]) -> list[Any]:
+def _compact_messages(messages: JsonList, turns: JsonList) -> JsonList:
     """Each message that is the next turn's reply (in transcript order) as a pointer."""
     replies = [reply_message(turn) for turn in turns]
-    stored = []
+    stored: JsonList = []
     start = 0
     for message in messages:
         index = _reply_index(message, replies, start)
@@ -71,7 +75,7 @@ def _compact_messages(messages: list[Any], turns: list[Any]) -> list[Any]:
     return stored
 
 
-def _reply_index(message: Any, replies: list[Any], start: int) -> int | None:
+def _reply_index(message: JsonValue, replies: list[JsonObject | None], start: int) -> int | None:
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return None
     for index in range(start, len(replies)):
@@ -80,17 +84,21 @@ def _reply_index(message: Any, replies: list[Any], start: int) -> int | None:
     return None
 
 
-def _compact_turn(turn: Any) -> Any:
-    calls = turn.get("tool_calls") if isinstance(turn, dict) else None
+def _compact_turn(turn: JsonValue) -> JsonValue:
+    if not isinstance(turn, dict):
+        return turn
+    calls = turn.get("tool_calls")
     if not isinstance(calls, list) or not calls:
         return turn
     return {**turn, "tool_calls": [_compact_call(call) for call in calls]}
 
 
-def _compact_call(call: Any) -> Any:
-    if not isinstance(call, dict) or not isinstance(call.get("raw_arguments"), str):
+def _compact_call(call: JsonValue) -> JsonValue:
+    if not isinstance(call, dict):
         return call
-    text, arguments = call["raw_arguments"], call.get("arguments")
+    text, arguments = call.get("raw_arguments"), call.get("arguments")
+    if not isinstance(text, str):
+        return call
     name = _writer_of(text, arguments)
     if name is not None:
         stored = {k: v for k, v in call.items() if k != "raw_arguments"}
@@ -100,7 +108,7 @@ def _compact_call(call: Any) -> Any:
     return call
 
 
-def _writer_of(text: str, arguments: Any) -> str | None:
+def _writer_of(text: str, arguments: JsonValue) -> str | None:
     """The name of the writer that writes ``arguments`` as ``text``, or None."""
     if not isinstance(arguments, dict):
         return None
@@ -113,7 +121,7 @@ def _writer_of(text: str, arguments: Any) -> str | None:
     return None
 
 
-def _reads_back(text: str, arguments: Any) -> bool:
+def _reads_back(text: str, arguments: JsonValue) -> bool:
     """Whether ``json.loads(text)`` gives ``arguments``, written out the same."""
     if not isinstance(arguments, dict):
         return False
@@ -125,32 +133,31 @@ def _reads_back(text: str, arguments: Any) -> bool:
         return False
 
 
-def reply_message(turn: Any) -> dict[str, Any] | None:
+def reply_message(turn: JsonValue) -> JsonObject | None:
     """The assistant message of a stored turn (its full form), as
     ``AssistantTurn.to_message`` builds it; None for what is not a turn."""
     if not isinstance(turn, dict):
         return None
-    message: dict[str, Any] = {"role": "assistant", "content": turn.get("content")}
+    message: JsonObject = {"role": "assistant", "content": turn.get("content")}
     calls = turn.get("tool_calls")
     if calls:
-        if not isinstance(calls, list) or not all(_is_full_call(call) for call in calls):
+        if not isinstance(calls, list):
             return None
-        message["tool_calls"] = [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": _arguments_text(call)},
-            }
-            for call in calls
-        ]
+        tool_calls: JsonList = []
+        for call in calls:
+            if not _is_full_call(call):
+                return None
+            function: JsonObject = {"name": call["name"], "arguments": _arguments_text(call)}
+            tool_calls.append({"id": call["id"], "type": "function", "function": function})
+        message["tool_calls"] = tool_calls
     return message
 
 
-def _is_full_call(call: Any) -> bool:
+def _is_full_call(call: JsonValue) -> TypeGuard[JsonObject]:
     return isinstance(call, dict) and "id" in call and "name" in call
 
 
-def _arguments_text(call: dict[str, Any]) -> Any:
+def _arguments_text(call: JsonObject) -> JsonValue:
     """The text the conversation carried; a call stored without it (another
     writer's) carried its arguments' JSON, as ``ToolCall.from_dict`` reads it."""
     if "raw_arguments" in call:
@@ -165,7 +172,7 @@ def _arguments_text(call: dict[str, Any]) -> Any:
 # -- reading ------------------------------------------------------------------------
 
 
-def expand_record(data: dict[str, Any]) -> str | None:
+def expand_record(data: JsonObject) -> str | None:
     """Put back, in place, every reply stored once: the turns' arguments in both
     forms, the messages that point at a turn. Why that cannot be done (the place
     and the reason), or None."""
@@ -190,13 +197,13 @@ def expand_record(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _message_of(index: Any, turns: list[Any]) -> dict[str, Any] | None:
+def _message_of(index: JsonValue, turns: JsonList) -> JsonObject | None:
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(turns):
         return None
     return reply_message(turns[index])
 
 
-def _expand_turn(turn: Any, where: str) -> str | None:
+def _expand_turn(turn: JsonValue, where: str) -> str | None:
     calls = turn.get("tool_calls") if isinstance(turn, dict) else None
     if not isinstance(calls, list):
         return None
@@ -210,9 +217,10 @@ def _expand_turn(turn: Any, where: str) -> str | None:
     return None
 
 
-def _expanded_call(call: dict[str, Any]) -> dict[str, Any] | None:
+def _expanded_call(call: JsonObject) -> JsonObject | None:
     if WRITTEN_AS in call:
-        write = WRITERS.get(call[WRITTEN_AS])
+        name = call[WRITTEN_AS]
+        write = WRITERS.get(name) if isinstance(name, str) else None
         if write is None or not isinstance(call.get("arguments"), dict):
             return None
         try:
@@ -220,16 +228,17 @@ def _expanded_call(call: dict[str, Any]) -> dict[str, Any] | None:
         except (TypeError, ValueError, RecursionError):
             return None
         return _in_order(call, call["arguments"], text)
-    if "arguments" not in call and isinstance(call.get("raw_arguments"), str):
+    raw = call.get("raw_arguments")
+    if "arguments" not in call and isinstance(raw, str):
         try:
-            arguments = json.loads(call["raw_arguments"])
+            arguments = json.loads(raw)
         except (ValueError, RecursionError):
             return None
-        return _in_order(call, arguments, call["raw_arguments"])
+        return _in_order(call, arguments, raw)
     return call
 
 
-def _in_order(call: dict[str, Any], arguments: Any, text: str) -> dict[str, Any]:
+def _in_order(call: JsonObject, arguments: JsonValue, text: str) -> JsonObject:
     """The call as ``ToolCall.to_dict`` writes it: its keys in that order."""
     rest = {
         k: v

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 
 class Shape:
     """What a value must be; ``problem`` says why it is not, or None."""
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         raise NotImplementedError
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     names = {bool: "a boolean", str: "text", dict: "an object", list: "a list"}
@@ -42,19 +41,19 @@ def _kind(value: Any) -> str:
 
 @dataclass(frozen=True)
 class _Anything(Shape):
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         return None
 
 
 @dataclass(frozen=True)
 class _Text(Shape):
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         return None if isinstance(value, str) else f"{where}: {_kind(value)}, not text"
 
 
 @dataclass(frozen=True)
 class _Bool(Shape):
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         return None if isinstance(value, bool) else f"{where}: {_kind(value)}, not true or false"
 
 
@@ -69,7 +68,7 @@ LARGEST_NUMBER = 1e300
 class _Number(Shape):
     """A finite number (an integer or a float, not a boolean, not NaN or infinity)."""
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"{where}: {_kind(value)}, not a number"
         if isinstance(value, int) and abs(value) > LARGEST_NUMBER:
@@ -84,7 +83,7 @@ class Integer(Shape):
     low: int = 0
     high: int = LARGEST_INTEGER
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int):
             return f"{where}: {_kind(value)}, not a whole number"
         if not self.low <= value <= self.high:
@@ -99,7 +98,7 @@ class Maybe(Shape):
 
     shape: Shape
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         return None if value is None else self.shape.problem(value, where)
 
 
@@ -108,7 +107,7 @@ class Either(Shape):
     shapes: tuple[Shape, ...]
     says: str  # what a value must be, in the message
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         for shape in self.shapes:
             if shape.problem(value, where) is None:
                 return None
@@ -119,7 +118,7 @@ class Either(Shape):
 class ListOf(Shape):
     item: Shape
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         if not isinstance(value, list):
             return f"{where}: {_kind(value)}, not a list"
         for index, item in enumerate(value):
@@ -135,7 +134,7 @@ class MapOf(Shape):
 
     value: Shape
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         if not isinstance(value, dict):
             return f"{where}: {_kind(value)}, not an object"
         for key, item in value.items():
@@ -153,7 +152,7 @@ class Object(Shape):
     fields: dict[str, Shape] = field(default_factory=dict)
     required: tuple[str, ...] = ()
 
-    def problem(self, value: Any, where: str) -> str | None:
+    def problem(self, value: object, where: str) -> str | None:
         if not isinstance(value, dict):
             return f"{where}: {_kind(value)}, not an object"
         for name in self.required:

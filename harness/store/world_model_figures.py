@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonMapping, JsonObject, JsonValue
 from harness.boundary.tool_checks import result_status
 
 
-def _value(content: Any) -> tuple[bool, Any]:
+def _value(content: JsonValue) -> tuple[bool, JsonValue]:
     """(is_json, value) of a result's text: strict JSON, else the stripped text."""
     text = content if isinstance(content, str) else json.dumps(content)
     try:
-        return True, json.loads(text)
+        parsed: JsonValue = json.loads(text)
+        return True, parsed
     except (json.JSONDecodeError, RecursionError, TypeError):
         return False, text.strip()
+
+
+def _object(value: JsonValue | None) -> JsonMapping:
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass
@@ -32,9 +38,9 @@ class CallFidelity:
     format_error: bool
 
 
-def call_fidelity(entry: dict[str, Any]) -> CallFidelity:
+def call_fidelity(entry: JsonMapping) -> CallFidelity:
     """The metrics of one ``{call, predicted, actual}`` record."""
-    predicted, actual = entry.get("predicted") or {}, entry.get("actual") or {}
+    predicted, actual = _object(entry.get("predicted")), _object(entry.get("actual"))
     actual_status = actual.get("status") or result_status(
         str(actual.get("content", "")), bool(actual.get("is_error"))
     )
@@ -67,7 +73,7 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(entries: Sequence[JsonMapping]) -> JsonObject:
     """Fidelity figures over a list of ``{call, predicted, actual}`` records."""
     scores = [call_fidelity(entry) for entry in entries]
     jaccards = [s.key_jaccard for s in scores if s.key_jaccard is not None]
@@ -84,23 +90,23 @@ def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def record_entries(record: dict[str, Any]) -> list[dict[str, Any]]:
+def record_entries(record: JsonMapping) -> list[JsonMapping]:
     """The world-model records stored in one run record (none if not measured)."""
-    trajectory = record.get("trajectory") or {}
-    return list((trajectory.get("extra") or {}).get("world_model") or [])
+    entries = _object(_object(record.get("trajectory")).get("extra")).get("world_model")
+    return (
+        [entry for entry in entries if isinstance(entry, dict)] if isinstance(entries, list) else []
+    )
 
 
-def aggregate_world_model(records: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate_world_model(records: Sequence[JsonMapping]) -> JsonObject:
     """Per benchmark: ``overall`` and per-``subsets`` fidelity over stored run records
     (records without measurements, e.g. infrastructure errors, add nothing)."""
-    by_benchmark: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    by_benchmark: dict[str, dict[str, list[JsonMapping]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
         entries = record_entries(record)
         if entries:
             by_benchmark[str(record.get("benchmark"))][str(record.get("subset"))].extend(entries)
-    result = {}
+    result: JsonObject = {}
     for benchmark, subsets in sorted(by_benchmark.items()):
         everything = [entry for entries in subsets.values() for entry in entries]
         result[benchmark] = {
@@ -110,5 +116,5 @@ def aggregate_world_model(records: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def fidelity_dict(entry: dict[str, Any]) -> dict[str, Any]:
+def fidelity_dict(entry: JsonMapping) -> JsonObject:
     return asdict(call_fidelity(entry))

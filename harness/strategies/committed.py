@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypedDict, TypeVar
 
 from harness.boundary.collector import build_world
+from harness.boundary.json_value import JsonObject
 from harness.boundary.tool_budget import ENVIRONMENT_BUILD_TIMEOUT_S, run_tool_call
 from harness.episode.attempts import run_attempts
 from harness.episode.loop import EpisodeInput, run_episode
@@ -45,7 +46,7 @@ from harness.types import SamplingParams, Trajectory
 T = TypeVar("T")
 
 
-async def gather_all(jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
+async def gather_all(jobs: Sequence[Awaitable[T]]) -> list[T]:
     """Run jobs concurrently; if one fails, cancel the others before raising, so no
     orphaned rehearsal keeps calling models after its sample has failed."""
     tasks = [asyncio.ensure_future(job) for job in jobs]
@@ -73,6 +74,15 @@ class SampleRun:
     monitor: RealEnvironmentMonitor = field(default_factory=RealEnvironmentMonitor)
 
 
+class LayerNotes(TypedDict, total=False):
+    """What the committed episode's layers note about it (``CommittedLayer.notes``);
+    each key is there only when a layer wrote it."""
+
+    world_model: list[JsonObject]  # {call, predicted, actual} (strategies/world_model.py)
+    env_feedback: JsonObject  # how tool results were rewritten
+    memory_placements: JsonObject  # where the memory went, by place (strategies/memory.py)
+
+
 class CommittedLayer:
     """What a strategy adds around one attempt of the committed episode; the base
     class adds nothing. ``notes`` go back to the strategy (``run_committed``)."""
@@ -83,7 +93,7 @@ class CommittedLayer:
     def environment(self, environment: Environment, tap: ConversationTap) -> Environment:
         return environment
 
-    def notes(self) -> dict[str, Any]:
+    def notes(self) -> LayerNotes:
         return {}
 
 
@@ -93,7 +103,7 @@ class Layer(Protocol):
 
     def __call__(self, run: SampleRun) -> CommittedLayer: ...
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> JsonObject: ...
 
 
 LayerFactory = Callable[[SampleRun], CommittedLayer]
@@ -101,18 +111,17 @@ LayerFactory = Callable[[SampleRun], CommittedLayer]
 
 async def run_committed(
     run: SampleRun, layers: Sequence[LayerFactory] = ()
-) -> tuple[Trajectory, dict[str, Any]]:
+) -> tuple[Trajectory, LayerNotes]:
     """The real episode with the strategy's layers around it (first innermost);
     returns its trajectory and the layers' notes about it. A benchmark that runs an
     aborted simulation again gets more attempts of it (harness/episode/attempts.py);
     the notes are the last attempt's."""
-    notes: dict[str, Any] = {}
+    notes: LayerNotes = {}
 
     async def attempt(params: SamplingParams, services: Services) -> Trajectory:
         attempt_run = dataclasses.replace(run, params=params, services=services)
-        trajectory, attempt_notes = await _committed_attempt(attempt_run, layers)
-        notes.clear()
-        notes.update(attempt_notes)
+        nonlocal notes
+        trajectory, notes = await _committed_attempt(attempt_run, layers)
         return trajectory
 
     trajectory = await run_attempts(run.sample.limits, run.params, run.services, attempt)
@@ -121,7 +130,7 @@ async def run_committed(
 
 async def _committed_attempt(
     run: SampleRun, layer_factories: Sequence[LayerFactory]
-) -> tuple[Trajectory, dict[str, Any]]:
+) -> tuple[Trajectory, LayerNotes]:
     sample, settings = run.sample, run.settings
     layers = [make(run) for make in layer_factories]
     with phase(COMMITTED), run.ledger.timed(COMMITTED):
@@ -162,15 +171,15 @@ async def _committed_attempt(
         if tap.abort is not None:
             raise tap.abort
     run.ledger.add_trajectory_roles(COMMITTED, trajectory.usage, ("user",))
-    notes: dict[str, Any] = {}
+    notes: LayerNotes = {}
     for layer in layers:
         notes.update(layer.notes())
     if feedback is not None:
-        notes["env_feedback"] = {"mode": "augmented", "rewrites": feedback.rewrites}
+        notes["env_feedback"] = {"mode": "augmented", "rewrites": list(feedback.rewrites)}
     return trajectory, notes
 
 
-def finish(trajectory: Trajectory, run: SampleRun, notes: dict[str, Any]) -> Trajectory:
+def finish(trajectory: Trajectory, run: SampleRun, notes: LayerNotes) -> Trajectory:
     """Costs by phase and role into ``extra``; usage by role becomes the run's total."""
     for name in (REHEARSAL, COMMITTED):
         run.ledger.env_calls[name] = run.monitor.calls.get(name, 0)
@@ -181,7 +190,8 @@ def finish(trajectory: Trajectory, run: SampleRun, notes: dict[str, Any]) -> Tra
         )
     trajectory.usage = run.ledger.total_by_role()
     trajectory.extra["costs"] = run.ledger.record()
-    for key in ("world_model", "env_feedback"):
-        if key in notes:
-            trajectory.extra[key] = notes[key]
+    if "world_model" in notes:
+        trajectory.extra["world_model"] = notes["world_model"]
+    if "env_feedback" in notes:
+        trajectory.extra["env_feedback"] = notes["env_feedback"]
     return trajectory

@@ -20,10 +20,10 @@ The stored record (``trajectory.extra["costs"]``)::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.monitor import COMMITTED, PHASES, REHEARSAL, current_phase
 from harness.types import AssistantTurn, Usage
@@ -77,13 +77,16 @@ class CostLedger:
     def role_usage(self, phase_name: str) -> dict[str, dict[str, int]]:
         return {role: usage.to_dict() for role, usage in self.usage[phase_name].items()}
 
-    def phase_record(self, phase_name: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.role_usage(phase_name)
+    def phase_record(self, phase_name: str) -> JsonObject:
+        """One phase's costs: usage counts by role, its env_calls and wall_time_s."""
+        record: JsonObject = {
+            role: _counts(counts) for role, counts in self.role_usage(phase_name).items()
+        }
         record["env_calls"] = self.env_calls[phase_name]
         record["wall_time_s"] = round(self.wall_time_s[phase_name], 4)
         return record
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         """The stored cost record: both phases and their field-by-field sum."""
         phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
         return {**phases, "total": _sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
@@ -98,19 +101,32 @@ class CostLedger:
         return totals
 
 
-def _sum_phase_records(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def _counts(counts: Mapping[str, int]) -> JsonObject:
+    return dict(counts)
+
+
+def _number(value: JsonValue) -> float:
+    """A count or time of a phase record; 0 for what is none (there is no such)."""
+    return value if isinstance(value, int | float) else 0
+
+
+def _sum_phase_records(a: JsonObject, b: JsonObject) -> JsonObject:
     """Field-by-field sum of two phase records (role counts, env_calls,
     wall_time_s), written out for their one shape: it runs for every sample."""
-    total: dict[str, Any] = {}
+    total: JsonObject = {}
     for record in (a, b):
         for key, value in record.items():
+            so_far = total.get(key)
             if isinstance(value, dict):
-                into = total.setdefault(key, {})
+                into = so_far if isinstance(so_far, dict) else {}
+                total[key] = into
                 for field_name, count in value.items():
-                    into[field_name] = into.get(field_name, 0) + count
+                    into[field_name] = _number(into.get(field_name, 0)) + _number(count)
             else:
-                total[key] = total.get(key, 0) + value
-    total["wall_time_s"] = round(total["wall_time_s"], 4)
+                total[key] = _number(so_far) + _number(value)
+    wall_time = total["wall_time_s"]
+    if isinstance(wall_time, int | float):
+        total["wall_time_s"] = round(wall_time, 4)
     return total
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.boundary.tool_checks import (
     parse_json_value,
     result_status,
@@ -129,7 +129,7 @@ class AugmentedFeedbackEnvironment(WrappedEnvironment):
         self.tools = list(sample.tools)
         self.rules = rules if rules is not None else rules_for(sample.benchmark)
         self.probe = probe
-        self.rewrites: list[dict[str, Any]] = []
+        self.rewrites: list[JsonObject] = []
 
     async def execute(self, call: ToolCall) -> ToolResult:
         refused = self.rules.precheck(call) if self.rules is not None else None

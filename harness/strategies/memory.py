@@ -16,11 +16,10 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies import prompts
-from harness.strategies.committed import CommittedLayer
+from harness.strategies.committed import CommittedLayer, LayerNotes
 from harness.strategies.rehearser import strip_thinking
 from harness.types import AssistantTurn, Message
 
@@ -82,7 +81,7 @@ def parse_memory(text: str | None, limit: int) -> ParsedText:
     return ParsedText(capped, error, truncated)
 
 
-def _prefix_content(content: Any, prefix: str) -> Any:
+def _prefix_content(content: object, prefix: str) -> str | list[object]:
     if isinstance(content, list):  # content parts: add a text part in front
         return [{"type": "text", "text": prefix}, *content]
     return f"{prefix}{content or ''}"
@@ -123,7 +122,7 @@ class MemoryInjectingClient(WrappedClient):
         self.placements[where] = self.placements.get(where, 0) + 1
         return await self.inner.complete(injected, tools, params)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         # The request it sends differs from the one it is given: a cache in front
         # of it must not confuse calls with and without (or with other) memory.
         return {**self.inner.cache_identity(), "memory": self.block, "position": self.position}
@@ -144,7 +143,7 @@ class MemoryLayer(CommittedLayer):
         )
         return self.injector
 
-    def notes(self) -> dict[str, Any]:
+    def notes(self) -> LayerNotes:
         if self.injector is None:
             return {}
         return {"memory_placements": dict(self.injector.placements)}

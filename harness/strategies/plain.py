@@ -9,8 +9,8 @@ plain evaluation loads none of it (tests/package/test_layers.py checks that).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.models.base import ModelClient
 from harness.strategies.base import Strategy
 from harness.strategies.committed import Layer, SampleRun, finish, run_committed
@@ -37,12 +37,12 @@ class PlainStrategy(Strategy):
         self.rehearser = rehearser
         self.layers = tuple(layers)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         s = self.settings
         if s == StrategySettings():
             # Exactly what the published benchmark runs: nothing else to record.
             return {"name": self.name}
-        info: dict[str, Any] = {"name": self.name, "env_feedback": s.env_feedback}
+        info: JsonObject = {"name": self.name, "env_feedback": s.env_feedback}
         if s.measure_world_model:
             info["label"] = f"plain world-model={s.rehearser_model or 'self'}"
         for layer in self.layers:

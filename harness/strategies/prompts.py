@@ -13,7 +13,6 @@ error codes and the ``<execution_result>`` wrapper around one JSON value.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from harness.types import Message, ToolCall, ToolSchema
 
@@ -106,7 +105,7 @@ def clip(text: str, max_chars: int) -> str:
     return f"{head}\n[... {len(text) - 2 * (keep // 2)} characters cut ...]\n{tail}"
 
 
-def _content_text(content: Any) -> str:
+def _content_text(content: object) -> str:
     if content is None:
         return ""
     if isinstance(content, str):

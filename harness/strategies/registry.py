@@ -14,8 +14,7 @@ cannot be reached fails before the run starts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from harness.errors import ConfigError
 from harness.models.base import ModelClient
@@ -65,7 +64,7 @@ def _client(
 
 def build_strategy(
     spec: str,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     model_factory: ModelFactory | None = None,
 ) -> Strategy:
     """The strategy for a ``--strategy`` value and its options."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.episode.loop import EpisodeInput, run_episode
 from harness.episode.tap import ConversationTap
 from harness.errors import ConfigError
@@ -113,7 +113,7 @@ class RehearsalOutcome:
     seed: int
     shown_critiques: str | None
     trajectory: Trajectory
-    simulated_calls: list[dict[str, Any]]
+    simulated_calls: list[JsonObject]
     critique: ParsedText
     critique_raw: str
     # The rehearsal's own costs (its wall time included).
@@ -137,7 +137,7 @@ class RehearsalOutcome:
             skipped=reason,
         )
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> JsonObject:
         return {
             "index": self.index,
             "skipped": self.skipped,
@@ -146,8 +146,8 @@ class RehearsalOutcome:
             "termination": self.trajectory.termination,
             "tool_calls": self.trajectory.tool_calls,
             "tool_errors": self.trajectory.tool_errors,
-            "messages": self.trajectory.messages,
-            "simulated_calls": self.simulated_calls,
+            "messages": list(self.trajectory.messages),
+            "simulated_calls": list(self.simulated_calls),
             "critique": self.critique.text,
             "critique_format_error": self.critique.format_error,
             "critique_raw": prompts.clip(self.critique_raw, 8000),
@@ -177,7 +177,7 @@ class RehearsalStrategy(Strategy):
         self.critic = critic
         self.name = f"rehearsal-{mode}:{n}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         s = self.settings
         rehearser = s.rehearser_model or "self"
         return {

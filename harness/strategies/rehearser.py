@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.boundary.tool_checks import (
     parse_json_value,
     result_status,
@@ -73,15 +73,16 @@ def error_object(code: str, message: str) -> str:
 # ---------------------------------------------------------------- results
 
 
-def _validation_code(value: Any) -> tuple[str, str] | None:
-    if isinstance(value, dict) and isinstance(value.get("error"), dict):
-        code = value["error"].get("code")
+def _validation_code(value: JsonValue) -> tuple[str, str] | None:
+    error = value.get("error") if isinstance(value, dict) else None
+    if isinstance(error, dict):
+        code = error.get("code")
         if code in prompts.ERROR_CODES:
-            return str(code), str(value["error"].get("message") or "")
+            return str(code), str(error.get("message") or "")
     return None
 
 
-def _is_empty(value: Any) -> bool:
+def _is_empty(value: JsonValue) -> bool:
     return value is None or value == "" or value == {} or value == []
 
 
@@ -112,8 +113,8 @@ class Prediction:
     def to_result(self) -> ToolResult:
         return ToolResult(self.content, self.is_error)
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = asdict(self)
         data["status"] = self.status
         data["raw"] = prompts.clip(self.raw, 4000)
         return data
@@ -143,7 +144,7 @@ def parse_simulation(text: str | None) -> Prediction:
 # ---------------------------------------------------------------- the model
 
 
-def call_dict(call: ToolCall) -> dict[str, Any]:
+def call_dict(call: ToolCall) -> JsonObject:
     """A tool call as stored in records."""
     return {"name": call.name, "arguments": call.arguments, "raw_arguments": call.raw_arguments}
 

@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.episode.tap import ConversationTap
 from harness.models.base import ModelError
 from harness.strategies.monitor import SandboxViolation, rehearsal_active
 from harness.strategies.prompts import render_call
 from harness.strategies.rehearser import Prediction, Rehearser, call_dict, reply_text
 from harness.task.contract import Environment
-from harness.types import ToolCall, ToolResult
+from harness.types import ToolCall, ToolResult, ToolSchema
 
 
 class EnvironmentGuard:
@@ -69,7 +70,7 @@ class GuardedEnvironment(Environment):
         self._guard.calls += 1
         return self._inner.execute_user_call(call)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonValue:
         self._guard.record("final_state")
         return self._inner.final_state()
 
@@ -93,11 +94,11 @@ class SimulatedEnvironment(Environment):
     earlier calls of the same reply (not yet in the actor's context) are added.
     """
 
-    def __init__(self, rehearser: Rehearser, tap: ConversationTap, tools: list[Any]):
+    def __init__(self, rehearser: Rehearser, tap: ConversationTap, tools: list[ToolSchema]):
         self.rehearser = rehearser
         self.tap = tap
         self.default_tools = tools
-        self.log: list[dict[str, Any]] = []
+        self.log: list[JsonObject] = []
         self.failure: BaseException | None = None
         self._reply_seen: object | None = None
         self._same_reply: list[str] = []
@@ -140,5 +141,5 @@ class SimulatedEnvironment(Environment):
         )
         return ToolResult(text)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonObject:
         return {"simulated": True, "calls": len(self.log)}

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
+from typing import TypedDict
 
-from harness.boundary.json_value import JsonValue
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.base import Strategy
@@ -52,9 +52,35 @@ def canonical_key(turn: AssistantTurn) -> str:
     return " | ".join(sorted(canonical_call(call) for call in turn.tool_calls))
 
 
-def majority(keys: list[str]) -> tuple[str, list[dict[str, Any]]]:
+class Bucket(TypedDict):
+    """The replies that cast one vote: how many, and the first one's index."""
+
+    key: str
+    count: int
+    first: int
+
+
+class Vote(TypedDict):
+    """One step's vote: its buckets and the index of the reply chosen."""
+
+    step: int
+    buckets: list[Bucket]
+    chosen: int
+    key: str
+
+
+def vote_json(vote: Vote) -> JsonObject:
+    """A vote as stored in ``extra["self_consistency"]`` (its keys in the same order)."""
+    buckets: list[JsonValue] = [
+        {"key": bucket["key"], "count": bucket["count"], "first": bucket["first"]}
+        for bucket in vote["buckets"]
+    ]
+    return {"step": vote["step"], "buckets": buckets, "chosen": vote["chosen"], "key": vote["key"]}
+
+
+def majority(keys: list[str]) -> tuple[str, list[Bucket]]:
     """The winning key (most votes; ties to the first seen) and the tally."""
-    tally: dict[str, dict[str, Any]] = {}
+    tally: dict[str, Bucket] = {}
     for index, key in enumerate(keys):
         entry = tally.setdefault(key, {"key": key, "count": 0, "first": index})
         entry["count"] += 1
@@ -68,7 +94,7 @@ class VotingClient(WrappedClient):
         super().__init__(inner)
         self.k = k
         self.temperature = temperature
-        self.votes: list[dict[str, Any]] = []
+        self.votes: list[Vote] = []
 
     async def complete(self, messages, tools, params) -> AssistantTurn:
         step = len(self.votes)
@@ -90,7 +116,7 @@ class VotingClient(WrappedClient):
         picked = replies[chosen]
         return dataclasses.replace(picked, usage=usage)
 
-    def cache_identity(self) -> dict[str, Any]:
+    def cache_identity(self) -> dict[str, object]:
         # A vote is not the reply its inner client gives to the same request.
         return {**self.inner.cache_identity(), "votes": self.k, "temperature": self.temperature}
 
@@ -119,9 +145,9 @@ class SelfConsistencyStrategy(Strategy):
         self.rehearser = rehearser
         self.name = f"self-consistency:{k}"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         s = self.settings
-        info: dict[str, Any] = {
+        info: JsonObject = {
             "name": self.name,
             "k": self.k,
             "temperature": s.temperature,
@@ -148,6 +174,6 @@ class SelfConsistencyStrategy(Strategy):
             *probe_layers(self.settings),
         ]
         trajectory, notes = await run_committed(run, layers)
-        votes: list[JsonValue] = list(voters[0].votes)
+        votes: list[JsonValue] = [vote_json(vote) for vote in voters[0].votes]
         trajectory.extra["self_consistency"] = {"k": self.k, "votes": votes}
         return finish(trajectory, run, notes)

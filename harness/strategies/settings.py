@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from harness.boundary.json_value import JsonObject
 from harness.errors import ConfigError
 
 FEEDBACK_MODES = ("standard", "augmented")
@@ -56,7 +58,7 @@ class StrategySettings:
     # User turns the rehearser may play in one rehearsal (rehearsal_user=rehearser).
     max_user_turns: int = 10
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return dataclasses.asdict(self)
 
     @property
@@ -80,7 +82,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _coerce(name: str, kind: str, value: Any) -> Any:
+def _coerce(name: str, kind: str, value: object) -> Any:
     """One option value as the field's type (strings from the command line included)."""
     optional = "None" in kind
     if value is None or (optional and isinstance(value, str) and value.strip().lower() == "none"):
@@ -98,7 +100,11 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
         raise ConfigError(f"strategy option '{name}' must be true or false, got {value!r}")
     if kind.startswith("int"):
         try:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float | str)
+                or (isinstance(value, float) and not value.is_integer())
+            ):
                 raise ValueError
             return int(value)
         except (TypeError, ValueError):
@@ -107,7 +113,7 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
             ) from None
     if kind.startswith("float"):
         try:
-            if isinstance(value, bool):
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
                 raise ValueError
             number = float(value)
         except (TypeError, ValueError):
@@ -118,7 +124,7 @@ def _coerce(name: str, kind: str, value: Any) -> Any:
     return str(value)
 
 
-def parse_settings(options: dict[str, Any] | None) -> StrategySettings:
+def parse_settings(options: Mapping[str, object] | None) -> StrategySettings:
     """Typed, validated settings from an options mapping (unknown keys are errors)."""
     options = dict(options or {})
     known = {f.name: str(f.type) for f in fields(StrategySettings)}

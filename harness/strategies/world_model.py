@@ -21,14 +21,19 @@ benchmark and subset over a run's stored records.
 
 from __future__ import annotations
 
-from typing import Any
-
+from harness.boundary.json_value import JsonObject
 from harness.boundary.tool_checks import result_status
 from harness.episode.tap import ConversationTap
 from harness.models.base import ModelError
-from harness.strategies.committed import CommittedLayer, SampleRun
+from harness.strategies.committed import CommittedLayer, LayerNotes, SampleRun
 from harness.strategies.prompts import PROMPT_VERSION
-from harness.strategies.rehearser import Rehearser, call_dict, rehearser_for, reply_text
+from harness.strategies.rehearser import (
+    Prediction,
+    Rehearser,
+    call_dict,
+    rehearser_for,
+    reply_text,
+)
 from harness.strategies.settings import StrategySettings
 from harness.task.contract import Environment, WrappedEnvironment
 from harness.types import ToolCall, ToolResult, ToolSchema
@@ -48,7 +53,7 @@ class PredictingEnvironment(WrappedEnvironment):
         self.rehearser = rehearser
         self.tap = tap
         self.default_tools = tools
-        self.records: list[dict[str, Any]] = []
+        self.records: list[JsonObject] = []
         # Earlier real calls and results of this episode: the rehearser's examples.
         self.examples: list[tuple[ToolCall, str]] = []
         self.failure: BaseException | None = None
@@ -78,7 +83,7 @@ class PredictingEnvironment(WrappedEnvironment):
         self.examples.append((call, actual.content))
         return actual
 
-    def _record(self, call: ToolCall, prediction: Any, actual: ToolResult) -> None:
+    def _record(self, call: ToolCall, prediction: Prediction | None, actual: ToolResult) -> None:
         if prediction is None:
             return
         self.records.append(
@@ -108,7 +113,7 @@ class _ProbeLayer(CommittedLayer):
         self.predictor = PredictingEnvironment(environment, rehearser, tap, run.sample.tools)
         return self.predictor
 
-    def notes(self) -> dict[str, Any]:
+    def notes(self) -> LayerNotes:
         return {} if self.predictor is None else {"world_model": self.predictor.records}
 
 
@@ -122,7 +127,7 @@ class WorldModelProbe:
     def __call__(self, run: SampleRun) -> CommittedLayer:
         return _ProbeLayer(run)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         s = self.settings
         return {
             "measure_world_model": True,

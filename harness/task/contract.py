@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.errors import ConfigError
 from harness.types import (
     AssistantTurn,
@@ -50,7 +51,7 @@ class Environment(ABC):
         it from inside their turn. Environments without user tools refuse."""
         return ToolResult(f"Error: the user cannot call '{call.name}' in this task.", True)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonValue:
         """A JSON-serialisable view of the end state, stored in the record (optional)."""
         return None
 
@@ -78,7 +79,7 @@ class WrappedEnvironment(Environment):
     def execute_user_call(self, call: ToolCall) -> ToolResult:
         return self.inner.execute_user_call(call)
 
-    def final_state(self) -> Any:
+    def final_state(self) -> JsonValue:
         return self.inner.final_state()
 
     @property
@@ -177,8 +178,8 @@ class EpisodeLimits:
     void_rule: Callable[[Trajectory], str | None] | None = None
     max_attempts: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+    def to_dict(self) -> JsonObject:
+        data: JsonObject = asdict(self)
         for name in ("stop_rule", "reply_ends_turn", "void_rule"):
             rule = getattr(self, name)
             data[name] = getattr(rule, "__name__", None) if rule else None
@@ -412,7 +413,7 @@ class Adapter(ABC):
     def oracle(self, sample: Sample) -> ModelClient:
         """A model that plays the sample's gold actions (to check scorers and environments)."""
 
-    def gold_view(self, sample: Sample) -> dict[str, Any]:
+    def gold_view(self, sample: Sample) -> JsonObject:
         """What the benchmark expects of ``sample``, as plain JSON for a reader
         (kept once per sample in the run's inputs.jsonl and shown beside the
         transcript): expected calls, gold actions, expected outputs, a rubric.

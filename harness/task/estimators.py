@@ -14,11 +14,19 @@ bootstrap replicates) and the task counts, and returns the metric shaped
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, overload
 
-Combine = Callable[[Mapping[str, Any], Mapping[str, int]], Any]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# Per-subset component sums: an array shaped (..., n_components).
+Sums: TypeAlias = "NDArray[np.float64]"
+# A metric, or a value combined into one: a float, or an array of bootstrap replicates.
+Metric: TypeAlias = "float | NDArray[np.float64]"
+Combine: TypeAlias = Callable[[Mapping[str, Sums], Mapping[str, int]], Metric]
 
 
 @dataclass(frozen=True)
@@ -35,36 +43,47 @@ class Estimator:
     description: str
 
 
-def ratio(numerator: Any, denominator: Any) -> Any:
+@overload
+def ratio(numerator: float, denominator: float) -> float: ...
+@overload
+def ratio(numerator: Sums, denominator: Metric) -> Sums: ...
+@overload
+def ratio(numerator: Metric, denominator: Sums) -> Sums: ...
+@overload
+def ratio(numerator: Metric, denominator: Metric) -> Metric: ...
+def ratio(numerator: Metric, denominator: Metric) -> Metric:
     """numerator / denominator, 0 where the denominator is not positive (elementwise)."""
     if isinstance(numerator, int | float) and isinstance(denominator, int | float):
         return numerator / denominator if denominator > 0 else 0.0
     import numpy as np
 
-    numerator = np.asarray(numerator, dtype=float)
-    denominator = np.asarray(denominator, dtype=float)
-    out = np.zeros(np.broadcast(numerator, denominator).shape)
-    return np.divide(numerator, denominator, out=out, where=denominator > 0)
+    top = np.asarray(numerator, dtype=float)
+    bottom = np.asarray(denominator, dtype=float)
+    out = np.zeros(np.broadcast(top, bottom).shape)
+    return np.divide(top, bottom, out=out, where=bottom > 0)
 
 
-def mean_of(values: list[Any]) -> Any:
+def mean_of(values: Sequence[Metric]) -> Metric:
     """The plain mean of a non-empty list of numbers or same-shaped arrays."""
     return sum(values) / len(values)
 
 
 def subset_means(
-    sums: Mapping[str, Any], counts: Mapping[str, int], column: int = 0
-) -> dict[str, Any]:
+    sums: Mapping[str, Sums], counts: Mapping[str, int], column: int = 0
+) -> dict[str, Sums]:
     """Per subset, the mean over its tasks of one component."""
     return {name: sums[name][..., column] / counts[name] for name in sums if counts[name] > 0}
 
 
-def pooled(sums: Mapping[str, Any]) -> Any:
-    """The component sums over all subsets together."""
-    return sum(sums.values())
+def pooled(sums: Mapping[str, Sums]) -> Sums:
+    """The component sums over all subsets together: an array like each of them
+    (for no subsets, which no caller passes, a 0-d array of 0)."""
+    import numpy as np
+
+    return np.asarray(sum(sums.values()), dtype=np.float64)
 
 
-def mean_over_subsets(sums: Mapping[str, Any], counts: Mapping[str, int]) -> Any:
+def mean_over_subsets(sums: Mapping[str, Sums], counts: Mapping[str, int]) -> Metric:
     means = list(subset_means(sums, counts).values())
     return mean_of(means) if means else 0.0
 

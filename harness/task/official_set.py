@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+from harness.boundary.json_value import JsonObject
 
 
 @dataclass(frozen=True)
@@ -23,15 +24,19 @@ class OfficialSet:
     def subsets(self) -> tuple[str, ...]:
         return tuple(self.sizes)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"sizes": dict(self.sizes), "version": self.version}
+    def to_dict(self) -> JsonObject:
+        sizes: JsonObject = dict(self.sizes)
+        return {"sizes": sizes, "version": self.version}
 
     @classmethod
-    def from_dict(cls, data: Any) -> OfficialSet | None:
+    def from_dict(cls, data: object) -> OfficialSet | None:
         """An official set as scores.json records it; None for anything else."""
-        if not isinstance(data, Mapping) or not isinstance(data.get("sizes"), Mapping):
+        if not isinstance(data, Mapping):
             return None
-        sizes = {str(k): int(v) for k, v in data["sizes"].items() if isinstance(v, int)}
+        given = data.get("sizes")
+        if not isinstance(given, Mapping):
+            return None
+        sizes = {str(k): int(v) for k, v in given.items() if isinstance(v, int)}
         return cls(sizes, str(data.get("version") or "")) if sizes else None
 
     @property

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from harness.store.records import INFRA_ERROR
 from harness.task.contract import (
@@ -98,7 +98,7 @@ class _Checker:
         if check not in self.passed:
             self.passed.append(check)
 
-    def call(self, check: str, method: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, check: str, method: str, *args: object, **kwargs: object) -> Any:
         """``adapter.method(...)``; an exception in it is that check's failure."""
         try:
             return getattr(self.adapter, method)(*args, **kwargs)
@@ -114,7 +114,7 @@ def check_adapter(
     subset: str | Sequence[str] | None = None,
     limit: int = 2,
     data_dir: Path | None = None,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     user_model: str = OFFLINE_USER,
     judge_model: str = OFFLINE_JUDGE,
 ) -> ConformanceReport:
@@ -149,7 +149,7 @@ def _check(
     subset: str | Sequence[str] | None,
     limit: int,
     data_dir: Path | None,
-    options: dict[str, Any],
+    options: Mapping[str, object],
     user_model: str,
     judge_model: str,
 ) -> ConformanceReport:
@@ -262,7 +262,7 @@ def _check_official_set(checker: _Checker, known: list[str]) -> None:
     checker.done("official_set")
 
 
-def _check_options(checker: _Checker, options: dict[str, Any]) -> None:
+def _check_options(checker: _Checker, options: Mapping[str, object]) -> None:
     known = checker.call("known_options", "known_options")
     checker.require("known_options", isinstance(known, Mapping), "known_options() is not a mapping")
     for name, description in known.items():
@@ -312,7 +312,11 @@ def _chosen_subsets(
 
 
 def _check_load(
-    checker: _Checker, subset: str, limit: int, data_dir: Path | None, options: dict[str, Any]
+    checker: _Checker,
+    subset: str,
+    limit: int,
+    data_dir: Path | None,
+    options: Mapping[str, object],
 ) -> list[Sample]:
     where = f"load('{subset}')"
     samples = checker.call(
@@ -376,7 +380,7 @@ def _check_tools(checker: _Checker, sample: Sample) -> None:
     checker.done("tools")
 
 
-def _tool_problem(tool: Any) -> str | None:
+def _tool_problem(tool: object) -> str | None:
     """Why a tool is not an OpenAI-style function schema, or None."""
     if not isinstance(tool, dict) or tool.get("type") != "function":
         return f"a tool is not {{'type': 'function', ...}}: {str(tool)[:80]}"
@@ -480,7 +484,7 @@ def _services(checker: _Checker, user_model: str, judge_model: str) -> Services:
 
 
 def _oracle_records(
-    checker: _Checker, samples: list[Sample], options: dict[str, Any], services: Services
+    checker: _Checker, samples: list[Sample], options: Mapping[str, object], services: Services
 ) -> list[dict[str, Any]]:
     """One trial of every sample with the adapter's oracle, through the Runner into a
     temporary run folder (what ``harness run --model oracle`` does), read back."""
@@ -542,7 +546,7 @@ def _oracle_records(
     return records
 
 
-def _score_problem(score: dict[str, Any]) -> str | None:
+def _score_problem(score: Mapping[str, object]) -> str | None:
     """Why a stored score's fields are out of range, or None."""
     if not isinstance(score.get("passed"), bool):
         return f"passed is {score.get('passed')!r}, not a bool"
@@ -563,11 +567,11 @@ def _score_problem(score: dict[str, Any]) -> str | None:
     return None
 
 
-def _in_unit_range(value: Any) -> bool:
+def _in_unit_range(value: object) -> bool:
     return _is_number(value) and 0.0 <= float(value) <= 1.0
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

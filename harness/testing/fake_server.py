@@ -49,7 +49,8 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+
+from harness.boundary.json_value import JsonList, JsonMapping, JsonObject, JsonValue
 
 # A request head (request line + headers) larger than this is refused.
 MAX_HEAD_BYTES = 64 * 1024
@@ -90,7 +91,7 @@ class Reply:
     """
 
     content: str | None = "ok"
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: JsonList = field(default_factory=list)
     reasoning_content: str | None = None
     finish_reason: str | None = None
     status: int = 200
@@ -108,9 +109,9 @@ class Reply:
         return cls(content=content, reasoning_content=reasoning)
 
     @classmethod
-    def calls(cls, *calls: tuple[str, dict[str, Any] | str], content: str | None = None) -> Reply:
+    def calls(cls, *calls: tuple[str, JsonMapping | str], content: str | None = None) -> Reply:
         """Tool calls from (name, arguments) pairs; a str argument is sent verbatim."""
-        entries = []
+        entries: JsonList = []
         for index, (name, arguments) in enumerate(calls):
             raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
             entries.append(
@@ -151,27 +152,27 @@ class RecordedRequest:
     method: str
     path: str  # without the query
     headers: dict[str, str]
-    body: Any
+    body: JsonValue
     received_at: float
     query: str = ""  # what followed "?" in the request target
 
 
-Handler = Callable[[dict[str, Any]], Reply]
+Handler = Callable[[JsonObject], Reply]
 
 
 class _BadRequest(Exception):
     pass
 
 
-def _estimate_tokens(value: Any) -> int:
+def _estimate_tokens(value: object) -> int:
     """A deterministic stand-in for a tokenizer: about four characters a token."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return max(1, len(text) // 4)
 
 
-def completion_body(request: dict[str, Any], reply: Reply, serial: int) -> dict[str, Any]:
+def completion_body(request: JsonMapping, reply: Reply, serial: int) -> JsonObject:
     """The ``chat.completion`` object for a 200 reply."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    message: JsonObject = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = reply.tool_calls
     if reply.reasoning_content is not None:
@@ -210,13 +211,13 @@ def embedding_of(text: str) -> list[float]:
     return [v / norm for v in vector]
 
 
-def embeddings_body(request: dict[str, Any]) -> dict[str, Any]:
+def embeddings_body(request: JsonMapping) -> dict[str, object]:
     """An OpenAI ``embeddings`` answer: one vector per input text."""
-    texts = request.get("input")
-    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    given = request.get("input")
+    texts = [given] if isinstance(given, str) else given if isinstance(given, list) else []
     as_base64 = request.get("encoding_format") == "base64"  # the OpenAI SDK's default
 
-    def encoded(vector: list[float]) -> Any:
+    def encoded(vector: list[float]) -> list[float] | str:
         if not as_base64:
             return vector
         return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
@@ -232,7 +233,7 @@ def embeddings_body(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _error_body(status: int, message: str) -> dict[str, Any]:
+def _error_body(status: int, message: str) -> JsonObject:
     kind = "rate_limit_error" if status == 429 else "invalid_request_error"
     if status >= 500:
         kind = "server_error"
@@ -251,12 +252,12 @@ class FakeServer:
         timeout_delay: float = 30.0,
         handler: Handler | None = None,
         model_name: str = "fake-model",
-        model_card: dict[str, Any] | None = None,
+        model_card: JsonMapping | None = None,
         preflight_reply: Reply | Handler | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         record_bodies: bool = True,
-        props: dict[str, Any] | None = None,
+        props: JsonMapping | None = None,
     ):
         kinds = tuple(fail_kinds)
         unknown = [kind for kind in kinds if kind not in (*FAIL_KINDS, "drop")]
@@ -327,7 +328,7 @@ class FakeServer:
             self._requests.clear()
             self._queue.clear()
 
-    def _choose_reply(self, request: dict[str, Any]) -> Reply:
+    def _choose_reply(self, request: JsonObject) -> Reply:
         with self._lock:
             if self._queue:
                 return self._queue.popleft()
@@ -457,7 +458,7 @@ class FakeServer:
     ) -> tuple[int, dict[str, str], bytes | Iterable[bytes] | None]:
         route, _, query = path.partition("?")
         route = route.rstrip("/")
-        parsed: Any = None
+        parsed: JsonValue = None
         if body:
             try:
                 parsed = json.loads(body)

@@ -23,8 +23,8 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
+from harness.boundary.json_value import JsonObject, JsonValue
 from harness.testing.fake_server import FakeServer, Reply
 
 MB = 1 << 20
@@ -42,7 +42,7 @@ class Context:
         return self.tools[0] if self.tools else "missing_tool"
 
 
-def _raw_body(message: dict[str, Any], finish: Any = "stop") -> dict[str, Any]:
+def _raw_body(message: JsonObject, finish: JsonValue = "stop") -> JsonObject:
     return {
         "id": "chatcmpl-hostile",
         "object": "chat.completion",
@@ -51,18 +51,20 @@ def _raw_body(message: dict[str, Any], finish: Any = "stop") -> dict[str, Any]:
     }
 
 
-def _ascii_json(value: Any) -> bytes:
+def _ascii_json(value: object) -> bytes:
     # ensure_ascii writes lone surrogates as "\ud800" escapes, as broken servers do.
     return json.dumps(value, ensure_ascii=True).encode("ascii")
 
 
-def _call(name: str, arguments: Any, call_id: Any = "call_h") -> dict[str, Any]:
+def _call(name: str, arguments: JsonValue, call_id: JsonValue = "call_h") -> JsonObject:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _calls_body(*calls: dict[str, Any], finish: Any = "tool_calls", content: Any = None) -> bytes:
+def _calls_body(
+    *calls: JsonObject, finish: JsonValue = "tool_calls", content: JsonValue = None
+) -> bytes:
     return _ascii_json(
-        _raw_body({"role": "assistant", "content": content, "tool_calls": list(calls)}, finish)
+        _raw_body({"role": "assistant", "content": content, "tool_calls": [*calls]}, finish)
     )
 
 
@@ -252,6 +254,11 @@ NEEDS_TOOL = {
 }
 
 
+def _function_of(tool: JsonObject) -> JsonObject:
+    function = tool.get("function")
+    return function if isinstance(function, dict) else {}
+
+
 class HostileHandler:
     """Serves every kind in turn (the least served one that applies, tool-specific
     kinds first) to requests that start an agent turn."""
@@ -262,13 +269,15 @@ class HostileHandler:
         self.served: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        messages = request.get("messages") or []
-        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "tool":
+    def __call__(self, request: JsonObject) -> Reply:
+        messages = request.get("messages")
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        if isinstance(last, dict) and last.get("role") == "tool":
             return Reply.text("Done.")
+        tools = request.get("tools")
         names = [
-            str((tool.get("function") or {}).get("name"))
-            for tool in request.get("tools") or []
+            str(_function_of(tool).get("name"))
+            for tool in (tools if isinstance(tools, list) else [])
             if isinstance(tool, dict)
         ]
         applicable = [k for k in self.kinds if NEEDS_TOOL.get(k) in (None, *names)]

@@ -16,6 +16,7 @@ MODEL_LAYER_MAY_IMPORT = {
     "harness.types",
     "harness.errors",
     "harness.boundary.sanitise",
+    "harness.boundary.json_value",  # the JSON type names: no dependencies of its own
     "harness.boundary.threadsafe_ast",  # the call-text parser's (models/calls.py)
     "harness.boundary.deadline",  # a leaf: asyncio only
     "harness.boundary.atomic",  # a leaf: the one file writer (the response cache's)
