@@ -31,8 +31,12 @@ T = TypeVar("T")
 
 # Net new container objects between two young-generation collections during a
 # run (Python's default is 700): a run allocates and frees many small objects,
-# and at 700 the collector ran ~100 times a run for ~7% of its CPU.
-RUN_GC_THRESHOLD = 10_000
+# and at 700 the collector ran ~100 times a run for ~7% of its CPU. A young pass
+# costs about the same however many objects it finds (30-50 ms with 64 episodes
+# in flight, bench/per_call_cpu.py), so fewer passes are less CPU: at
+# 10,000 one came every ~700 model calls (~50 µs a call), at 50,000 one every
+# several thousand, for the same peak memory.
+RUN_GC_THRESHOLD = 50_000
 
 # Whether a run set the collector (and unfreezes what is frozen when it ends).
 _set_by_run = False

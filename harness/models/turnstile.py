@@ -33,8 +33,25 @@ class ReplyTurnstile:
             # Runs at the start of the next pass, before that pass's replies.
             loop.call_soon(self._read_this_pass.pop, loop, None)
         self._read_this_pass[loop] = position + 1
-        for _ in range(position):
+        if position == 1:
             await asyncio.sleep(0)
+        elif position > 1:
+            # Counted off by a callback, not by resuming the waiting task (and
+            # every coroutine it awaits through) once per pass.
+            waiter = loop.create_future()
+            loop.call_soon(_after_passes, loop, waiter, position - 1)
+            await waiter
+
+
+def _after_passes(
+    loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None], passes: int
+) -> None:
+    """Set ``waiter`` ``passes`` passes of the loop from now (its task goes on in
+    the pass after that)."""
+    if passes > 1:
+        loop.call_soon(_after_passes, loop, waiter, passes - 1)
+    elif not waiter.done():
+        waiter.set_result(None)
 
 
 # One for the process: replies of every client on a loop share its passes.

@@ -34,6 +34,8 @@ INPUTS = "inputs.jsonl"
 SHARED_REF = "$shared"
 # A value shorter than this (as JSON) costs less written again than referenced.
 MIN_SHARED_CHARS = 100
+# Tool lists whose reference is kept (the oldest dropped): well above the samples in flight.
+MAX_TOOL_LISTS = 4096
 
 
 @dataclass
@@ -131,6 +133,12 @@ class InputsFile:
         self._keys: set[str] = set()
         # Digest of each shared value written, by a hash of its (unsorted) text.
         self._digest_of_text: dict[bytes, str] = {}
+        # What a tool list is written as, by the identity of its schema objects
+        # (held, so that their ids are not reused): adapters build a tool list's
+        # schemas once and never change them in place (models/request_text.py),
+        # and samples offering the same tools share them, so the list is not
+        # encoded again for every sample. None: written as it is (too short).
+        self._tools_ref: dict[tuple[int, ...], tuple[tuple[object, ...], str | None]] = {}
 
     def open(self) -> None:
         """Open for appending, learning what an earlier run of the folder wrote."""
@@ -154,7 +162,7 @@ class InputsFile:
             raise RuntimeError("InputsFile.open() first")
         data = sample_input.to_dict()
         lines: list[str] = []
-        data["tools"] = self._shared(sample_input.tools, lines)
+        data["tools"] = self._shared_tools(sample_input.tools, lines)
         data["messages"] = [
             self._shared(m, lines) if m.get("role") == "system" else m
             for m in sample_input.messages
@@ -163,6 +171,22 @@ class InputsFile:
         self._handle.write("".join(line + "\n" for line in lines))
         self._handle.flush()
         self._keys.add(sample_input.key)
+
+    def _shared_tools(self, tools: object, lines: list[str]) -> object:
+        """``_shared(tools, lines)``, worked out once per tool list."""
+        if not tools or not isinstance(tools, list):
+            return self._shared(tools, lines)
+        key = tuple(map(id, tools))
+        known = self._tools_ref.get(key)
+        if known is None:
+            shared = self._shared(tools, lines)
+            digest = shared[SHARED_REF] if isinstance(shared, dict) else None
+            if len(self._tools_ref) >= MAX_TOOL_LISTS:
+                self._tools_ref.pop(next(iter(self._tools_ref)))
+            self._tools_ref[key] = (tuple(tools), digest)
+            return shared
+        digest = known[1]
+        return tools if digest is None else {SHARED_REF: digest}
 
     def _shared(self, value: object, lines: list[str]) -> object:
         if not value:
