@@ -17,10 +17,11 @@ goes on.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.types import Message, Trajectory
+from harness.types import Message, ToolCall, Trajectory
 
 from .task_sets import ABORT_AGENT_ERROR, ABORT_RERUN
 from .transcript import (
@@ -36,6 +37,39 @@ from .transcript import (
 # Load option values of ``malformed_calls``.
 MALFORMED_TAU2 = "tau2"
 MALFORMED_CONTINUE = "continue"
+
+
+class _ParsedCalls:
+    """Raw tool calls, each parsed once while it is in the transcript as it was.
+
+    ``Rules.stop`` reads the growing transcript at every step; parsing every call
+    again (its JSON and the sanitiser) made an episode's checks quadratic: about a
+    third of the harness's CPU per model call on retail. A call is known by the
+    identity of its dict and the values of its id and function; the parsed calls
+    serve only ``stop``'s counting, which never changes them."""
+
+    MAX_CALLS = 8192  # forgotten all at once past this (a few hundred episodes' calls)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, object, object, ToolCall]] = {}
+        self._lock = threading.Lock()  # stop runs on the loop and in scoring threads
+
+    def __call__(self, raw: Message) -> ToolCall:
+        function = raw.get("function")
+        with self._lock:
+            hit = self._known.get(id(raw))
+        if hit is not None and hit[0] is raw and hit[1] == raw.get("id") and hit[2] == function:
+            return hit[3]
+        call = ToolCall.from_openai(raw)
+        kept = dict(function) if isinstance(function, dict) else function
+        with self._lock:
+            if len(self._known) >= self.MAX_CALLS:
+                self._known.clear()
+            self._known[id(raw)] = (raw, raw.get("id"), kept, call)
+        return call
+
+
+_parsed_calls = _ParsedCalls()
 
 
 @dataclass(frozen=True)
@@ -59,7 +93,7 @@ class Rules:
 
     def stop(self, messages: Sequence[Message]) -> str | None:
         """Where the episode ends so far, for the episode loop and the users."""
-        return self.termination(self.ending(parse_transcript(messages)))
+        return self.termination(self.ending(parse_transcript(messages, _parsed_calls)))
 
     @property
     def max_attempts(self) -> int:

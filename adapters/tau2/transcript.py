@@ -32,7 +32,7 @@ agent sees, and the episode goes on (the harness's lenient option).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -123,8 +123,11 @@ def _text(value: object) -> str | None:
     return str(value)
 
 
-def parse_transcript(messages: Sequence[Message]) -> list[Turn]:
-    """Group a transcript into turns, attaching tool results to their calls."""
+def parse_transcript(
+    messages: Sequence[Message], parse_call: Callable[[Message], ToolCall] = ToolCall.from_openai
+) -> list[Turn]:
+    """Group a transcript into turns, attaching tool results to their calls
+    (each raw call parsed by ``parse_call``)."""
     turns: list[Turn] = []
     pending: list[CallRecord] = []
     for message in messages:
@@ -140,7 +143,7 @@ def parse_transcript(messages: Sequence[Message]) -> list[Turn]:
             continue
         requestor = "assistant" if role == "assistant" else "user"
         calls = [
-            CallRecord(ToolCall.from_openai(raw), requestor)
+            CallRecord(parse_call(raw), requestor)
             for raw in message.get("tool_calls") or []
             if isinstance(raw, dict)
         ]

@@ -181,3 +181,26 @@ def test_results_attach_in_order_and_unexecuted_calls_are_dropped():
     assert converted[4].tool_calls[0].requestor == "user"
     stamps = [m.timestamp for m in converted]
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+
+
+def test_stop_parses_each_call_once_and_a_changed_call_again(monkeypatch):
+    from harness.adapters.tau2 import rules
+    from harness.types import ToolCall
+
+    parsed: list[str] = []
+    parse = ToolCall.from_openai
+
+    def counting(raw):
+        parsed.append(raw["id"])
+        return parse(raw)
+
+    monkeypatch.setattr(rules, "_parsed_calls", rules._ParsedCalls())
+    monkeypatch.setattr(ToolCall, "from_openai", counting)
+    messages = [user("hi")]
+    for n in range(5):  # the loop asks at every step of a growing transcript
+        messages += [agent_calls(call(f"c{n}", "get_user", {"id": n})), result(f"c{n}", "{}")]
+        assert V1_RULES.stop(messages) is None
+    assert parsed == ["c0", "c1", "c2", "c3", "c4"]
+    messages[1]["tool_calls"][0]["function"] = {"name": "get_user", "arguments": "{bad"}
+    assert V1_RULES.stop(messages) == ABORTED  # the changed call is parsed again: malformed
+    assert parsed[-1] == "c0"
