@@ -210,6 +210,9 @@ def test_rewards_and_pass_k_equal_tau2_bench_v1_0_1(subset, checkout, judge_serv
 
 
 @pytest.mark.full
+# Every retail task, eight agents each, through both pipelines: ~12 minutes here,
+# past the default 600 s per test.
+@pytest.mark.timeout(2400)
 @pytest.mark.parametrize("subset", list(TASKS))
 def test_rewards_equal_tau2_bench_v1_0_1_on_every_base_task(
     subset, checkout, judge_server, monkeypatch
