@@ -530,7 +530,7 @@ def replay_phase(args: argparse.Namespace) -> None:
                 api_base=args.url,
                 data_dirs=DataDirs(root=Path(args.data_dir)),
                 concurrency=args.concurrency,
-                workers=1,  # the meters and the CPU time read this process
+                workers=args.workers,  # the meters and the CPU time read this process
                 cache=False,
                 progress=False,
                 out=run_dir,
@@ -761,13 +761,15 @@ def growth(marks: dict[str, float]) -> float | None:
     return marks["1.0"] / marks["0.1"] - 1
 
 
-def print_level(level: Level, latency: float, benchmarks: list[str]) -> None:
+def print_level(level: Level, latency: float, benchmarks: list[str], workers: int = 1) -> None:
     c = level.concurrency
     ideal_calls = c / latency
     print(
         f"\n== {c} in flight, {latency * 1000:.0f} ms server latency "
         f"(ideal {ideal_calls:.0f} calls/s; cores: {os.cpu_count()}) =="
     )
+    if workers > 1:
+        print(f"{workers} worker processes: the ms/call columns read the main process only")
     header = (
         f"{'benchmark':<10} {'records':>7} {'calls':>7} {'run s':>7} {'cmd s':>7} {'samp/s':>7} "
         f"{'ideal':>7} {'/ideal':>6} {'bare':>7} {'/bare':>6} {'harn ms/call':>12} "
@@ -979,6 +981,8 @@ def main_phase(args: argparse.Namespace) -> int:
                     url,
                     "--concurrency",
                     str(c),
+                    "--workers",
+                    str(args.workers),
                     "--out",
                     str(out),
                 ],
@@ -991,7 +995,7 @@ def main_phase(args: argparse.Namespace) -> int:
                 left_out = set(meta[name]["ambiguous"])
                 bare[name] = bare_phase(url, work, name, left_out, c)
             results.append(Level(c, replay, bare, after["unmatched"] - before["unmatched"]))
-            print_level(results[-1], args.latency, args.benchmarks)
+            print_level(results[-1], args.latency, args.benchmarks, args.workers)
             if after["examples"]:
                 print("unmatched, e.g.:", *after["examples"], sep="\n  ")
         runs = [work / f"replay-{levels[-1]}" / name for name in args.benchmarks]
@@ -1043,6 +1047,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--benchmarks", default=",".join(PARTS))
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA))
     parser.add_argument("--keep", help="work folder to keep (default: a temporary one)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes of the replay runs (above 1, the CPU columns read the main "
+        "process only: compare the wall-time columns)",
+    )
     # The phases in processes of their own (started by the main one).
     parser.add_argument(
         "--phase",
