@@ -530,7 +530,7 @@ def replay_phase(args: argparse.Namespace) -> None:
                 api_base=args.url,
                 data_dirs=DataDirs(root=Path(args.data_dir)),
                 concurrency=args.concurrency,
-                workers=args.workers,  # the meters and the CPU time read this process
+                workers=args.workers,  # above 1, the meters read this process only
                 cache=False,
                 progress=False,
                 out=run_dir,

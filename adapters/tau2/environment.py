@@ -41,6 +41,7 @@ from .domains import (
     initialized_environment,
     replayed_tools,
     syncs_tools,
+    toolkits,
     unchanging_tools,
 )
 from .gold_cache import environment_hashes, initial_hashes
@@ -203,10 +204,7 @@ class Tau2Environment(Environment):
         environment's own copy."""
         if name not in self._unchanging or self._syncs:
             return contextlib.nullcontext()
-        return lending(
-            [self.env.tools.db if self.env.tools is not None else None]
-            + [self.env.user_tools.db if self.env.user_tools is not None else None]
-        )
+        return lending(kit.db for kit in toolkits(self.env))
 
     def _sync(self) -> None:
         # tau2's orchestrator syncs the environment after every step; get_response

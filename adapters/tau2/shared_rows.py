@@ -138,7 +138,6 @@ class PristineDatabase:
 
     database: BaseModel
     tables: Mapping[str, PristineTable]  # field name -> table
-    fields: tuple[str, ...]  # the fields model_dump gives, in tau2's hash order (sorted)
     others: bytes  # the other fields' values, pickled together
 
     def new_copy(self) -> BaseModel:
@@ -191,7 +190,6 @@ def share(database: BaseModel) -> PristineDatabase | None:
     pristine = PristineDatabase(
         database=database,
         tables={name: _pristine_table(database, name, rows) for name, rows in tables.items()},
-        fields=tuple(sorted(dumped)),
         others=pickle.dumps(others, pickle.HIGHEST_PROTOCOL),
     )
     if database_text(pristine.new_copy()) != canonical_json(dumped):
@@ -201,36 +199,40 @@ def share(database: BaseModel) -> PristineDatabase | None:
 
 def _table_text(database: BaseModel, name: str, table: SharedRows) -> str:
     changed = table.changed_keys()
-    entries = dict(table.pristine.entries)
+    fresh = {}
     if changed:
-        fresh = database.model_dump(include={name: set(changed)})[name]
-        entries.update({key: hash_entry(key, fresh[key]) for key in changed})
+        dumped = database.model_dump(include={name: set(changed)})[name]
+        fresh = {key: hash_entry(key, dumped[key]) for key in changed}
+    pristine = table.pristine
     keys = dict.keys(table)
-    order = table.pristine.order if keys == table.pristine.rows.keys() else sorted(keys)
-    return "{" + ", ".join([entries[key] for key in order]) + "}"
+    order = pristine.order if keys == pristine.rows.keys() else sorted(keys)
+    return "{" + ", ".join([fresh.get(key) or pristine.entries[key] for key in order]) + "}"
 
 
 def database_text(database: BaseModel) -> str:
     """``json.dumps(database.model_dump(), sort_keys=True, default=str)``, with each
     shared table's unchanged rows taken from their JSON computed once."""
-    pieces = []
-    plain = database.model_dump(include=_plain_fields(database))
-    for name in sorted(set(plain) | _shared_fields(database)):
-        value = database.__dict__[name]
-        if isinstance(value, SharedRows):
-            text = _table_text(database, name, value)
-        else:
-            text = canonical_json(plain[name])
-        pieces.append(f"{json.dumps(name)}: {text}")
+    tables = _shared_tables(database)
+    plain = database.model_dump(include=set(database.__dict__) - set(tables))
+    pieces = [
+        f"{json.dumps(name)}: "
+        + (
+            _table_text(database, name, tables[name])
+            if name in tables
+            else canonical_json(plain[name])
+        )
+        for name in sorted(set(plain) | set(tables))
+    ]
     return "{" + ", ".join(pieces) + "}"
 
 
-def _shared_fields(database: BaseModel) -> set[str]:
-    return {name for name, value in database.__dict__.items() if isinstance(value, SharedRows)}
-
-
-def _plain_fields(database: BaseModel) -> set[str]:
-    return set(database.__dict__) - _shared_fields(database)
+def _shared_tables(database: object) -> dict[str, SharedRows]:
+    """The database's shared tables by field name (none for what is not a model)."""
+    if not isinstance(database, BaseModel):
+        return {}
+    return {
+        name: value for name, value in database.__dict__.items() if isinstance(value, SharedRows)
+    }
 
 
 def database_hash(database: BaseModel) -> str:
@@ -239,20 +241,14 @@ def database_hash(database: BaseModel) -> str:
 
 
 def shares_rows(database: object) -> bool:
-    return isinstance(database, BaseModel) and bool(_shared_fields(database))
+    return bool(_shared_tables(database))
 
 
 @contextlib.contextmanager
 def lending(databases: Iterable[object]) -> Iterator[None]:
     """The shared tables of these databases lend their rows as they are (a tool
     tau2 declares changes nothing is running)."""
-    tables = [
-        value
-        for database in databases
-        if isinstance(database, BaseModel)
-        for value in database.__dict__.values()
-        if isinstance(value, SharedRows)
-    ]
+    tables = [table for database in databases for table in _shared_tables(database).values()]
     for table in tables:
         table.lending = True
     try:
