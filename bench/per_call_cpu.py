@@ -102,6 +102,8 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
     finally:
         server.kill()
     if profiler:
+        if os.environ.get("PER_CALL_PROFILE_OUT"):
+            profiler.dump_stats(os.environ["PER_CALL_PROFILE_OUT"])
         stats = pstats.Stats(profiler).sort_stats("tottime")
         stats.print_stats(30)
         stats.sort_stats("cumulative").print_stats("harness|adapters", 45)

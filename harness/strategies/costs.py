@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from harness.boundary.json_value import JsonObject, JsonValue
+from harness.boundary.json_value import JsonObject
 from harness.models.base import ModelClient, WrappedClient
 from harness.strategies.monitor import COMMITTED, PHASES, REHEARSAL, current_phase
 from harness.types import AssistantTurn, Usage
@@ -89,7 +89,30 @@ class CostLedger:
     def record(self) -> JsonObject:
         """The stored cost record: both phases and their field-by-field sum."""
         phases = {name: self.phase_record(name) for name in (REHEARSAL, COMMITTED)}
-        return {**phases, "total": _sum_phase_records(phases[REHEARSAL], phases[COMMITTED])}
+        return {**phases, "total": self._total_record()}
+
+    def _total_record(self) -> JsonObject:
+        """The two phase records summed field by field, from the ledger's own
+        counts (this runs for every sample: no pass over the written records).
+        Keys in the order the old field-by-field sum gave them: rehearsal's roles,
+        env_calls, wall_time_s, then the roles only committed has."""
+        rehearsal, committed = self.usage[REHEARSAL], self.usage[COMMITTED]
+        total: JsonObject = {role: self._role_total(role) for role in rehearsal}
+        total["env_calls"] = self.env_calls[REHEARSAL] + self.env_calls[COMMITTED]
+        # The sum of the two rounded phase times, as the phase records show them.
+        wall_times = (round(self.wall_time_s[name], 4) for name in (REHEARSAL, COMMITTED))
+        total["wall_time_s"] = round(sum(wall_times), 4)
+        for role in committed:
+            if role not in rehearsal:
+                total[role] = self._role_total(role)
+        return total
+
+    def _role_total(self, role: str) -> JsonObject:
+        usage = Usage()
+        for phase_name in (REHEARSAL, COMMITTED):
+            if role in self.usage[phase_name]:
+                usage.add(self.usage[phase_name][role])
+        return _counts(usage.to_dict())
 
     def total_by_role(self) -> dict[str, Usage]:
         """Usage by role over both phases (roles that made no call left out)."""
@@ -103,31 +126,6 @@ class CostLedger:
 
 def _counts(counts: Mapping[str, int]) -> JsonObject:
     return dict(counts)
-
-
-def _number(value: JsonValue) -> float:
-    """A count or time of a phase record; 0 for what is none (there is no such)."""
-    return value if isinstance(value, int | float) else 0
-
-
-def _sum_phase_records(a: JsonObject, b: JsonObject) -> JsonObject:
-    """Field-by-field sum of two phase records (role counts, env_calls,
-    wall_time_s), written out for their one shape: it runs for every sample."""
-    total: JsonObject = {}
-    for record in (a, b):
-        for key, value in record.items():
-            so_far = total.get(key)
-            if isinstance(value, dict):
-                into = so_far if isinstance(so_far, dict) else {}
-                total[key] = into
-                for field_name, count in value.items():
-                    into[field_name] = _number(into.get(field_name, 0)) + _number(count)
-            else:
-                total[key] = _number(so_far) + _number(value)
-    wall_time = total["wall_time_s"]
-    if isinstance(wall_time, int | float):
-        total["wall_time_s"] = round(wall_time, 4)
-    return total
 
 
 class MeteredClient(WrappedClient):
