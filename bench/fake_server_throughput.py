@@ -6,7 +6,7 @@ latency (200 ms); with C requests in flight the ideal rate is C / latency
 through the same wrappers a run uses (retries, endpoint concurrency limit):
 
 - litellm: LiteLLMClient (litellm.acompletion, the default path);
-- direct:  OpenAIHTTPClient (aiohttp, for OpenAI-compatible local servers);
+- direct:  OpenAIHTTPClient (http1.py, for OpenAI-compatible local servers);
 - httpx / aiohttp: bare POSTs with no client logic, for comparison.
 
 For each it prints requests/s, the ratio to the ideal (target >= 90%) and the

@@ -3,31 +3,32 @@
 litellm spends several milliseconds of CPU per call (cost lookup, logging,
 response objects); with dozens of calls in flight against a fast local server
 that, not the server, becomes the limit. This client posts the chat request
-itself with aiohttp (a dependency of litellm, so always installed) and reads the
-reply with the same code as LiteLLMClient (openai_wire.py), so both clients give
-the same turns, errors and records. It supports only the OpenAI chat wire
-format; API providers go through LiteLLMClient.
+itself over http1.py's small HTTP/1.1 client and reads the reply with the same
+code as LiteLLMClient (openai_wire.py), so both clients give the same turns,
+errors and records. It supports only the OpenAI chat wire format; API providers
+go through LiteLLMClient.
 
-aiohttp rather than httpx: httpx's connection pool does work proportional to
-pending requests times open connections on every request, which at 64
-concurrent calls costs more CPU than litellm itself.
+Not httpx: its connection pool does work proportional to pending requests times
+open connections on every request, which at 64 concurrent calls costs more CPU
+than litellm itself. Not aiohttp: its request and reply objects cost twice this
+client's CPU per request (http1.py). The number of connections is bounded by the
+calls in flight (ConcurrencyLimitedClient).
 
-A session (connection pool) is opened per event loop on first use; call
-``aclose()`` when done to close it cleanly.
+A connection pool is opened per event loop on first use; call ``aclose()`` when
+done to close its idle connections.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import weakref
 from collections.abc import Iterable
-from importlib import metadata
-from typing import TYPE_CHECKING
 
+from harness.boundary.deadline import Deadline
 from harness.boundary.json_value import JsonObject
 from harness.boundary.sanitise import MAX_INT_DIGITS, decode_bytes, loads_gives_sanitised
 from harness.models.base import ModelClient, ModelError
+from harness.models.http1 import Http1Client
 from harness.models.openai_wire import (
     DEFAULT_TOOL_CHOICE,
     chat_request,
@@ -42,15 +43,12 @@ from harness.models.reply_body import (
     ACCEPT_ENCODING,
     MAX_ERROR_BYTES,
     MAX_REPLY_BYTES,
-    read_capped,
+    decompressed,
 )
 from harness.models.request_text import RequestText
 from harness.models.turnstile import REPLY_TURNSTILE
 from harness.models.urls import join_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
-
-if TYPE_CHECKING:
-    import aiohttp
 
 # litellm-style provider prefixes that name an OpenAI-compatible server.
 LOCAL_PREFIXES = ("openai/", "hosted_vllm/", "openai_compatible/")
@@ -129,53 +127,32 @@ class OpenAIHTTPClient(ModelClient):
         api_base: str,
         api_key: str | None = None,
         timeout: float = 600.0,
-        max_connections: int = 0,
         name: str | None = None,
         tool_choice: str = DEFAULT_TOOL_CHOICE,
         inline_reasoning: str = SPLIT,
     ):
-        # Imported here, while the run is planned, not at the first request: the
-        # import takes most of a second, and inside the run it would stall every
-        # request then in flight.
-        import aiohttp  # noqa: F401
-
         self.model = model
         self.name = name or model
         self.api_base = api_base.rstrip("/")
         self.tool_choice = check_tool_choice(tool_choice)
         self.inline_reasoning = check_inline_reasoning(inline_reasoning)
         self.timeout = timeout
-        self.max_connections = max_connections  # 0: no limit (ConcurrencyLimitedClient bounds)
         self._api_key = api_key
         self._request_text = RequestText()
-        # The same for every request: built once (aiohttp copies, never changes them).
         self._url = join_url(self.api_base, "chat/completions")
-        self._headers = {"Content-Type": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "User-Agent": "harness",
+        }
         if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._sessions: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, aiohttp.ClientSession
-        ] = weakref.WeakKeyDictionary()
-
-    def _session(self) -> aiohttp.ClientSession:
-        import aiohttp
-
-        loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self.max_connections),
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                auto_decompress=False,  # read_capped decompresses, within the cap
-            )
-            self._sessions[loop] = session
-        return session
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = Http1Client(self._url, headers)
 
     async def aclose(self) -> None:
-        """Close this event loop's connection pool."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        """Close this event loop's idle connections."""
+        self._http.close()
 
     def request_body(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
@@ -203,32 +180,31 @@ class OpenAIHTTPClient(ModelClient):
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
-        import aiohttp
-
-        payload = self.request_text(messages, tools, params)
-        url = self._url
-        reply_headers: dict[str, str] = {}
+        payload = self.request_text(messages, tools, params).encode("utf-8", errors="surrogatepass")
+        deadline = asyncio.get_running_loop().time() + self.timeout
         try:
-            async with self._session().post(
-                url, data=payload.encode("utf-8", errors="surrogatepass"), headers=self._headers
-            ) as response:
-                status = response.status
-                if status == 200:
-                    body = await read_capped(response, MAX_REPLY_BYTES)
-                else:  # only the start of an error text is kept
-                    body = await read_capped(response, MAX_ERROR_BYTES, truncate=True)
-                    reply_headers = dict(response.headers)  # for its Retry-After
+            with Deadline(deadline, f"no reply within {self.timeout:g} s"):
+                # Of an error reply only the start is kept (for its message).
+                reply = await self._http.post(
+                    payload, MAX_REPLY_BYTES, error_body_limit=MAX_ERROR_BYTES
+                )
+                encoding = reply.headers.get("content-encoding", "")
+                if reply.status == 200:
+                    body = await decompressed(reply.body, encoding, MAX_REPLY_BYTES)
+                else:
+                    body = await decompressed(reply.body, encoding, MAX_ERROR_BYTES, truncate=True)
         except asyncio.TimeoutError:
             raise ModelError(f"no reply within {self.timeout:g} s", transient=True) from None
-        except aiohttp.ClientError as exc:
+        except OSError as exc:
             # Where it failed, for the reader: a run's error lines name the URL.
-            where = redact_url(url)
+            where = redact_url(self._url)
             message = scrub_secrets(f"{type(exc).__name__} at {where}: {exc}", [self._api_key])
             raise ModelError(message[:1000], transient=True) from None
         # Replies read together are handled one loop pass apart (turnstile.py).
         await REPLY_TURNSTILE.wait_turn()
-        if status != 200:
-            raise http_error(status, _error_message(body), reply_headers, [self._api_key])
+        if reply.status != 200:
+            message = _error_message(body)
+            raise http_error(reply.status, message, reply.headers, [self._api_key])
         return parse_reply_body(body, [self._api_key], self.inline_reasoning)
 
     def cache_identity(self) -> dict[str, object]:
@@ -247,5 +223,5 @@ class OpenAIHTTPClient(ModelClient):
             "timeout_s": self.timeout,
             "tool_choice": self.tool_choice,
             "inline_reasoning": self.inline_reasoning,
-            "aiohttp_version": metadata.version("aiohttp"),
+            "http_client": "harness.models.http1",
         }

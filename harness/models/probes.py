@@ -5,7 +5,7 @@ Two rules make a probe go where the run's own requests go, carrying what they ca
 
 - A URL's userinfo (``http://user:password@host/v1``) becomes an
   ``Authorization: Basic`` header and is never part of the URL sent, as the
-  run's aiohttp client does. Left in the URL, urllib sends it in the request
+  run's direct client does (http1.py). Left in the URL, urllib sends it in the request
   line and the ``Host`` header, to an HTTP proxy too.
 - A proxy from the environment (``HTTP_PROXY``/``HTTPS_PROXY``) is used unless
   ``NO_PROXY`` names the host, matched on the host name alone, the rule
@@ -62,7 +62,7 @@ def open_probe(
 ) -> http.client.HTTPResponse:
     """``urlopen`` of ``url`` by the two rules above (a context manager; raises
     what urlopen raises). An Authorization in ``headers`` (a bearer key) wins
-    over the URL's userinfo, as an explicit header does in aiohttp."""
+    over the URL's userinfo, as it does in the run's direct client."""
     target = probe_target(url)
     request = urllib.request.Request(target.url, data=data, method=method)
     for name, value in {**target.headers, **(headers or {})}.items():

@@ -7,20 +7,16 @@ is read in pieces and decompressed here, not by the HTTP library, with zlib's
 pass the cap: the read stops as soon as either would.
 
 Both model clients read through ``read_capped_pieces`` with the caps below: the
-direct client from its aiohttp response (``read_capped``), litellm through the
-httpx transport of capped_transport.py.
+direct client through http1.py (which caps the bytes on the wire as they arrive)
+and ``decompressed``, litellm through the httpx transport of capped_transport.py.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 from harness.models.base import ModelError
-
-if TYPE_CHECKING:
-    import aiohttp
 
 # Replies larger than this (on the wire or decompressed) are refused while they
 # stream: a runaway server must not exhaust memory.
@@ -93,15 +89,14 @@ async def read_capped_pieces(
     return bytes(body)
 
 
-async def read_capped(
-    response: aiohttp.ClientResponse, limit: int, truncate: bool = False
-) -> bytes:
-    """The (decompressed) body of an aiohttp response, at most ``limit`` bytes
-    (``read_capped_pieces``; the session must not decompress itself)."""
-    return await read_capped_pieces(
-        response.content.iter_chunked(READ_PIECE_BYTES),
-        response.content_length,
-        response.headers.get("Content-Encoding", ""),
-        limit,
-        truncate,
-    )
+async def decompressed(body: bytes, encoding: str, limit: int, truncate: bool = False) -> bytes:
+    """A body read whole (within ``limit`` on the wire), decompressed within
+    ``limit`` (``read_capped_pieces``; over it: ``ReplyTooLarge``, or with
+    ``truncate`` the first ``limit`` bytes)."""
+    if _decoder(encoding) is None:
+        return body if len(body) <= limit or not truncate else body[:limit]
+    return await read_capped_pieces(_one_piece(body), len(body), encoding, limit, truncate)
+
+
+async def _one_piece(body: bytes) -> AsyncIterator[bytes]:
+    yield body

@@ -47,7 +47,7 @@ class ModelSettings:
     retry_base_delay: float = 1.0
     concurrency: int = 8
     cache_dir: Path | None = None
-    # "litellm", "direct" (our aiohttp client for OpenAI-compatible servers), or
+    # "litellm", "direct" (our own HTTP client for OpenAI-compatible servers), or
     # "auto": direct when an api_base is given, litellm otherwise.
     client: str = "auto"
     extra: dict[str, object] = field(default_factory=dict)

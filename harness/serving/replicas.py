@@ -119,16 +119,15 @@ def load_model_config(path: Path) -> ModelConfig:
 def is_connection_failure(error: ModelError) -> bool:
     """Whether the replica could not be reached at all (refused, reset, dropped).
 
-    The HTTP client raises its ModelError ``from None`` inside the ``except``
-    for aiohttp's error, so that error is still its ``__context__``. Timeouts
-    are not counted: a busy replica is slow, not gone.
+    The HTTP client (http1.py) raises its ModelError ``from None`` inside the
+    ``except`` for the connection's OSError (refused, reset, no such host, a bad
+    reply), so that error is still its ``__context__``. Timeouts are not
+    counted: a busy replica is slow, not gone.
     """
-    import aiohttp
-
     cause = error.__cause__ or error.__context__
     if isinstance(cause, asyncio.TimeoutError):
         return False
-    return isinstance(cause, (aiohttp.ClientConnectionError, ConnectionError))
+    return isinstance(cause, OSError)
 
 
 @dataclass

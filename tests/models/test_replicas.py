@@ -7,12 +7,12 @@ import json
 import threading
 from pathlib import Path
 
-import aiohttp
 import pytest
 from support import toy_reply
 
 from harness.cli import main
 from harness.models.base import ModelClient, ModelError
+from harness.models.http1 import ServerDisconnected
 from harness.serving.replicas import Replica, ReplicaPool, load_model_config
 from harness.store.run_store import read_records
 from harness.testing.fake_server import FakeServer
@@ -41,7 +41,7 @@ class CountingClient(ModelClient):
 
 
 class UnreachableClient(ModelClient):
-    """Fails as the HTTP client does when nothing listens: aiohttp's error as context."""
+    """Fails as the HTTP client does when the server goes away: its error as context."""
 
     name = "unreachable"
 
@@ -51,8 +51,8 @@ class UnreachableClient(ModelClient):
     async def complete(self, messages, tools, params) -> AssistantTurn:
         self.calls += 1
         try:
-            raise aiohttp.ServerDisconnectedError()
-        except aiohttp.ClientError:
+            raise ServerDisconnected(nothing_read=True)
+        except OSError:
             raise ModelError("ServerDisconnectedError", transient=True) from None
 
 
@@ -230,3 +230,33 @@ def test_a_bad_model_config_on_the_command_line_exits_2(toy_suite, tmp_path, cap
     assert main(["run", "--suite", str(toy_suite), "--model-config", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "needs a non-empty 'replicas' list" in err
+
+
+def test_the_direct_clients_refused_and_dropped_connections_count_as_unreachable(fake):
+    import socket
+
+    from harness.models.openai_http import OpenAIHTTPClient
+    from harness.serving.replicas import is_connection_failure
+    from harness.testing.fake_server import Reply
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+
+    async def error_of(client: OpenAIHTTPClient) -> ModelError:
+        try:
+            await client.complete([{"role": "user", "content": "hi"}], [], SamplingParams())
+        except ModelError as exc:
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("no error")
+
+    refused = asyncio.run(error_of(OpenAIHTTPClient("m", f"http://127.0.0.1:{closed_port}/v1")))
+    fake.enqueue(Reply.dropped())
+    dropped = asyncio.run(error_of(OpenAIHTTPClient("m", fake.url)))
+    fake.enqueue(Reply.slow(2.0))
+    slow = asyncio.run(error_of(OpenAIHTTPClient("m", fake.url, timeout=0.2)))
+    assert is_connection_failure(refused) and is_connection_failure(dropped)
+    assert not is_connection_failure(slow) and "no reply within" in str(slow)
+    assert "Connect call failed" in str(refused)  # what the run's error kinds look for

@@ -73,4 +73,6 @@ def test_packages_once_declared_but_unused_stay_out():
     # fit one Arrow schema (adapters/vitabench/data.py, adapters/finmcp/data.py).
     assert not required & {"datasets"}
     # httpx: litellm's capped transport (harness/models/capped_transport.py).
-    assert {"aiohttp", "httpx", "huggingface-hub", "pandas"} <= required
+    assert {"httpx", "huggingface-hub", "pandas"} <= required
+    # aiohttp: the direct client speaks HTTP itself (harness/models/http1.py).
+    assert "aiohttp" not in required
