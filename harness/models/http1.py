@@ -16,6 +16,10 @@ This module does only what the chat path needs:
 - a request on a kept-alive connection that the server closed meanwhile
   (nothing read back) is sent once more on a new connection, as HTTP clients do.
 
+The request's bytes are written inside the call to ``post``: a task that handles
+a reply sends its next request in the same pass of the event loop, before the
+next reply's work (so replies that arrive together need no spacing out).
+
 Failures are ``OSError``s: the connection's own, ``ServerDisconnected`` (closed
 before the reply was complete) or ``BadHttpReply`` (not HTTP/1.x as it should be).
 No proxies, redirects or cookies: the chat path uses none.

@@ -46,7 +46,6 @@ from harness.models.reply_body import (
     decompressed,
 )
 from harness.models.request_text import RequestText
-from harness.models.turnstile import REPLY_TURNSTILE
 from harness.models.urls import join_url
 from harness.types import AssistantTurn, Message, SamplingParams, ToolSchema
 
@@ -200,8 +199,6 @@ class OpenAIHTTPClient(ModelClient):
             where = redact_url(self._url)
             message = scrub_secrets(f"{type(exc).__name__} at {where}: {exc}", [self._api_key])
             raise ModelError(message[:1000], transient=True) from None
-        # Replies read together are handled one loop pass apart (turnstile.py).
-        await REPLY_TURNSTILE.wait_turn()
         if reply.status != 200:
             message = _error_message(body)
             raise http_error(reply.status, message, reply.headers, [self._api_key])
