@@ -21,7 +21,10 @@ Two things rest on that:
   computed once, and the JSON of the rows that are not the pristine object (copied,
   added or replaced): the same text, so the same hash (checked against tau2's own
   when the pristine rows are built; a domain whose check fails keeps private
-  copies of the whole database).
+  copies of the whole database). A table's text is the pristine table's text with
+  the other rows' entries spliced in, and the sha256 resumes from a state kept for
+  the pristine text at the last checkpoint before the first byte that differs
+  (an airline hash: ~4 ms -> ~1.4 ms).
 
 What reads a dict below Python (``json.dumps``, pydantic's ``model_dump``) sees the
 rows as stored, pristine or copied: the values the environment holds. The ways a
@@ -32,9 +35,12 @@ dict hands out its values without calling its methods (``dict(t)``, ``{**t}``,
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
+import itertools
 import json
+import operator
 import pickle
 from _collections_abc import dict_items, dict_values
 from collections.abc import Iterable, Iterator, Mapping
@@ -51,15 +57,71 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+class HashCheckpoints:
+    """sha256 states of a pristine database's hash text every ``STEP`` bytes, so
+    that the hash of a text that starts as the pristine one does resumes from the
+    last state before the first difference (the same digest, with less hashing)."""
+
+    STEP = 64 * 1024
+
+    def __init__(self) -> None:
+        self.text = b""
+        self.states: list[hashlib._Hash] = [hashlib.sha256()]
+
+    def fill(self, text: bytes) -> None:
+        running = hashlib.sha256()
+        states = [running.copy()]
+        for end in range(self.STEP, len(text) + 1, self.STEP):
+            running.update(text[end - self.STEP : end])
+            states.append(running.copy())
+        self.text, self.states = text, states
+
+    def hexdigest(self, text: bytes) -> str:
+        """``hashlib.sha256(text).hexdigest()``."""
+        step, reached = self.STEP, 0
+        while reached + 1 < len(self.states):
+            start = reached * step
+            if text[start : start + step] != self.text[start : start + step]:
+                break
+            reached += 1
+        running = self.states[reached].copy()
+        running.update(memoryview(text)[reached * step :])
+        return running.hexdigest()
+
+
 @dataclass(frozen=True)
 class PristineTable:
     """One table's pristine rows, each row's pickle (its private copies come from
-    it) and its entry in tau2's hash text (``"key": {...}``), in key order."""
+    it) and its entry in tau2's hash text (``"key": {...}``), in key order; with
+    the table's whole text and where each entry sits in it."""
 
     rows: Mapping[str, object]
     pickles: Mapping[str, bytes]
     entries: Mapping[str, str]
     order: tuple[str, ...]  # the keys, sorted
+    text: str  # the entries in order, joined by ", " (no braces)
+    spans: Mapping[str, tuple[int, int]]  # key -> (start, end) of its entry in text
+    keys: list[str]  # the keys in the rows' own order, with
+    values: list[object]  # the rows in that order
+    checkpoints: HashCheckpoints  # of the database the table belongs to
+
+    @classmethod
+    def build(
+        cls,
+        rows: Mapping[str, object],
+        pickles: Mapping[str, bytes],
+        entries: Mapping[str, str],
+        checkpoints: HashCheckpoints,
+    ) -> PristineTable:
+        order = tuple(sorted(rows))
+        spans: dict[str, tuple[int, int]] = {}
+        start = 0
+        for key in order:
+            spans[key] = (start, start + len(entries[key]))
+            start += len(entries[key]) + 2  # the ", " after it
+        text = ", ".join(entries[key] for key in order)
+        keys, values = list(rows), list(rows.values())
+        return cls(rows, pickles, entries, order, text, spans, keys, values, checkpoints)
 
 
 class SharedRows(dict[str, object]):
@@ -128,8 +190,12 @@ class SharedRows(dict[str, object]):
 
     def changed_keys(self) -> list[str]:
         """The keys whose row is not the pristine object (copied, added or replaced)."""
-        pristine = self.pristine.rows
-        return [key for key, row in dict.items(self) if row is not pristine.get(key)]
+        pristine = self.pristine
+        if len(self) == len(pristine.keys) and list(dict.keys(self)) == pristine.keys:
+            # The same keys in the same order (the usual case): compared pairwise in C.
+            differs = map(operator.is_not, dict.values(self), pristine.values)
+            return list(itertools.compress(pristine.keys, differs))
+        return [key for key, row in dict.items(self) if row is not pristine.rows.get(key)]
 
 
 @dataclass(frozen=True)
@@ -162,13 +228,15 @@ def _large_tables(database: BaseModel) -> dict[str, dict[str, object]]:
     return tables
 
 
-def _pristine_table(database: BaseModel, name: str, rows: dict[str, object]) -> PristineTable:
+def _pristine_table(
+    database: BaseModel, name: str, rows: dict[str, object], checkpoints: HashCheckpoints
+) -> PristineTable:
     dumped = database.model_dump(include={name})[name]
-    return PristineTable(
+    return PristineTable.build(
         rows=rows,
         pickles={key: pickle.dumps(row, pickle.HIGHEST_PROTOCOL) for key, row in rows.items()},
         entries={key: hash_entry(key, dumped[key]) for key in rows},
-        order=tuple(sorted(rows)),
+        checkpoints=checkpoints,
     )
 
 
@@ -187,13 +255,19 @@ def share(database: BaseModel) -> PristineDatabase | None:
     if not set(dumped) <= set(database.__dict__):
         return None
     others = {name: value for name, value in database.__dict__.items() if name not in tables}
+    checkpoints = HashCheckpoints()
     pristine = PristineDatabase(
         database=database,
-        tables={name: _pristine_table(database, name, rows) for name, rows in tables.items()},
+        tables={
+            name: _pristine_table(database, name, rows, checkpoints)
+            for name, rows in tables.items()
+        },
         others=pickle.dumps(others, pickle.HIGHEST_PROTOCOL),
     )
-    if database_text(pristine.new_copy()) != canonical_json(dumped):
+    text = canonical_json(dumped)
+    if database_text(pristine.new_copy()) != text:
         return None
+    checkpoints.fill(text.encode())
     return pristine
 
 
@@ -204,9 +278,41 @@ def _table_text(database: BaseModel, name: str, table: SharedRows) -> str:
         dumped = database.model_dump(include={name: set(changed)})[name]
         fresh = {key: hash_entry(key, dumped[key]) for key in changed}
     pristine = table.pristine
-    keys = dict.keys(table)
-    order = pristine.order if keys == pristine.rows.keys() else sorted(keys)
+    added = [key for key in changed if key not in pristine.rows]
+    if len(table) - len(added) == len(pristine.rows):  # no pristine key deleted
+        return "{" + _spliced(pristine, fresh, added) + "}"
+    order = sorted(dict.keys(table))
     return "{" + ", ".join([fresh.get(key) or pristine.entries[key] for key in order]) + "}"
+
+
+def _spliced(pristine: PristineTable, fresh: Mapping[str, str], added: list[str]) -> str:
+    """The pristine table's text with the entries in ``fresh`` put in: in place of
+    a pristine key's entry, or (``added``) inserted where its key sorts."""
+    text = pristine.text
+    # (where in the text, 0 to insert there / 1 to replace the entry there, key)
+    edits = [(pristine.spans[key][0], 1, key) for key in fresh if key in pristine.spans]
+    for key in added:
+        index = bisect.bisect_left(pristine.order, key)
+        if index < len(pristine.order):
+            edits.append((pristine.spans[pristine.order[index]][0], 0, key))
+        else:
+            edits.append((len(text), 0, key))
+    edits.sort()
+    pieces: list[str] = []
+    cursor = 0
+    for at, replaces, key in edits:
+        pieces.append(text[cursor:at])
+        if replaces:
+            pieces.append(fresh[key])
+            cursor = pristine.spans[key][1]
+        elif at < len(text):
+            pieces.append(fresh[key] + ", ")
+            cursor = at
+        else:  # after the last entry
+            pieces.append(", " + fresh[key])
+            cursor = at
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def database_text(database: BaseModel) -> str:
@@ -237,7 +343,11 @@ def _shared_tables(database: object) -> dict[str, SharedRows]:
 
 def database_hash(database: BaseModel) -> str:
     """tau2's hash of a database (``get_dict_hash(db.model_dump())``)."""
-    return hashlib.sha256(database_text(database).encode()).hexdigest()
+    text = database_text(database).encode()
+    tables = _shared_tables(database)
+    if not tables:
+        return hashlib.sha256(text).hexdigest()
+    return next(iter(tables.values())).pristine.checkpoints.hexdigest(text)
 
 
 def shares_rows(database: object) -> bool:

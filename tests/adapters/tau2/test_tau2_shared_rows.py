@@ -14,6 +14,7 @@ from harness.adapters.tau2 import domains, gold_cache
 from harness.adapters.tau2.environment import Tau2Environment
 from harness.adapters.tau2.shared_rows import (
     MIN_SHARED_ROWS,
+    HashCheckpoints,
     SharedRows,
     canonical_json,
     database_hash,
@@ -145,6 +146,39 @@ def test_the_hash_is_tau2s_after_changes_additions_and_deletions(pristine):
     assert not shares_rows(reference)
     assert database_hash(database) == tau2_hash(reference) != tau2_hash(pristine.database)
     assert tau2_hash(database) == tau2_hash(reference)  # what reads below Python sees
+
+
+@pytest.mark.parametrize(
+    "added",
+    [["F0305"], ["Z999"], ["A000", "F0305", "Z999"], ["F0305", "F0306"], []],
+    ids=["middle", "end", "everywhere", "two-together", "none"],
+)
+def test_added_and_changed_rows_are_spliced_into_tau2s_text(pristine, added):
+    database = pristine.new_copy()
+    database.flights["F030"].tags.append("changed")  # beside the insertion point
+    database.flights["F000"]  # read (a private copy), not changed
+    for key in added:
+        database.flights[key] = Flight(number=key, dates={})
+    reference = Database.model_validate(database.model_dump())
+    assert database_hash(database) == tau2_hash(reference)
+
+
+@pytest.mark.parametrize("change_at", [0, 1, 4095, 4096, 4097, 9000, 12287, 12288, 12289, None])
+@pytest.mark.parametrize("length_change", [-5000, -1, 0, 1, 5000])
+def test_a_hash_resumed_from_a_checkpoint_is_sha256_of_the_whole_text(change_at, length_change):
+    checkpoints = HashCheckpoints()
+    checkpoints.STEP = 4096  # an instance's own step: three checkpoints and a rest
+    pristine_text = bytes(range(256)) * 50  # 12,800 bytes
+    checkpoints.fill(pristine_text)
+    text = bytearray(pristine_text)
+    if change_at is not None:
+        text[change_at] ^= 0xFF
+    if length_change < 0:
+        del text[length_change:]
+    else:
+        text += b"x" * length_change
+    assert checkpoints.hexdigest(bytes(text)) == hashlib.sha256(bytes(text)).hexdigest()
+    assert HashCheckpoints().hexdigest(bytes(text)) == hashlib.sha256(bytes(text)).hexdigest()
 
 
 class Extra(BaseModel, extra="allow"):
