@@ -46,7 +46,8 @@ class _ParsedCalls:
     again (its JSON and the sanitiser) made an episode's checks quadratic: about a
     third of the harness's CPU per model call on retail. A call is known by the
     identity of its dict and the values of its id and function; the parsed calls
-    serve only ``stop``'s counting, which never changes them."""
+    serve ``stop``'s counting and the scripted user's reading of the transcript
+    (users.py), which never change them."""
 
     MAX_CALLS = 8192  # forgotten all at once past this (a few hundred episodes' calls)
 
@@ -69,7 +70,7 @@ class _ParsedCalls:
         return call
 
 
-_parsed_calls = _ParsedCalls()
+parsed_calls = _ParsedCalls()
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class Rules:
 
     def stop(self, messages: Sequence[Message]) -> str | None:
         """Where the episode ends so far, for the episode loop and the users."""
-        return self.termination(self.ending(parse_transcript(messages, _parsed_calls)))
+        return self.termination(self.ending(parse_transcript(messages, parsed_calls)))
 
     @property
     def max_attempts(self) -> int:

@@ -32,7 +32,7 @@ from harness.types import Message, SamplingParams, ToolCall, ToolResult, ToolSch
 
 from .domains import Domain
 from .environment import Tau2Environment, tau2_cannot_parse
-from .rules import Rules
+from .rules import Rules, parsed_calls
 from .transcript import STOP_TOKENS, Turn, executed_calls, parse_transcript
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class ScriptedUser(_Tau2User):
         stop = self.ending(transcript)
         if stop is not None:
             return UserTurn(stop=stop)
-        turns = parse_transcript(transcript)
+        turns = parse_transcript(transcript, parsed_calls)
         done = gold_progress(self.domain, self.actions, turns)
         pending = next((i for i, finished in enumerate(done) if not finished), None)
         if pending is None:

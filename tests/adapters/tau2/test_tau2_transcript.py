@@ -194,7 +194,7 @@ def test_stop_parses_each_call_once_and_a_changed_call_again(monkeypatch):
         parsed.append(raw["id"])
         return parse(raw)
 
-    monkeypatch.setattr(rules, "_parsed_calls", rules._ParsedCalls())
+    monkeypatch.setattr(rules, "parsed_calls", rules._ParsedCalls())
     monkeypatch.setattr(ToolCall, "from_openai", counting)
     messages = [user("hi")]
     for n in range(5):  # the loop asks at every step of a growing transcript
