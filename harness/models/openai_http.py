@@ -169,17 +169,17 @@ class OpenAIHTTPClient(ModelClient):
             body.update(extra_body)
         return body
 
-    def request_text(
+    def request_payload(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
-    ) -> str:
-        """``json.dumps(request_body(...), ensure_ascii=False)``, the same text, with
-        the tools' part encoded once per tool list (request_text.py)."""
-        return self._request_text.dumps(self.request_body(messages, tools, params), tools)
+    ) -> bytes:
+        """``request_body(...)`` as JSON in UTF-8, the tools' part encoded once per
+        tool list (request_text.py)."""
+        return self._request_text.payload(self.request_body(messages, tools, params), tools)
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSchema], params: SamplingParams
     ) -> AssistantTurn:
-        payload = self.request_text(messages, tools, params).encode("utf-8", errors="surrogatepass")
+        payload = self.request_payload(messages, tools, params)
         deadline = asyncio.get_running_loop().time() + self.timeout
         try:
             with Deadline(deadline, f"no reply within {self.timeout:g} s"):
