@@ -24,7 +24,9 @@ Two things rest on that:
   copies of the whole database). A table's text is the pristine table's text with
   the other rows' entries spliced in, and the sha256 resumes from a state kept for
   the pristine text at the last checkpoint before the first byte that differs
-  (an airline hash: ~4 ms -> ~1.4 ms).
+  (an airline hash: ~4 ms -> ~1.4 ms). A state hashed before (the gold replay's,
+  which every passing episode ends in) is known by its changed rows' text and
+  not hashed again.
 
 What reads a dict below Python (``json.dumps``, pydantic's ``model_dump``) sees the
 rows as stored, pristine or copied: the values the environment holds. The ways a
@@ -42,8 +44,9 @@ import itertools
 import json
 import operator
 import pickle
+import threading
 from _collections_abc import dict_items, dict_values
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -60,13 +63,20 @@ def canonical_json(value: object) -> str:
 class HashCheckpoints:
     """sha256 states of a pristine database's hash text every ``STEP`` bytes, so
     that the hash of a text that starts as the pristine one does resumes from the
-    last state before the first difference (the same digest, with less hashing)."""
+    last state before the first difference (the same digest, with less hashing);
+    and the digests of the last ``MAX_KNOWN`` states hashed, by what makes their
+    text differ from the pristine one (``DatabaseChanges``): an episode that ends
+    where the gold actions end (every passing one) ends in the state whose hash
+    the gold replay already worked out, so its text is neither assembled nor hashed."""
 
     STEP = 64 * 1024
+    MAX_KNOWN = 2048
 
     def __init__(self) -> None:
         self.text = b""
         self.states: list[hashlib._Hash] = [hashlib.sha256()]
+        self._known: dict[DatabaseChanges, str] = {}
+        self._lock = threading.Lock()  # tool workers and scoring threads hash at once
 
     def fill(self, text: bytes) -> None:
         running = hashlib.sha256()
@@ -87,6 +97,19 @@ class HashCheckpoints:
         running = self.states[reached].copy()
         running.update(memoryview(text)[reached * step :])
         return running.hexdigest()
+
+    def digest_of(self, changes: DatabaseChanges, text: Callable[[], str]) -> str:
+        """The hash of the text ``changes`` make, ``text()`` hashed only when
+        these changes were not hashed before."""
+        known = self._known.get(changes)
+        if known is not None:
+            return known
+        digest = self.hexdigest(text().encode())
+        with self._lock:
+            self._known[changes] = digest
+            if len(self._known) > self.MAX_KNOWN:
+                del self._known[next(iter(self._known))]  # the oldest
+        return digest
 
 
 @dataclass(frozen=True)
@@ -271,18 +294,65 @@ def share(database: BaseModel) -> PristineDatabase | None:
     return pristine
 
 
-def _table_text(database: BaseModel, name: str, table: SharedRows) -> str:
+@dataclass(frozen=True)
+class TableChanges:
+    """What makes a shared table's hash text differ from its pristine one."""
+
+    fresh: tuple[tuple[str, str], ...]  # (key, entry) of each row not as pristine, by key
+    deleted: tuple[str, ...]  # the pristine keys no longer in the table, sorted
+
+
+# Per field, in tau2's (sorted) order: its name and its table's changes, or (a field
+# that is not a shared table) its text.
+DatabaseChanges = tuple[tuple[str, "TableChanges | str"], ...]
+
+
+def _table_changes(database: BaseModel, name: str, table: SharedRows) -> TableChanges:
+    pristine = table.pristine
     changed = table.changed_keys()
-    fresh = {}
+    fresh: list[tuple[str, str]] = []
     if changed:
         dumped = database.model_dump(include={name: set(changed)})[name]
-        fresh = {key: hash_entry(key, dumped[key]) for key in changed}
-    pristine = table.pristine
-    added = [key for key in changed if key not in pristine.rows]
-    if len(table) - len(added) == len(pristine.rows):  # no pristine key deleted
+        for key in sorted(changed):
+            entry = hash_entry(key, dumped[key])
+            if entry != pristine.entries.get(key):  # a row read (copied) but unchanged is not
+                fresh.append((key, entry))
+    added = sum(1 for key in changed if key not in pristine.rows)
+    deleted: tuple[str, ...] = ()
+    if len(table) - added != len(pristine.rows):
+        deleted = tuple(sorted(set(pristine.rows).difference(table)))
+    return TableChanges(tuple(fresh), deleted)
+
+
+def _database_changes(database: BaseModel, tables: Mapping[str, SharedRows]) -> DatabaseChanges:
+    plain = database.model_dump(include=set(database.__dict__) - set(tables))
+    return tuple(
+        (
+            name,
+            _table_changes(database, name, tables[name])
+            if name in tables
+            else canonical_json(plain[name]),
+        )
+        for name in sorted(set(plain) | set(tables))
+    )
+
+
+def _table_text(pristine: PristineTable, changes: TableChanges) -> str:
+    fresh = dict(changes.fresh)
+    if not changes.deleted:
+        added = [key for key in fresh if key not in pristine.rows]
         return "{" + _spliced(pristine, fresh, added) + "}"
-    order = sorted(dict.keys(table))
+    order = sorted(set(pristine.rows).difference(changes.deleted).union(fresh))
     return "{" + ", ".join([fresh.get(key) or pristine.entries[key] for key in order]) + "}"
+
+
+def _text_of(changes: DatabaseChanges, tables: Mapping[str, SharedRows]) -> str:
+    pieces = [
+        f"{json.dumps(name)}: "
+        + (_table_text(tables[name].pristine, part) if isinstance(part, TableChanges) else part)
+        for name, part in changes
+    ]
+    return "{" + ", ".join(pieces) + "}"
 
 
 def _spliced(pristine: PristineTable, fresh: Mapping[str, str], added: list[str]) -> str:
@@ -319,17 +389,7 @@ def database_text(database: BaseModel) -> str:
     """``json.dumps(database.model_dump(), sort_keys=True, default=str)``, with each
     shared table's unchanged rows taken from their JSON computed once."""
     tables = _shared_tables(database)
-    plain = database.model_dump(include=set(database.__dict__) - set(tables))
-    pieces = [
-        f"{json.dumps(name)}: "
-        + (
-            _table_text(database, name, tables[name])
-            if name in tables
-            else canonical_json(plain[name])
-        )
-        for name in sorted(set(plain) | set(tables))
-    ]
-    return "{" + ", ".join(pieces) + "}"
+    return _text_of(_database_changes(database, tables), tables)
 
 
 def _shared_tables(database: object) -> dict[str, SharedRows]:
@@ -343,11 +403,12 @@ def _shared_tables(database: object) -> dict[str, SharedRows]:
 
 def database_hash(database: BaseModel) -> str:
     """tau2's hash of a database (``get_dict_hash(db.model_dump())``)."""
-    text = database_text(database).encode()
     tables = _shared_tables(database)
     if not tables:
-        return hashlib.sha256(text).hexdigest()
-    return next(iter(tables.values())).pristine.checkpoints.hexdigest(text)
+        return hashlib.sha256(database_text(database).encode()).hexdigest()
+    changes = _database_changes(database, tables)
+    checkpoints = next(iter(tables.values())).pristine.checkpoints
+    return checkpoints.digest_of(changes, lambda: _text_of(changes, tables))
 
 
 def shares_rows(database: object) -> bool:

@@ -181,6 +181,53 @@ def test_a_hash_resumed_from_a_checkpoint_is_sha256_of_the_whole_text(change_at,
     assert HashCheckpoints().hexdigest(bytes(text)) == hashlib.sha256(bytes(text)).hexdigest()
 
 
+def test_a_state_hashed_before_is_not_hashed_again(pristine, monkeypatch):
+    hashed: list[bytes] = []
+    checkpoints = pristine.tables["flights"].checkpoints
+    real = checkpoints.hexdigest
+    monkeypatch.setattr(checkpoints, "hexdigest", lambda text: hashed.append(text) or real(text))
+
+    def ended(seats: int, read_too: bool = False) -> BaseModel:
+        """An environment's database after an episode that sold seats on F003."""
+        database = pristine.new_copy()
+        if read_too:
+            database.flights["F007"]  # read (a private copy), left as it was
+        database.flights["F003"].dates["2024-05-01"].available = seats
+        return database
+
+    first, again, read_more, other = ended(1), ended(1), ended(1, read_too=True), ended(2)
+    expected = tau2_hash(Database.model_validate(first.model_dump()))
+    assert database_hash(first) == expected and len(hashed) == 1
+    # The same changes, in another environment (a row read but unchanged is no change).
+    assert database_hash(again) == database_hash(read_more) == expected and len(hashed) == 1
+    # Other changes of the same row are hashed: their own digest, not the kept one.
+    assert database_hash(other) == tau2_hash(Database.model_validate(other.model_dump()))
+    assert database_hash(other) != expected and len(hashed) == 2
+    # A deleted row is a change too.
+    del first.flights["F010"]
+    assert database_hash(first) == tau2_hash(Database.model_validate(first.model_dump()))
+    assert len(hashed) == 3
+
+
+def test_the_states_kept_are_the_latest(pristine, monkeypatch):
+    checkpoints = pristine.tables["flights"].checkpoints
+    monkeypatch.setattr(checkpoints, "MAX_KNOWN", 2)
+    databases = []
+    for seats in range(3):
+        database = pristine.new_copy()
+        database.flights["F003"].dates["2024-05-01"].available = seats
+        databases.append(database)
+        database_hash(database)
+    hashed: list[bytes] = []
+    real = checkpoints.hexdigest
+    monkeypatch.setattr(checkpoints, "hexdigest", lambda text: hashed.append(text) or real(text))
+    database_hash(databases[2])
+    database_hash(databases[1])
+    assert not hashed  # the two latest are known
+    database_hash(databases[0])  # the oldest was let go: hashed again
+    assert len(hashed) == 1
+
+
 class Extra(BaseModel, extra="allow"):
     flights: dict[str, Flight]
 
