@@ -965,7 +965,7 @@ def main_phase(args: argparse.Namespace) -> int:
     print(f"work folder: {work}", flush=True)
     run_phase(["--phase", "record", *common, *slice_flags], work / "record.log")
     meta = json.loads((work / "record.json").read_text())
-    print(f"record phase: {json.dumps(meta)}", flush=True)
+    print(f"record phase done: {work / 'record.json'}", flush=True)  # summed up below
     server, url = start_server(work, args.latency)
     results: list[Level] = []
     try:
