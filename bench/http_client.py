@@ -18,12 +18,15 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from harness.models.http1 import Http1Client
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fake_server_throughput import start_server  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept-Encoding": "gzip, deflate"}
 BODY = json.dumps(
@@ -45,17 +48,6 @@ BODY = json.dumps(
 LIMIT = 64 * 1024 * 1024
 
 Post = Callable[[], Awaitable[bytes]]
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "harness.testing.fake_server", "--port", "0"]
-    command += ["--latency", str(latency), "--no-record"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("FAKE_SERVER_URL "):
-        proc.kill()
-        raise SystemExit(f"the fake server did not start: {line!r}")
-    return proc, line.split()[1] + "/chat/completions"
 
 
 async def cpu_per_request(post: Post, requests: int, concurrency: int) -> float:
@@ -104,7 +96,8 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    server, url = start_server(args.latency)
+    server, base = start_server(args.latency)
+    url = base + "/chat/completions"
     results: dict[str, list[float]] = {"http1": [], "aiohttp": []}
     try:
         for _ in range(args.rounds):

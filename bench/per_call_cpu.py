@@ -33,21 +33,13 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fake_server_throughput import start_server  # noqa: E402
 
 SINGLE_TURN = ["simple_python", "multiple", "parallel", "parallel_multiple", "live_multiple"]
 MULTI_TURN = ["multi_turn_base", "multi_turn_miss_param", "multi_turn_long_context"]
 TARGET_MS = 0.7  # harness CPU per model call at 64 in flight
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    command = [sys.executable, "-m", "harness.testing.fake_server", "--port", "0"]
-    command += ["--latency", str(latency), "--no-record"]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line.startswith("FAKE_SERVER_URL "):
-        proc.kill()
-        raise SystemExit(f"the fake server did not start: {line!r}")
-    return proc, line.split()[1]
 
 
 def model_calls(run_dir: Path) -> int:
