@@ -4,8 +4,10 @@ One Python process runs one event loop on one core; a run whose episodes cost
 CPU (an environment's database copies and hashes, scoring) is bound by it.
 Here the run's process plans the run as always (the run folder, its manifest
 and its lock, a server's start, the preflight, what is left to do), then starts
-N worker processes, each with its own event loop, and gives each its own share
-of the pending (sample, trial) pairs.
+N worker processes (forked from it where that is safe, so that they start
+with its imports and loaded samples: ``worker_start_method``), each with its
+own event loop, and gives each its own share of the pending (sample, trial)
+pairs.
 
 Why workers append to the run's one samples.jsonl (rather than each writing a
 part folder merged afterwards, as ``--parts`` does):
@@ -23,16 +25,21 @@ part folder merged afterwards, as ``--parts`` does):
 - The same records as one process: a worker runs the same runner on the same
   planned samples with the same seeds; only the order of the lines differs.
 
-The run's process shows the one progress display: it reads the records as the
-workers append them (the file is the truth of what is done) and hears from each
-worker which pair it started. Workers stop when the run's process dies, so a
-rerun never meets a worker of an earlier run still writing.
+The run's process shows the one progress display: each worker tells it which
+pair it started and, once its record is appended, the record (without the
+conversation: reading each appended line back cost the run's process a CPU-second
+in every ~20 of the workers'). If a worker dies, what it appended but had not told
+yet is read from samples.jsonl, which stays the truth of what is done. Workers stop
+when the run's process dies, so a rerun never meets a worker of an earlier run
+still writing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
+import multiprocessing.process
 import os
 import pickle
 import signal
@@ -43,7 +50,7 @@ import time
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
@@ -161,8 +168,8 @@ class WorkerDone:
 
 
 class _StartedSink:
-    """The runner's progress sink in a worker: each pair it starts, told to the
-    run's process (which reads the finished ones from samples.jsonl)."""
+    """The runner's progress sink in a worker: each pair it starts and each record
+    it has appended, told to the run's process."""
 
     def __init__(self, conn: Connection):
         self.conn = conn
@@ -171,7 +178,8 @@ class _StartedSink:
         self.conn.send(("started", key))
 
     def finished(self, record: Record) -> None:
-        return None
+        # The display and the counts read its status and error, not its conversation.
+        self.conn.send(("finished", replace(record, trajectory=None)))
 
 
 async def _report_calls(meter: CallMeter, sink: _StartedSink) -> None:
@@ -270,35 +278,119 @@ class RecordTail:
         return records
 
 
+_Process: TypeAlias = "subprocess.Popen[bytes] | _ForkedWorker"
+
+
 @dataclass
 class _Worker:
     index: int
-    process: subprocess.Popen[bytes]
+    process: _Process
     conn: Connection
     pairs: int
     done: WorkerDone | None = None
     calls_in_flight: int = 0
 
-    def receive(self, reporter: ProgressReporter) -> None:
+    def receive(self, reporter: ProgressReporter) -> list[Record]:
+        """This worker's messages so far; the records it says it has appended."""
+        written: list[Record] = []
         try:
             while self.conn.poll():
                 kind, value = self.conn.recv()
                 if kind == "started":
                     reporter.started(value)
+                elif kind == "finished":
+                    written.append(value)
                 elif kind == "calls":
                     self.calls_in_flight = value
                 else:
                     self.done = WorkerDone(*value)
         except (EOFError, OSError):
-            return
+            pass
+        return written
+
+
+def worker_start_method() -> str:
+    """How this process starts its workers: ``fork`` on Linux while it runs one
+    thread, else ``spawn`` (a fresh ``python -m harness.evaluate.workers``).
+
+    A forked worker starts with the planned run's imports and loaded samples (its
+    planning then reads them from the adapters' caches): ~50 ms, against ~2.5 s
+    for a fresh interpreter to import and load them again, which on a slice of
+    ~20 s of work was most of what a second core could save. A fork copies only
+    the thread that calls it; a lock another thread held at that moment would
+    stay held in the copy for good, so a process running other threads (a
+    notebook's, a test's server) starts fresh interpreters instead. Elsewhere
+    than Linux fork is not safe with the system's libraries (macOS)."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+class _ForkedWorker:
+    """A forked worker process, answering the calls the run's process makes of a
+    started one (as ``subprocess.Popen`` does)."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess):
+        self.process = process
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.exitcode  # -N when ended by signal N, as Popen's
+
+    def poll(self) -> int | None:
+        return self.process.exitcode
+
+    def terminate(self) -> None:
+        self.process.terminate()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            raise subprocess.TimeoutExpired(f"worker {self.process.pid}", timeout or 0)
+        return self.process.exitcode
+
+
+def _forked_main(spec: WorkerSpec, sending: int, receiving: int) -> None:
+    """A forked worker: the run's process's own handlers undone, then its share."""
+    os.close(receiving)
+    # The run's SIGTERM handler (harness/boundary/interrupts.py) would unwind this
+    # copy of the run's stack; a worker ends at once, as a fresh interpreter does.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    run_share(spec, Connection(sending, readable=False))
+
+
+def _fork_worker(spec: WorkerSpec, sending: int, receiving: int) -> _ForkedWorker:
+    context = multiprocessing.get_context("fork")
+    process = context.Process(
+        target=_forked_main, args=(spec, sending, receiving), name="harness-worker"
+    )
+    process.start()  # flushes this process's std streams first
+    return _ForkedWorker(process)
+
+
+def _spawn_worker(spec: WorkerSpec, sending: int) -> subprocess.Popen[bytes]:
+    """A fresh interpreter (no re-run of the caller's script, as multiprocessing's
+    spawn would), its spec on stdin, its messages on the pipe's ``sending`` end."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", WORKER_MODULE, str(sending)],
+        stdin=subprocess.PIPE,
+        pass_fds=(sending,),
+    )
+    assert process.stdin is not None
+    process.stdin.write(pickle.dumps(spec))
+    process.stdin.close()
+    return process
 
 
 def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worker]:
-    """One ``python -m harness.evaluate.workers`` process a share: a fresh
-    interpreter (no copied threads or open loops, and no re-run of the caller's
-    script), its spec on stdin, its messages on a pipe of its own."""
+    """One worker process a share (``worker_start_method``), its messages on a
+    pipe of its own."""
     workers = []
     count = len(shares)
+    method = worker_start_method()
     for index, share in enumerate(shares):
         config = replace(
             run.config,
@@ -311,16 +403,13 @@ def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worke
         spec = WorkerSpec(config, [(item.sample.key, item.trial) for item in share], os.getpid())
         receiving, sending = os.pipe()
         try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", WORKER_MODULE, str(sending)],
-                stdin=subprocess.PIPE,
-                pass_fds=(sending,),
+            process: _Process = (
+                _fork_worker(spec, sending, receiving)
+                if method == "fork"
+                else _spawn_worker(spec, sending)
             )
         finally:
             os.close(sending)
-        assert process.stdin is not None
-        process.stdin.write(pickle.dumps(spec))
-        process.stdin.close()
         workers.append(_Worker(index, process, Connection(receiving, writable=False), len(share)))
     return workers
 
@@ -355,9 +444,11 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
     print(f"run: {len(shares)} worker processes, one event loop each", file=sys.stderr)
     workers = _start_workers(run, shares)
     try:
-        asyncio.run(_watch(workers, tail, reporter, todo_keys, latest))
+        asyncio.run(_watch(workers, reporter, todo_keys, latest))
     finally:
         _stop(workers)
+    if any(worker.done is None for worker in workers):
+        read_untold(tail, todo_keys, latest)
     for worker in workers:
         if worker.done is None:
             how = _how_it_ended(worker.process.returncode)
@@ -375,30 +466,34 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
 
 async def _watch(
     workers: list[_Worker],
-    tail: RecordTail,
     reporter: ProgressReporter,
     todo_keys: set[str],
     latest: dict[str, Record],
 ) -> None:
-    """Show the records as they come until every worker has ended."""
+    """Show the records as the workers tell them, until every worker has ended."""
     reporter.start()
     try:
         while True:
-            for worker in workers:
-                worker.receive(reporter)
-            reporter.progress.calls.in_flight = sum(w.calls_in_flight for w in workers)
+            # Asked first: a worker that has ended has told all it will tell.
             running = any(worker.process.poll() is None for worker in workers)
-            for record in tail.read():
-                if record.key in todo_keys:
-                    latest[record.key] = record
-                    reporter.finished(record)
+            for worker in workers:
+                for record in worker.receive(reporter):
+                    if record.key in todo_keys:
+                        latest[record.key] = record
+                        reporter.finished(record)
+            reporter.progress.calls.in_flight = sum(w.calls_in_flight for w in workers)
             if not running:
-                for worker in workers:
-                    worker.receive(reporter)
                 return
             await asyncio.sleep(POLL_S)
     finally:
         reporter.stop()
+
+
+def read_untold(tail: RecordTail, todo_keys: set[str], latest: dict[str, Record]) -> None:
+    """The records a dead worker appended but had not told, read from samples.jsonl."""
+    for record in tail.read():
+        if record.key in todo_keys and record.key not in latest:
+            latest[record.key] = record
 
 
 def _stop(workers: list[_Worker]) -> None:

@@ -8,6 +8,9 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,15 @@ from support import harness_process, toy_reply, wait_for_lines, without_timing
 from harness.cli import main
 from harness.config.run_config import RunConfig, ServeConfig
 from harness.errors import ConfigError
-from harness.evaluate.workers import RecordTail, split_work, worker_count
+from harness.evaluate.workers import (
+    RecordTail,
+    read_untold,
+    split_work,
+    worker_count,
+    worker_start_method,
+)
 from harness.store.inputs import read_inputs
+from harness.store.records import Record
 from harness.store.run_store import read_records
 from harness.store.shared_append import SharedAppender
 from harness.task.contract import Sample
@@ -61,6 +71,9 @@ def ok_lines(run_dir: Path) -> list[str]:
 
 def test_two_workers_write_the_records_one_process_writes(toy_suite, tmp_path, capsys):
     with FakeServer(latency=0.2, handler=toy_reply) as server:
+        # The server's thread runs in this process: the workers start fresh
+        # interpreters here (the forked ones: the killed-worker test below).
+        assert worker_start_method() == "spawn"
         one = main(run_args(toy_suite, server.url, tmp_path / "one", "--workers", "1"))
         capsys.readouterr()
         two = main(
@@ -85,13 +98,10 @@ def test_two_workers_write_the_records_one_process_writes(toy_suite, tmp_path, c
 
 
 def worker_pids(parent: int) -> list[int]:
-    """The worker processes a harness process started (its children running them)."""
+    """The worker processes a harness process started: its children (forked from it,
+    they show its command line; started fresh, harness.evaluate.workers's)."""
     children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-    return [
-        int(pid)
-        for pid in children
-        if b"harness.evaluate.workers" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    ]
+    return [int(pid) for pid in children if b"harness" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
 @pytest.mark.slow
@@ -103,12 +113,16 @@ def test_a_worker_killed_mid_run_loses_nothing_on_resume(toy_suite, tmp_path):
         assert wait_for_lines(killed / "samples.jsonl", 4)
         pids = worker_pids(process.pid)
         assert len(pids) == 2
+        # Forked from the run's one-thread process: they show its command line.
+        assert all(b"harness.cli" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids)
         os.kill(pids[0], signal.SIGKILL)
         _, err = process.communicate(timeout=120)
         assert process.returncode == 1, err
         assert "was stopped by signal 9 before its work was done; rerun" in err
         written = len(records_of(killed))
         assert 4 <= written < 24, "the kill must land mid-run"
+        # Its summary counts what is in the file, told by the workers or not.
+        assert f"24 ran, 0 already done, {written} ok" in err
 
         rerun = harness_process(args)
         _, err = rerun.communicate(timeout=120)
@@ -228,3 +242,50 @@ def test_the_tail_reads_whole_lines_only(tmp_path):
         handle.flush()
         assert [r.key for r in tail.read()] == ["b/s/1#0"]
         assert tail.read() == []
+
+
+def test_workers_are_forked_from_a_one_thread_process_on_linux():
+    code = "from harness.evaluate.workers import worker_start_method as m; print(m())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+def test_a_process_running_other_threads_starts_fresh_interpreters():
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert worker_start_method() == "spawn"
+    finally:
+        stop.set()
+        thread.join()
+
+
+def toy_record_line(key: str, status: str = "ok") -> str:
+    benchmark, subset, rest = key.split("/")
+    sample_id, trial = rest.split("#")
+    return json.dumps(
+        {
+            "key": key,
+            "benchmark": benchmark,
+            "subset": subset,
+            "sample_id": sample_id,
+            "trial": int(trial),
+            "seed": 0,
+            "status": status,
+        }
+    )
+
+
+def test_what_a_dead_worker_appended_untold_is_read_from_the_file(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text(toy_record_line("b/s/0#0") + "\n")  # before the run: not its work
+    tail = RecordTail(path)
+    told = Record.from_dict(json.loads(toy_record_line("b/s/1#0", "infra_error")))
+    with path.open("a") as handle:
+        for key in ("b/s/1#0", "b/s/2#0", "b/s/3#0"):
+            handle.write(toy_record_line(key) + "\n")
+    latest = {told.key: told}
+    read_untold(tail, {"b/s/0#0", "b/s/1#0", "b/s/2#0"}, latest)
+    # Told: kept as told; appended untold: read; not in the work, or before it: not.
+    assert {k: r.status for k, r in latest.items()} == {"b/s/1#0": "infra_error", "b/s/2#0": "ok"}
