@@ -35,6 +35,7 @@ from harness.run.run_counts import RunCounts
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.evaluate.plan import PlannedRun
     from harness.results.entries import BenchmarkEntry
+    from harness.results.frames import LoadedRun
     from harness.results.scores import RunScores
     from harness.run.suite_samples import NotRun
 
@@ -51,6 +52,9 @@ class RunSummary(RunCounts):
     cache_hits: int
     cache_calls: int | None  # model calls that asked the cache; None without a cache
     results: RunScores  # the run's scores, as scored at the end of the call
+    # The run folder as scored then: manifest, records (without their
+    # conversation) and scores.json; its tables are written from it.
+    run: LoadedRun
     not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
     # This call's errors by kind, each with its count and likely cause.
@@ -176,11 +180,17 @@ def _plan(config: RunConfig) -> PlannedRun:
 
 
 def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
-    """The run scored, and what the call did."""
-    from harness.results.scores import read_scores
-    from harness.run.scoring import score_run
+    """The run scored, and what the call did. Its records are read once: scoring,
+    the results and the run's tables share them (each read of a large run's
+    samples.jsonl and the intervals over it took about a second)."""
+    from harness.results import frames
+    from harness.results.entries import benchmark_entries
+    from harness.results.scores import run_scores
+    from harness.run.scoring import score_run_records
 
-    score_run(run.run_dir, rescore=False)
+    scored = score_run_records(run.run_dir, rescore=False)
+    loaded = frames.load(run.run_dir, conversation=False, stored=scored.records)
+    tasks = frames.task_outcomes(frames.records_of([loaded]))
     stats = run.settings.cache_stats
     return RunSummary(
         **vars(counts),
@@ -189,7 +199,8 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
         cache_hits=stats.hits,
         cache_calls=None if run.settings.cache_dir is None else stats.hits + stats.misses,
         not_run=list(run.plan.not_run),
-        results=read_scores(run.run_dir),
+        results=run_scores(loaded, benchmark_entries(loaded, tasks)),
+        run=loaded,
         notes=list(run.settings.fit_report.lines(run.config.timeout)),
         error_lines=run.progress.errors.summary_lines() if run.progress is not None else [],
     )

@@ -173,16 +173,21 @@ def run_folders(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load(run_dir: str | Path, conversation: bool = True) -> LoadedRun:
+def load(
+    run_dir: str | Path, conversation: bool = True, stored: dict[str, Record] | None = None
+) -> LoadedRun:
     """One run folder, its records carrying their current (regraded) scores. When
     scores.json lists its records, they are the run's records: those its aggregates
     are over (a record stored after the last scoring waits for the next one).
     ``conversation=False``: the trajectories without their conversation, for what
-    reads only numbers (run_store.read_records)."""
+    reads only numbers (run_store.read_records). ``stored``: the folder's records
+    as its scoring just read them (``score_run_records``), not read again (the
+    end of a run reads its records once; given, they carry the current scores)."""
     store = RunStore(Path(run_dir))
     manifest = store.load_manifest()  # ConfigError if it is not a run folder
     scores = load_scores(store.root)
-    stored = store.load_records(conversation)
+    if stored is None:
+        stored = store.load_records(conversation)
     current = scores.get("records")
     if current is None:  # an older scores.json: the records as stored
         return LoadedRun(store.root, manifest, stored, scores)

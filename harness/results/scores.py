@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ConfigError
-from harness.results import stats
+from harness.results import frames, stats
 from harness.results.entries import BenchmarkEntry, benchmark_entries
 from harness.store.run_store import SCORES, RunStore
 
@@ -48,8 +48,6 @@ def read_scores(path: str | Path, n_boot: int = stats.N_BOOT, seed: int = stats.
     bootstrap replicates from ``seed``). ConfigError, in one line, when there is no
     scores.json (score the run: ``harness score``), when it is not readable, or
     when the folder is not a run folder."""
-    from harness.results import frames
-
     run_dir = _run_dir(path)
     store = RunStore(run_dir)
     if not store.scores_path.is_file():
@@ -59,8 +57,14 @@ def read_scores(path: str | Path, n_boot: int = stats.N_BOOT, seed: int = stats.
     # One line if there is no manifest.json beside it, or scores.json is not readable.
     run = frames.load(run_dir, conversation=False)  # numbers only
     tasks = frames.task_outcomes(frames.records_of([run]))
+    return run_scores(run, benchmark_entries(run, tasks, n_boot, seed))
+
+
+def run_scores(run: frames.LoadedRun, entries: dict[str, BenchmarkEntry]) -> RunScores:
+    """The results of a loaded run whose entries are computed (``benchmark_entries``:
+    the leaderboard's row of the run holds them too)."""
     return RunScores(
         run_dir=run.run_dir,
         run_id=str(run.scores.get("run_id") or run.run_id),
-        benchmarks=benchmark_entries(run, tasks, n_boot, seed),
+        benchmarks=dict(entries),  # a copy: the leaderboard marks drift in its own
     )

@@ -300,6 +300,27 @@ def score_run(
     (benchmark -> load options) regrade with other settings than the run was made
     with; they are recorded in scores.json. Returns what scores.json holds
     (``ScoresFile.to_dict`` is its JSON form)."""
+    return score_run_records(run_dir, services, rescore, overrides, write).scores
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """What scoring a run folder wrote, and the records it read to write it."""
+
+    scores: ScoresFile
+    # key -> record as scored (without its conversation unless regraded): what
+    # the run's tables and summary read next, rather than the file again.
+    records: dict[str, Record]
+
+
+def score_run_records(
+    run_dir: Path,
+    services: Services | None = None,
+    rescore: bool = True,
+    overrides: Overrides | None = None,
+    write: bool = True,
+) -> ScoredRun:
+    """``score_run``, with the records it read."""
     check_overrides(overrides or {})
     store = RunStore(run_dir)
     written = store.read_manifest()
@@ -340,4 +361,4 @@ def score_run(
     )
     if write:
         store.write_scores(scores)
-    return scores
+    return ScoredRun(scores, {record.key: record for record in records})

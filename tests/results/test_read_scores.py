@@ -10,7 +10,7 @@ import pytest
 
 from harness import RunConfig, results, run_suite
 from harness.errors import ConfigError
-from harness.report.leaderboard import load_run
+from harness.report.leaderboard import RUN_TABLES, load_run, write_run_tables
 from harness.results.entries import BenchmarkCounts
 
 
@@ -113,3 +113,19 @@ def test_numbers_are_read_without_the_conversation_and_equal_a_whole_read(summar
     assert {k: v for k, v in slim_scores.items() if k != "scored_at"} == {
         k: v for k, v in whole_scores.items() if k != "scored_at"
     }
+
+
+def test_the_run_tables_from_the_end_of_a_run_are_those_of_the_folder(summary):
+    """The end of a run reads its records once; the tables written from what it
+    read are those written from the folder read again."""
+    again = results.frames.load(summary.run_dir, conversation=False)
+    assert summary.run.records == again.records
+    # (an earlier test here scores the folder again: a later scored_at)
+    assert {**summary.run.scores, "scored_at": None} == {**again.scores, "scored_at": None}
+    entries = summary.results.benchmarks
+    before = dict(entries)
+    shared = write_run_tables(summary.run_dir, loaded=summary.run, entries=entries)
+    tables = (summary.run_dir / RUN_TABLES).read_text()
+    assert write_run_tables(summary.run_dir) == shared
+    assert (summary.run_dir / RUN_TABLES).read_text() == tables
+    assert summary.results.benchmarks == before  # the results are not marked in place

@@ -43,6 +43,7 @@ from harness.report.leaderboard.loading import (
     load_board,
     load_run,
     mark_drift,
+    run_row,
     strategy_label,
 )
 from harness.report.leaderboard.markdown import render_markdown
@@ -62,7 +63,7 @@ from harness.report.leaderboard.rows import (
 from harness.report.leaderboard.table import PERCENT_HEADER, Column, Table
 from harness.report.leaderboard.tables import build_tables
 from harness.results import stats
-from harness.results.frames import training_step
+from harness.results.frames import LoadedRun, training_step
 
 __all__ = [
     "CI_TOLERANCE",
@@ -144,12 +145,24 @@ def render(
 RUN_TABLES = "leaderboard.md"  # the full tables, in the run folder
 
 
-def write_run_tables(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) -> str:
+def write_run_tables(
+    run_dir: Path,
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+    loaded: LoadedRun | None = None,
+    entries: dict[str, BenchmarkEntry] | None = None,
+) -> str:
     """Write the full tables of a scored run into its folder (``RUN_TABLES``); return
-    its compact table ('' when the run has no scores.json to show)."""
+    its compact table ('' when the run has no scores.json to show). ``loaded`` and
+    ``entries``: the run as its end read it (``RunSummary.run``, and its results'
+    entries, computed with the same ``n_boot`` and ``seed``), not read again."""
     if not (run_dir / "scores.json").is_file():
         return ""
-    results, _ = load_board([run_dir], None, n_boot, seed)
+    if loaded is None:
+        results, _ = load_board([run_dir], None, n_boot, seed)
+    else:
+        results = [run_row(loaded, n_boot, seed, entries)]
+        mark_drift(results)  # as load_board marks its rows
     path = run_dir / RUN_TABLES
     path.write_text(render_markdown(build_tables(results), []), encoding="utf-8")
     return render_compact(

@@ -14,7 +14,7 @@ from harness.report.leaderboard.rows import STANDARD_FEEDBACK, Cost, RunResult
 from harness.results import frames as results
 from harness.results import stats
 from harness.results.conditions import column_drift
-from harness.results.entries import benchmark_entries
+from harness.results.entries import BenchmarkEntry, benchmark_entries
 from harness.results.pricing import run_money
 from harness.results.reference import ReferenceTable, load_references
 from harness.store.manifest import Manifest
@@ -68,16 +68,23 @@ def load_run(run_dir: Path, n_boot: int = stats.N_BOOT, seed: int = stats.SEED) 
 
 
 def run_row(
-    run: results.LoadedRun, n_boot: int = stats.N_BOOT, seed: int = stats.SEED
+    run: results.LoadedRun,
+    n_boot: int = stats.N_BOOT,
+    seed: int = stats.SEED,
+    entries: dict[str, BenchmarkEntry] | None = None,
 ) -> RunResult:
     """The leaderboard row of a loaded run: the official aggregates of its scores.json,
     with intervals, coverage and pass^k over the tasks of its record table (the
-    table ``harness.results.frames.records`` gives a notebook)."""
+    table ``harness.results.frames.records`` gives a notebook). ``entries``: those
+    computed already (``benchmark_entries`` with the same ``n_boot`` and ``seed``)."""
     manifest, scores = run.manifest, run.scores
     settings = scores.get("settings") or {}
     records = results.records_of([run])
     tasks = results.task_outcomes(records)
-    entries = benchmark_entries(run, tasks, n_boot, seed)
+    if entries is None:
+        entries = benchmark_entries(run, tasks, n_boot, seed)
+    else:  # a copy: the row's entries are marked with drift in place
+        entries = dict(entries)
     name = str(scores.get("run_id") or manifest.run_id or run.run_dir.name)
     strategy = settings.get("strategy", manifest.strategy)
     return RunResult(
