@@ -61,17 +61,26 @@ def garbage_collection_for_a_run() -> Iterator[None]:
         gc.unfreeze()
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No collection while the block builds many objects that hold no cycle (a
+    world, a file of records read): its passes would walk only them, and find
+    nothing to free. The collector is as it was after the block."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build_world(build: Callable[..., T], *args: object) -> T:
     """``build(*args)``: an environment, built with the collector paused (its
     young passes would only walk the new world); inside a run, a world that says
     it is large is then frozen out of the collector's passes."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         world = build(*args)
-    finally:
-        if was_enabled:
-            gc.enable()
     if _set_by_run and getattr(world, "large_state", False):
         gc.freeze()
     return world

@@ -37,7 +37,6 @@ still writing.
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
 import multiprocessing.process
 import os
@@ -52,6 +51,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
+from harness.boundary.json_read import read_json
 from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
 from harness.models.base import CallMeter
@@ -178,8 +178,12 @@ class _StartedSink:
         self.conn.send(("started", key))
 
     def finished(self, record: Record) -> None:
-        # The display and the counts read its status and error, not its conversation.
-        self.conn.send(("finished", replace(record, trajectory=None)))
+        # The display and the counts read its status and error. Its score and
+        # conversation stay out: a judged score alone can be ~45 kB, and a message
+        # past the pipe's room blocks this worker's loop until the run's process
+        # reads it.
+        told = replace(record, trajectory=None, score=None, metadata=None, load_options=None)
+        self.conn.send(("finished", told))
 
 
 async def _report_calls(meter: CallMeter, sink: _StartedSink) -> None:
@@ -272,7 +276,7 @@ class RecordTail:
         records = []
         for line in lines:
             try:
-                records.append(Record.from_dict(json.loads(line)))
+                records.append(Record.from_dict(read_json(line)))
             except (ValueError, KeyError, TypeError, RecursionError):
                 continue  # a torn line, closed off by the next writer
         return records
@@ -289,12 +293,13 @@ class _Worker:
     pairs: int
     done: WorkerDone | None = None
     calls_in_flight: int = 0
+    pipe_closed: bool = False  # the worker has ended and its messages are all read
 
     def receive(self, reporter: ProgressReporter) -> list[Record]:
         """This worker's messages so far; the records it says it has appended."""
         written: list[Record] = []
         try:
-            while self.conn.poll():
+            while not self.pipe_closed and self.conn.poll():
                 kind, value = self.conn.recv()
                 if kind == "started":
                     reporter.started(value)
@@ -305,7 +310,7 @@ class _Worker:
                 else:
                     self.done = WorkerDone(*value)
         except (EOFError, OSError):
-            pass
+            self.pipe_closed = True
         return written
 
 
@@ -470,22 +475,37 @@ async def _watch(
     todo_keys: set[str],
     latest: dict[str, Record],
 ) -> None:
-    """Show the records as the workers tell them, until every worker has ended."""
+    """Show the records as the workers tell them, until every worker has ended.
+
+    A worker's messages are read as they arrive (the loop watches its pipe), not
+    only every POLL_S: a worker whose pipe is full waits in its send, its event
+    loop with it."""
+    loop = asyncio.get_running_loop()
+
+    def read(worker: _Worker) -> None:
+        for record in worker.receive(reporter):
+            if record.key in todo_keys:
+                latest[record.key] = record
+                reporter.finished(record)
+        if worker.pipe_closed:  # at its end a pipe stays readable: stop watching it
+            loop.remove_reader(worker.conn.fileno())
+
     reporter.start()
+    for worker in workers:
+        loop.add_reader(worker.conn.fileno(), read, worker)
     try:
         while True:
             # Asked first: a worker that has ended has told all it will tell.
             running = any(worker.process.poll() is None for worker in workers)
             for worker in workers:
-                for record in worker.receive(reporter):
-                    if record.key in todo_keys:
-                        latest[record.key] = record
-                        reporter.finished(record)
+                read(worker)
             reporter.progress.calls.in_flight = sum(w.calls_in_flight for w in workers)
             if not running:
                 return
             await asyncio.sleep(POLL_S)
     finally:
+        for worker in workers:
+            loop.remove_reader(worker.conn.fileno())
         reporter.stop()
 
 

@@ -4,13 +4,17 @@ executor running its parts at once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import pickle
 import re
+import select
 import signal
 import subprocess
 import sys
 import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
@@ -19,13 +23,18 @@ from support import harness_process, toy_reply, wait_for_lines, without_timing
 from harness.cli import main
 from harness.config.run_config import RunConfig, ServeConfig
 from harness.errors import ConfigError
+from harness.evaluate import workers as workers_module
 from harness.evaluate.workers import (
     RecordTail,
+    _StartedSink,
+    _watch,
+    _Worker,
     read_untold,
     split_work,
     worker_count,
     worker_start_method,
 )
+from harness.run.progress import ProgressReporter, RunProgress
 from harness.store.inputs import read_inputs
 from harness.store.records import Record
 from harness.store.run_store import read_records
@@ -289,3 +298,66 @@ def test_what_a_dead_worker_appended_untold_is_read_from_the_file(tmp_path):
     read_untold(tail, {"b/s/0#0", "b/s/1#0", "b/s/2#0"}, latest)
     # Told: kept as told; appended untold: read; not in the work, or before it: not.
     assert {k: r.status for k, r in latest.items()} == {"b/s/1#0": "infra_error", "b/s/2#0": "ok"}
+
+
+def test_a_worker_tells_a_record_in_a_message_that_fits_the_pipe_at_once():
+    """A record's score can be large (a judged score ~45 kB); what a worker
+    sends of it fits one atomic pipe write, so its loop does not wait on the run's
+    process to read."""
+    receiving, sending = os.pipe()
+    conn, reader = Connection(sending, readable=False), Connection(receiving, writable=False)
+    record = Record.from_dict(json.loads(toy_record_line("b/s/1#0", "score_error")))
+    record.score = {"details": "x" * 60_000}
+    record.trajectory = {"messages": [{"content": "y" * 60_000}]}
+    record.error = {"kind": "judge", "message": "the judge's reply was not JSON"}
+    _StartedSink(conn).finished(record)
+    kind, told = reader.recv()
+    assert kind == "finished" and (told.key, told.status, told.error) == (
+        record.key,
+        record.status,
+        record.error,
+    )
+    assert len(pickle.dumps(("finished", told))) < select.PIPE_BUF
+    conn.close()
+    reader.close()
+
+
+class _Running:
+    """A worker process as _watch sees it: running until told otherwise."""
+
+    returncode = None
+
+    def __init__(self) -> None:
+        self.ended = False
+
+    def poll(self) -> int | None:
+        return 0 if self.ended else None
+
+
+def test_the_run_reads_a_workers_messages_as_they_arrive(monkeypatch):
+    """Not only at each poll: a worker with a full pipe would wait on it."""
+    monkeypatch.setattr(workers_module, "POLL_S", 30.0)
+    receiving, sending = os.pipe()
+    conn = Connection(sending, readable=False)
+    process = _Running()
+    worker = _Worker(0, process, Connection(receiving, writable=False), 1)  # type: ignore[arg-type]
+    progress = RunProgress(total=2)
+    reporter = ProgressReporter(progress, enabled=False)
+    latest: dict = {}
+
+    async def scenario() -> None:
+        watching = asyncio.create_task(_watch([worker], reporter, {"b/s/1#0", "b/s/2#0"}, latest))
+        await asyncio.sleep(0.1)  # _watch is in its first 30 s sleep now
+        sink = _StartedSink(conn)
+        sink.started("b/s/1#0")
+        sink.finished(Record.from_dict(json.loads(toy_record_line("b/s/1#0"))))
+        for _ in range(50):
+            await asyncio.sleep(0.02)
+            if latest:
+                break
+        assert list(latest) == ["b/s/1#0"] and progress.done == 1
+        watching.cancel()
+
+    asyncio.run(scenario())
+    conn.close()
+    worker.conn.close()
