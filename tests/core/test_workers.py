@@ -9,7 +9,6 @@ import json
 import os
 import pickle
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -25,8 +24,9 @@ from harness.config.run_config import RunConfig, ServeConfig
 from harness.errors import ConfigError
 from harness.evaluate import workers as workers_module
 from harness.evaluate.workers import (
+    TELL_AT_MOST,
     RecordTail,
-    _StartedSink,
+    _Teller,
     _watch,
     _Worker,
     read_untold,
@@ -300,24 +300,34 @@ def test_what_a_dead_worker_appended_untold_is_read_from_the_file(tmp_path):
     assert {k: r.status for k, r in latest.items()} == {"b/s/1#0": "infra_error", "b/s/2#0": "ok"}
 
 
-def test_a_worker_tells_a_record_in_a_message_that_fits_the_pipe_at_once():
-    """A record's score can be large (a judged score ~45 kB); what a worker
-    sends of it fits one atomic pipe write, so its loop does not wait on the run's
-    process to read."""
+def test_a_worker_tells_its_records_in_batches_that_fit_the_pipe():
+    """A record's score can be large (a judged score ~45 kB); what a worker tells
+    of it holds no score or conversation, so a whole batch fits the pipe's room
+    (64 KiB) and its loop does not wait on the run's process to read."""
     receiving, sending = os.pipe()
     conn, reader = Connection(sending, readable=False), Connection(receiving, writable=False)
-    record = Record.from_dict(json.loads(toy_record_line("b/s/1#0", "score_error")))
-    record.score = {"details": "x" * 60_000}
-    record.trajectory = {"messages": [{"content": "y" * 60_000}]}
-    record.error = {"kind": "judge", "message": "the judge's reply was not JSON"}
-    _StartedSink(conn).finished(record)
-    kind, told = reader.recv()
-    assert kind == "finished" and (told.key, told.status, told.error) == (
-        record.key,
-        record.status,
-        record.error,
-    )
-    assert len(pickle.dumps(("finished", told))) < select.PIPE_BUF
+    teller = _Teller(conn)
+    records = []
+    for n in range(TELL_AT_MOST // 2):
+        record = Record.from_dict(json.loads(toy_record_line(f"b/s/{n}#0", "score_error")))
+        record.score = {"details": "x" * 60_000}
+        record.trajectory = {"messages": [{"content": "y" * 60_000}]}
+        record.error = {"kind": "judge", "message": "the judge's reply was not JSON " * 4}
+        records.append(record)
+        teller.started(record.key)
+        assert not reader.poll()  # told in batches
+        teller.finished(record)
+    assert reader.poll()  # TELL_AT_MOST events: told at once
+    payload = reader.recv_bytes()
+    assert len(payload) < 65536
+    kind, (started, finished, calls) = pickle.loads(payload)
+    assert kind == "events" and calls == 0
+    assert started == [r.key for r in records]
+    assert [(r.key, r.status, r.error) for r in finished] == [
+        (r.key, r.status, r.error) for r in records
+    ]
+    teller.tell()
+    assert not reader.poll()  # nothing new: nothing sent
     conn.close()
     reader.close()
 
@@ -348,9 +358,10 @@ def test_the_run_reads_a_workers_messages_as_they_arrive(monkeypatch):
     async def scenario() -> None:
         watching = asyncio.create_task(_watch([worker], reporter, {"b/s/1#0", "b/s/2#0"}, latest))
         await asyncio.sleep(0.1)  # _watch is in its first 30 s sleep now
-        sink = _StartedSink(conn)
-        sink.started("b/s/1#0")
-        sink.finished(Record.from_dict(json.loads(toy_record_line("b/s/1#0"))))
+        teller = _Teller(conn)
+        teller.started("b/s/1#0")
+        teller.finished(Record.from_dict(json.loads(toy_record_line("b/s/1#0"))))
+        teller.tell()
         for _ in range(50):
             await asyncio.sleep(0.02)
             if latest:
