@@ -88,14 +88,26 @@ def clean_value(
     ``max_entries`` entries, an integer over MAX_INT_DIGITS digits or a
     non-finite float. Tuples become lists; other objects are kept as they are.
     """
-    state = Cleaned(None)
-    entries = 0
+    walker = _Walker(max_depth, max_entries)
+    value = walker.walk(value, 0)
+    return Cleaned(value, walker.replaced)
 
-    def walk(item: object, depth: int) -> object:
-        nonlocal entries
+
+class _Walker:
+    """One ``clean_value`` pass. A class, not nested functions: a nested function
+    that calls itself is a reference cycle (it holds its own cell), garbage that
+    only the cyclic collector frees, and a run cleans values many times a call."""
+
+    def __init__(self, max_depth: int, max_entries: int):
+        self.max_depth = max_depth
+        self.max_entries = max_entries
+        self.entries = 0
+        self.replaced = 0
+
+    def walk(self, item: object, depth: int) -> object:
         if isinstance(item, str):
             text, replaced = clean_str(item)
-            state.replaced += replaced
+            self.replaced += replaced
             return text
         if isinstance(item, bool) or item is None:
             return item
@@ -108,25 +120,22 @@ def clean_value(
                 raise BoundsError(f"a number is out of range ({item})")
             return item
         if isinstance(item, (dict, list, tuple)):
-            if depth >= max_depth:
-                raise BoundsError(f"values are nested more than {max_depth} deep")
-            entries += len(item)
-            if entries > max_entries:
-                raise BoundsError(f"more than {max_entries} values")
+            if depth >= self.max_depth:
+                raise BoundsError(f"values are nested more than {self.max_depth} deep")
+            self.entries += len(item)
+            if self.entries > self.max_entries:
+                raise BoundsError(f"more than {self.max_entries} values")
             if isinstance(item, dict):
-                return {walk_key(k): walk(v, depth + 1) for k, v in item.items()}
-            return [walk(v, depth + 1) for v in item]
+                return {self.walk_key(k): self.walk(v, depth + 1) for k, v in item.items()}
+            return [self.walk(v, depth + 1) for v in item]
         return item
 
-    def walk_key(key: object) -> object:
+    def walk_key(self, key: object) -> object:
         if isinstance(key, str):
             text, replaced = clean_str(key)
-            state.replaced += replaced
+            self.replaced += replaced
             return text
         return key
-
-    state.value = walk(value, 0)
-    return state
 
 
 def check_depth(value: object, max_depth: int = MAX_DEPTH) -> None:

@@ -25,9 +25,9 @@ part folder merged afterwards, as ``--parts`` does):
 - The same records as one process: a worker runs the same runner on the same
   planned samples with the same seeds; only the order of the lines differs.
 
-The run's process shows the one progress display: each worker tells it which
-pair it started and, once its record is appended, the record (without the
-conversation: reading each appended line back cost the run's process a CPU-second
+The run's process shows the one progress display: every 0.1 s each worker tells
+it which pairs it started and which records it has appended (their status and
+error only: reading each appended line back cost the run's process a CPU-second
 in every ~20 of the workers'). If a worker dies, what it appended but had not told
 yet is read from samples.jsonl, which stays the truth of what is done. Workers stop
 when the run's process dies, so a rerun never meets a worker of an earlier run
@@ -69,7 +69,8 @@ IN_PROCESS_MODELS = ("oracle", "null")
 # Pending (sample, trial) pairs per worker, at least, before the default adds
 # one: a worker's start (imports, loading the samples) costs a few seconds.
 MIN_PAIRS_PER_WORKER = 50
-# How often the run's process reads the new records and the workers' messages.
+# How often the run's process looks whether the workers have ended (their
+# messages it reads as they arrive).
 POLL_S = 0.1
 # How often a worker tells what it started and wrote and its calls in flight;
 # it tells at once when this many pairs have started or been written meanwhile.
