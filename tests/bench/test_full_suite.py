@@ -187,8 +187,8 @@ def test_an_error_inside_a_metered_coroutine_is_raised_and_counted():
 
 
 def test_rss_growth_needs_both_marks():
-    assert full_suite.growth({"0.1": 100.0, "1.0": 105.0}) == pytest.approx(0.05)
-    assert full_suite.growth({"1.0": 105.0}) is None
+    assert full_suite.growth({"0.1": 100.0, "1.0": 105.0}, 0.1) == pytest.approx(0.05)
+    assert full_suite.growth({"1.0": 105.0}, 0.1) is None
 
 
 @pytest.mark.slow
@@ -221,3 +221,15 @@ def test_the_bench_runs_end_to_end_on_a_tiny_slice(tmp_path):
     )
     assert "suite samples/s / sequential bare client's" in out
     assert "best possible schedules of the episodes" in out
+
+
+def test_rss_growth_is_judged_once_the_in_flight_window_is_full():
+    # 256 in flight over 656 records: 10% (66) is still filling it; 50% (328) is not.
+    assert full_suite.growth_start(656, 256) == 0.5
+    assert full_suite.growth_start(656, 64) == 0.1
+    assert full_suite.growth_start(4416, 256) == 0.1
+    assert full_suite.growth_start(78, 256) == 0.5  # no mark gets there: the last before the end
+    marks = {"0.1": 200.0, "0.5": 250.0, "1.0": 260.0}
+    assert full_suite.growth(marks, 0.5) == pytest.approx(0.04)
+    assert full_suite.growth(marks, 0.1) == pytest.approx(0.3)
+    assert full_suite.growth({"1.0": 260.0}, 0.5) is None
