@@ -46,6 +46,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -180,12 +181,12 @@ class _Teller:
     def __init__(self, conn: Connection, meter: CallMeter | None = None):
         self.conn = conn
         self.meter = meter
-        self._started: list[str] = []
-        self._finished: list[Record] = []
+        # In the order they happened: a pair's start, or a record appended.
+        self._events: list[str | Record] = []
         self._calls_told = -1
 
     def started(self, key: str) -> None:
-        self._started.append(key)
+        self._events.append(key)
         self._tell_if_full()
 
     def finished(self, record: Record) -> None:
@@ -194,20 +195,20 @@ class _Teller:
         # message past the pipe's room blocks this worker's loop until the run's
         # process reads it.
         told = replace(record, trajectory=None, score=None, metadata=None, load_options=None)
-        self._finished.append(told)
+        self._events.append(told)
         self._tell_if_full()
 
     def _tell_if_full(self) -> None:
-        if len(self._started) + len(self._finished) >= TELL_AT_MOST:
+        if len(self._events) >= TELL_AT_MOST:
             self.tell()
 
     def tell(self) -> None:
         """Send what is new since the last message, if anything is."""
         calls = self.meter.in_flight if self.meter is not None else 0
-        if not self._started and not self._finished and calls == self._calls_told:
+        if not self._events and calls == self._calls_told:
             return
-        self.conn.send(("events", (self._started, self._finished, calls)))
-        self._started, self._finished, self._calls_told = [], [], calls
+        self.conn.send(("events", (self._events, calls)))
+        self._events, self._calls_told = [], calls
 
 
 async def _tell_every(teller: _Teller) -> None:
@@ -315,22 +316,23 @@ class _Worker:
     calls_in_flight: int = 0
     pipe_closed: bool = False  # the worker has ended and its messages are all read
 
-    def receive(self, reporter: ProgressReporter) -> list[Record]:
-        """This worker's messages so far; the records it says it has appended."""
-        written: list[Record] = []
+    def receive(self, reporter: ProgressReporter, written: Callable[[Record], None]) -> None:
+        """This worker's messages so far, in order: each pair it started to the
+        reporter, each record it says it has appended to ``written``."""
         try:
             while not self.pipe_closed and self.conn.poll():
                 kind, value = self.conn.recv()
                 if kind == "events":
-                    started, finished, self.calls_in_flight = value
-                    for key in started:
-                        reporter.started(key)
-                    written += finished
+                    events, self.calls_in_flight = value
+                    for event in events:
+                        if isinstance(event, str):
+                            reporter.started(event)
+                        else:
+                            written(event)
                 else:
                     self.done = WorkerDone(*value)
         except (EOFError, OSError):
             self.pipe_closed = True
-        return written
 
 
 def worker_start_method() -> str:
@@ -501,11 +503,13 @@ async def _watch(
     loop with it."""
     loop = asyncio.get_running_loop()
 
+    def written(record: Record) -> None:
+        if record.key in todo_keys:
+            latest[record.key] = record
+            reporter.finished(record)
+
     def read(worker: _Worker) -> None:
-        for record in worker.receive(reporter):
-            if record.key in todo_keys:
-                latest[record.key] = record
-                reporter.finished(record)
+        worker.receive(reporter, written)
         if worker.pipe_closed:  # at its end a pipe stays readable: stop watching it
             loop.remove_reader(worker.conn.fileno())
 

@@ -320,12 +320,11 @@ def test_a_worker_tells_its_records_in_batches_that_fit_the_pipe():
     assert reader.poll()  # TELL_AT_MOST events: told at once
     payload = reader.recv_bytes()
     assert len(payload) < 65536
-    kind, (started, finished, calls) = pickle.loads(payload)
+    kind, (events, calls) = pickle.loads(payload)
     assert kind == "events" and calls == 0
-    assert started == [r.key for r in records]
-    assert [(r.key, r.status, r.error) for r in finished] == [
-        (r.key, r.status, r.error) for r in records
-    ]
+    # In the order they happened: each pair's start, then its record.
+    told = [e if isinstance(e, str) else (e.key, e.status, e.error) for e in events]
+    assert told == [x for r in records for x in (r.key, (r.key, r.status, r.error))]
     teller.tell()
     assert not reader.poll()  # nothing new: nothing sent
     conn.close()
@@ -370,5 +369,33 @@ def test_the_run_reads_a_workers_messages_as_they_arrive(monkeypatch):
         watching.cancel()
 
     asyncio.run(scenario())
+    conn.close()
+    worker.conn.close()
+
+
+def test_a_batch_is_shown_in_the_order_it_happened():
+    """A pair started and written within one batch leaves nothing in flight, and
+    the in-flight count never holds a pair whose record came before the next start."""
+    receiving, sending = os.pipe()
+    conn = Connection(sending, readable=False)
+    worker = _Worker(0, _Running(), Connection(receiving, writable=False), 2)  # type: ignore[arg-type]
+    teller = _Teller(conn)
+    first, second = (
+        Record.from_dict(json.loads(toy_record_line(key))) for key in ("b/s/1#0", "b/s/2#0")
+    )
+    teller.started(first.key)
+    teller.finished(first)
+    teller.started(second.key)
+    teller.tell()
+    progress = RunProgress(total=2)
+    reporter = ProgressReporter(progress, enabled=False)
+    in_flight_when_written: list[set[str]] = []
+
+    def written(record: Record) -> None:
+        reporter.finished(record)
+        in_flight_when_written.append(set(progress.in_flight))
+
+    worker.receive(reporter, written)
+    assert in_flight_when_written == [set()] and set(progress.in_flight) == {second.key}
     conn.close()
     worker.conn.close()
