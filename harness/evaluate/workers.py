@@ -134,14 +134,22 @@ def worker_count(config: RunConfig, pending: int, cores: int | None = None) -> i
 
 def split_work(todo: list[WorkItem], workers: int) -> list[list[WorkItem]]:
     """``workers`` disjoint shares of ``todo``, each in its order: the samples dealt
-    in turn as they first come (so each share starts with the work that comes
-    first), every trial of a sample in the same share."""
+    as they first come (so each share starts with the work that comes first),
+    every trial of a sample in the same share. The deal goes back and forth
+    (0, 1, 1, 0, 0, 1, ...): the work comes longest first, and a deal in turn
+    would give the first share the longer of every round."""
     owner: dict[str, int] = {}
     shares: list[list[WorkItem]] = [[] for _ in range(workers)]
     for item in todo:
-        index = owner.setdefault(item.sample.key, len(owner) % workers)
+        index = owner.setdefault(item.sample.key, _dealt_to(len(owner), workers))
         shares[index].append(item)
     return shares
+
+
+def _dealt_to(n: int, workers: int) -> int:
+    """The share the ``n``-th sample goes to, dealt back and forth."""
+    turn = n % (2 * workers)
+    return turn if turn < workers else 2 * workers - 1 - turn
 
 
 def share_of(concurrency: int, index: int, workers: int) -> int:

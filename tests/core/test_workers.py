@@ -216,6 +216,14 @@ def test_shares_are_disjoint_keep_the_order_and_a_sample_whole():
     assert len(owners) == 5 and set(owners.values()) == {0, 1}
     for n, share in enumerate(shares):
         assert all(owners[item.sample.key] == n for item in share)
+    # Dealt back and forth: the longest-first order favours no share.
+    assert [owners[f"b/s/{i}"] for i in range(5)] == [0, 1, 1, 0, 0]
+    three = split_work([WorkItem(s, 0) for s in samples], 3)
+    assert [[item.sample.id for item in share] for share in three] == [
+        ["0"],
+        ["1", "4"],
+        ["2", "3"],
+    ]
 
 
 def test_a_torn_line_of_a_killed_writer_is_closed_off_by_the_next(tmp_path):
