@@ -345,7 +345,8 @@ class _Worker:
 
 def worker_start_method() -> str:
     """How this process starts its workers: ``fork`` on Linux while it runs one
-    thread, else ``spawn`` (a fresh ``python -m harness.evaluate.workers``).
+    thread, counted by the system (a library's own threads too: Ray's, a BLAS
+    pool's), else ``spawn`` (a fresh ``python -m harness.evaluate.workers``).
 
     A forked worker starts with the planned run's imports and loaded samples (its
     planning then reads them from the adapters' caches): ~50 ms, against ~2.5 s
@@ -355,9 +356,20 @@ def worker_start_method() -> str:
     stay held in the copy for good, so a process running other threads (a
     notebook's, a test's server) starts fresh interpreters instead. Elsewhere
     than Linux fork is not safe with the system's libraries (macOS)."""
-    if sys.platform.startswith("linux") and threading.active_count() == 1:
+    if sys.platform.startswith("linux") and _system_threads() == 1:
         return "fork"
     return "spawn"
+
+
+def _system_threads() -> int:
+    """The threads of this process as the system counts them (Linux), or 0 when
+    it cannot tell. Python's own count misses those a library starts natively;
+    a copy of a process whose Ray client threads held its connections broke the
+    client in the process copied."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 class _ForkedWorker:

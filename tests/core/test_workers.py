@@ -122,8 +122,6 @@ def test_a_worker_killed_mid_run_loses_nothing_on_resume(toy_suite, tmp_path):
         assert wait_for_lines(killed / "samples.jsonl", 4)
         pids = worker_pids(process.pid)
         assert len(pids) == 2
-        # Forked from the run's one-thread process: they show its command line.
-        assert all(b"harness.cli" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids)
         os.kill(pids[0], signal.SIGKILL)
         _, err = process.communicate(timeout=120)
         assert process.returncode == 1, err
