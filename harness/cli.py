@@ -144,6 +144,19 @@ def _closed_pipe() -> int:
     return SIGPIPE_EXIT
 
 
+def one_blas_thread() -> None:
+    """Keep numpy's BLAS to the calling thread in this command's process, unless
+    the user set its thread count.
+
+    numpy is loaded by adapters' metrics and by the scorer, and OpenBLAS starts
+    a pool of threads on load (one per core). The harness does no linear
+    algebra worth a pool, and a process running a second system thread starts
+    its workers as fresh interpreters instead of forking them
+    (``harness.evaluate.workers.worker_start_method``), ~2.5 s each instead of
+    ~50 ms. Read by OpenBLAS when numpy loads: it must be set before that."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
     from harness.boundary import interrupts
     from harness.boundary.terminal import terminal_safe_streams
@@ -151,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     from harness.models.redact import scrub_secrets, secret_scope
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    one_blas_thread()
     interrupts.forget()
     # Whatever a command prints (a server's model ids or error body, a log's
     # tail) cannot act on the terminal (harness/boundary/terminal.py).

@@ -265,6 +265,34 @@ def test_workers_are_forked_from_a_one_thread_process_on_linux():
     assert done.stdout.strip() == ("fork" if sys.platform.startswith("linux") else "spawn")
 
 
+def start_method_after_numpy(set_blas_threads: bool) -> str:
+    """The workers' start method of a fresh process that loaded numpy, as the
+    command line does (adapters' metrics, the scorer), with or without
+    ``one_blas_thread`` first; the user's own setting removed."""
+    code = (
+        "from harness.cli import one_blas_thread\n"
+        + ("one_blas_thread()\n" if set_blas_threads else "")
+        + "import numpy\n"
+        "from harness.evaluate.workers import worker_start_method as m\n"
+        "print(m())"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_the_command_line_forks_its_workers_after_loading_numpy():
+    assert start_method_after_numpy(set_blas_threads=True) == "fork"
+    if (os.cpu_count() or 1) > 1:
+        # What it guards against: numpy's BLAS pool is a second system thread.
+        assert start_method_after_numpy(set_blas_threads=False) == "spawn"
+
+
 def test_a_process_running_other_threads_starts_fresh_interpreters():
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
