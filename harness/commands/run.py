@@ -113,16 +113,16 @@ def run(args: argparse.Namespace) -> int:
         for line in summary.printed_lines(with_coverage=args.quiet):
             print(line, file=sys.stderr)
         run_dir, exit_code = summary.run_dir, summary.exit_code
-        loaded, entries = summary.run, summary.results.benchmarks
+        loaded, entries, outcomes = summary.run, summary.results.benchmarks, summary.outcomes
     else:
         # K shards as jobs (on Ray, at once), merged: harness/executors/parts.py.
         from harness.executors.parts import run_in_parts
 
         outcome = run_in_parts(config, args.executor, args.parts, args.ray_address)
         run_dir, exit_code = outcome.run_dir, outcome.exit_code
-        loaded, entries = None, None
+        loaded, entries, outcomes = None, None, None
     # The full tables stay in the run folder; the terminal gets the compact one.
-    compact = write_run_tables(run_dir, loaded=loaded, entries=entries)
+    compact = write_run_tables(run_dir, loaded=loaded, entries=entries, outcomes=outcomes)
     if not args.quiet and compact:
         print(compact, end="")
     return exit_code

@@ -35,7 +35,7 @@ from harness.run.run_counts import RunCounts
 if TYPE_CHECKING:  # imported where they are used: `import harness` stays cheap
     from harness.evaluate.plan import PlannedRun
     from harness.results.entries import BenchmarkEntry
-    from harness.results.frames import LoadedRun
+    from harness.results.frames import LoadedRun, RunOutcomes
     from harness.results.scores import RunScores
     from harness.run.suite_samples import NotRun
 
@@ -53,8 +53,10 @@ class RunSummary(RunCounts):
     cache_calls: int | None  # model calls that asked the cache; None without a cache
     results: RunScores  # the run's scores, as scored at the end of the call
     # The run folder as scored then: manifest, records (without their
-    # conversation) and scores.json; its tables are written from it.
+    # conversation) and scores.json; its tables are written from it, and from
+    # its record table and tasks, which its results were computed over.
     run: LoadedRun
+    outcomes: RunOutcomes
     not_run: list[NotRun] = field(default_factory=list)  # subsets left out
     notes: list[str] = field(default_factory=list)  # e.g. local calls past the timeout
     # This call's errors by kind, each with its count and likely cause.
@@ -190,7 +192,7 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
 
     scored = score_run_records(run.run_dir, rescore=False)
     loaded = frames.load(run.run_dir, conversation=False, stored=scored.records)
-    tasks = frames.task_outcomes(frames.records_of([loaded]))
+    outcomes = frames.run_outcomes(loaded)
     stats = run.settings.cache_stats
     return RunSummary(
         **vars(counts),
@@ -199,8 +201,9 @@ def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:
         cache_hits=stats.hits,
         cache_calls=None if run.settings.cache_dir is None else stats.hits + stats.misses,
         not_run=list(run.plan.not_run),
-        results=run_scores(loaded, benchmark_entries(loaded, tasks)),
+        results=run_scores(loaded, benchmark_entries(loaded, outcomes.tasks)),
         run=loaded,
+        outcomes=outcomes,
         notes=list(run.settings.fit_report.lines(run.config.timeout)),
         error_lines=run.progress.errors.summary_lines() if run.progress is not None else [],
     )

@@ -339,6 +339,21 @@ def records_of(loaded: Iterable[LoadedRun]) -> pd.DataFrame:
     )
 
 
+@dataclass
+class RunOutcomes:
+    """One loaded run's record table (``records_of``) and its tasks
+    (``task_outcomes``): what its results and its leaderboard row are computed
+    over. The end of a run builds them once for both (~0.2 s at 4,448 records)."""
+
+    records: pd.DataFrame
+    tasks: dict[str, stats.TaskOutcome]
+
+
+def run_outcomes(run: LoadedRun) -> RunOutcomes:
+    records = records_of([run])
+    return RunOutcomes(records, task_outcomes(records))
+
+
 def task_outcomes(table: pd.DataFrame) -> dict[str, stats.TaskOutcome]:
     """The record table of one run grouped by task: each trial's numbers as the
     intervals, pass^k and paired comparisons read them (``harness.results.stats``)."""

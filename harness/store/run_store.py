@@ -203,7 +203,10 @@ class RunStore:
         it with `harness score`) if damaged."""
         rebuild = f"rebuild it with: harness score {self.root}"
         try:
-            scores = json.loads(self.scores_path.read_text(encoding="utf-8"))
+            # A large run's scores.json holds every record's scores (MBs): read as
+            # samples.jsonl is (json_read), without the collector walking it.
+            with collector_paused():
+                scores = read_json(self.scores_path.read_bytes())
         except (ValueError, RecursionError):
             raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
         problem = scores_problem(scores)

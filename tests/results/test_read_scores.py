@@ -124,7 +124,12 @@ def test_the_run_tables_from_the_end_of_a_run_are_those_of_the_folder(summary):
     assert {**summary.run.scores, "scored_at": None} == {**again.scores, "scored_at": None}
     entries = summary.results.benchmarks
     before = dict(entries)
-    shared = write_run_tables(summary.run_dir, loaded=summary.run, entries=entries)
+    outcomes = summary.outcomes
+    fresh = results.frames.run_outcomes(again)
+    assert outcomes.records.equals(fresh.records) and outcomes.tasks == fresh.tasks
+    shared = write_run_tables(
+        summary.run_dir, loaded=summary.run, entries=entries, outcomes=outcomes
+    )
     tables = (summary.run_dir / RUN_TABLES).read_text()
     assert write_run_tables(summary.run_dir) == shared
     assert (summary.run_dir / RUN_TABLES).read_text() == tables

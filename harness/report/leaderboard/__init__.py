@@ -63,7 +63,7 @@ from harness.report.leaderboard.rows import (
 from harness.report.leaderboard.table import PERCENT_HEADER, Column, Table
 from harness.report.leaderboard.tables import build_tables
 from harness.results import stats
-from harness.results.frames import LoadedRun, training_step
+from harness.results.frames import LoadedRun, RunOutcomes, training_step
 
 __all__ = [
     "CI_TOLERANCE",
@@ -151,17 +151,19 @@ def write_run_tables(
     seed: int = stats.SEED,
     loaded: LoadedRun | None = None,
     entries: dict[str, BenchmarkEntry] | None = None,
+    outcomes: RunOutcomes | None = None,
 ) -> str:
     """Write the full tables of a scored run into its folder (``RUN_TABLES``); return
-    its compact table ('' when the run has no scores.json to show). ``loaded`` and
-    ``entries``: the run as its end read it (``RunSummary.run``, and its results'
-    entries, computed with the same ``n_boot`` and ``seed``), not read again."""
+    its compact table ('' when the run has no scores.json to show). ``loaded``,
+    ``entries`` and ``outcomes``: the run as its end read it (``RunSummary.run``,
+    its results' entries, computed with the same ``n_boot`` and ``seed``, and
+    its record table and tasks), not read or built again."""
     if not (run_dir / "scores.json").is_file():
         return ""
     if loaded is None:
         results, _ = load_board([run_dir], None, n_boot, seed)
     else:
-        results = [run_row(loaded, n_boot, seed, entries)]
+        results = [run_row(loaded, n_boot, seed, entries, outcomes)]
         mark_drift(results)  # as load_board marks its rows
     path = run_dir / RUN_TABLES
     path.write_text(render_markdown(build_tables(results), []), encoding="utf-8")

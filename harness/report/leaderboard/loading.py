@@ -72,15 +72,18 @@ def run_row(
     n_boot: int = stats.N_BOOT,
     seed: int = stats.SEED,
     entries: dict[str, BenchmarkEntry] | None = None,
+    outcomes: results.RunOutcomes | None = None,
 ) -> RunResult:
     """The leaderboard row of a loaded run: the official aggregates of its scores.json,
     with intervals, coverage and pass^k over the tasks of its record table (the
     table ``harness.results.frames.records`` gives a notebook). ``entries``: those
-    computed already (``benchmark_entries`` with the same ``n_boot`` and ``seed``)."""
+    computed already (``benchmark_entries`` with the same ``n_boot`` and ``seed``);
+    ``outcomes``: the run's record table and tasks, built already."""
     manifest, scores = run.manifest, run.scores
     settings = scores.get("settings") or {}
-    records = results.records_of([run])
-    tasks = results.task_outcomes(records)
+    if outcomes is None:
+        outcomes = results.run_outcomes(run)
+    records, tasks = outcomes.records, outcomes.tasks
     if entries is None:
         entries = benchmark_entries(run, tasks, n_boot, seed)
     else:  # a copy: the row's entries are marked with drift in place
