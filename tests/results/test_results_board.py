@@ -126,3 +126,52 @@ def test_the_cost_plot_reads_tokens_of_every_role_from_the_record_table(tmp_path
     assert table["prompt_tokens"].tolist() == [100, 100]  # the model under test's own
     assert tokens_per_episode(table) == {"tau2": (155 + 110) / 2}
     assert tokens_per_episode(load_run(run_dir, n_boot=N_BOOT).records) == {"tau2": 132.5}
+
+
+def test_the_tasks_built_from_records_are_those_of_the_record_table(tmp_path):
+    """The end of a run builds its tasks from the records, without the table
+    (run_outcomes): the same tasks, for every kind of record."""
+    excluded = record("bfcl", "simple", "s2", passed=False)
+    excluded["score"]["excluded"] = "binned by the benchmark's own rule"
+    records = [
+        record("bfcl", "simple", "s0", passed=True, tool_counts=(2, 1, 0)),
+        record("bfcl", "simple", "s1", passed=False, reward=0.5),
+        excluded,
+        record("bfcl", "simple", "s3", status="infra_error"),
+        record("bfcl", "multi", "m0", trial=0, passed=True, reward=0.25),
+        record("bfcl", "multi", "m0", trial=1, status="score_error"),
+    ]
+    run_dir = make_run(tmp_path, "mixed", records, {})
+    score_run(run_dir, rescore=False)
+    loaded = results.load(run_dir, conversation=False)
+    outcomes = results.run_outcomes(loaded)
+    table = results.records_of([loaded])
+    assert outcomes.tasks == results.task_outcomes(table)
+    assert outcomes.tasks["bfcl/simple/s2"].excluded == 1
+    assert outcomes.tasks["bfcl/simple/s3"].infra_errors == 1
+    assert outcomes.tasks["bfcl/simple/s1"].trials[0]["reward"] == 0.5
+    assert outcomes.tasks["bfcl/simple/s0"].trials[0]["tool_fp"] == 1.0
+    assert outcomes.records.equals(table)  # built when read
+
+
+def test_the_end_of_a_run_does_not_load_pandas(tmp_path):
+    """pandas takes ~0.8 s to load; a run's end (scores, results, its tables) needs
+    no table of records. (τ²'s deepdiff loads it for its own use: a BFCL run here.)"""
+    import subprocess
+    import sys
+
+    suite = tmp_path / "bfcl.yaml"
+    suite.write_text(
+        "name: bfcl-two\nentries:\n  - benchmark: bfcl\n"
+        "    subsets: [simple_python, multi_turn_base]\n    limit: 1\n"
+    )
+    code = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        f"code = main(['run', '--suite', {str(suite)!r}, '--model', 'oracle', '--quiet', "
+        f"'--out', {str(tmp_path / 'run')!r}])\n"
+        "print(code, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["0", "False"], done.stderr[-2000:]
+    assert (tmp_path / "run" / "leaderboard.md").is_file()

@@ -83,7 +83,7 @@ def run_row(
     settings = scores.get("settings") or {}
     if outcomes is None:
         outcomes = results.run_outcomes(run)
-    records, tasks = outcomes.records, outcomes.tasks
+    tasks = outcomes.tasks
     if entries is None:
         entries = benchmark_entries(run, tasks, n_boot, seed)
     else:  # a copy: the row's entries are marked with drift in place
@@ -105,7 +105,7 @@ def run_row(
         run_dir=run.run_dir,
         fingerprint=(manifest.fingerprint or {}).get("id"),
         tasks=tasks,
-        records=records,
+        outcomes=outcomes,
     )
 
 

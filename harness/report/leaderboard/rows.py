@@ -16,6 +16,8 @@ from harness.results.stats import Interval, TaskOutcome
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.results.frames import RunOutcomes
+
 FRACTION = "fraction"  # the unit of metrics in CSV and JSON (0 to 1)
 STANDARD_FEEDBACK = "standard"
 __all__ = [
@@ -92,9 +94,16 @@ class RunResult:
     note: str = ""
     run_dir: Path | None = None
     tasks: dict[str, TaskOutcome] = field(default_factory=dict, repr=False)
-    # The run's record table (harness.results.frames.records_of), None for published rows.
-    records: pd.DataFrame | None = field(default=None, repr=False)
+    # The run's tasks and record table (harness.results.frames.RunOutcomes), None
+    # for published rows.
+    outcomes: RunOutcomes | None = field(default=None, repr=False)
     fingerprint: str | None = None  # of the weights evaluated (models/fingerprint.py)
+
+    @property
+    def records(self) -> pd.DataFrame | None:
+        """The run's record table (``harness.results.frames.records_of``), built
+        when first read; None for published rows."""
+        return None if self.outcomes is None else self.outcomes.records
 
     @property
     def is_reference(self) -> bool:
