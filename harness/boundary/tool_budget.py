@@ -31,7 +31,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -141,16 +141,67 @@ async def run_tool_call(
 
     while True:
         worker = _WORKER.current()
-        future = asyncio.wrap_future(worker.submit(functools.partial(context.run, job)), loop=loop)
+        future = worker.submit(functools.partial(context.run, job))
+        budget = _Budget(loop, worker, started, timeout_s)
+        future.add_done_callback(budget.call_done)
         try:
-            while not future.done():
-                await asyncio.wait({future}, timeout=_POLL_S)
-                if not future.done() and started and time.monotonic() - started[0] > timeout_s:
-                    _WORKER.abandon(worker)
-                    raise ToolBudgetExceeded(f"the call took longer than {timeout_s:g} s")
+            await budget.done
         except BaseException:
             future.cancel()  # not started yet: never runs
             raise
+        finally:
+            budget.stop()
         if future.cancelled() and not started:
             continue  # queued on a worker that was abandoned: run it on the new one
         return future.result()
+
+
+class _Budget:
+    """The wait for one submitted call: ``done`` is resolved when the call ends (its
+    outcome stays on the call's own future), or fails with ToolBudgetExceeded once
+    the call has run past its budget (checked every ``_POLL_S``).
+
+    The end reaches the loop in one ``call_soon_threadsafe`` that resolves
+    ``done``, so the caller runs again at the loop's next turn. (A wrapped
+    future awaited with ``asyncio.wait`` took three turns: at 256 episodes in
+    flight a turn of the loop is ~10 ms, and tool calls are on every episode's
+    chain of calls.)"""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        worker: _ToolThread,
+        started: list[float],
+        timeout_s: float,
+    ) -> None:
+        self.loop = loop
+        self.worker = worker
+        self.started = started
+        self.timeout_s = timeout_s
+        self.done: asyncio.Future[None] = loop.create_future()
+        self._timer = loop.call_later(_POLL_S, self._check)
+
+    def call_done(self, _future: concurrent.futures.Future[Any]) -> None:
+        """Run by the thread that ended the call (or cancelled it)."""
+        try:
+            self.loop.call_soon_threadsafe(self._resolve)
+        except RuntimeError:
+            pass  # the loop has closed: nobody waits for the call any more
+
+    def _resolve(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def _check(self) -> None:
+        if self.done.done():
+            return
+        if self.started and time.monotonic() - self.started[0] > self.timeout_s:
+            _WORKER.abandon(self.worker)
+            self.done.set_exception(
+                ToolBudgetExceeded(f"the call took longer than {self.timeout_s:g} s")
+            )
+            return
+        self._timer = self.loop.call_later(_POLL_S, self._check)
+
+    def stop(self) -> None:
+        self._timer.cancel()
