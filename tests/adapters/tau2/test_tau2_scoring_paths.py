@@ -213,6 +213,33 @@ def read_only_calls(task) -> list[ToolCall]:
     ]
 
 
+def test_the_agents_calls_run_on_the_loop_with_the_results_tau2_gives(retail, monkeypatch):
+    from harness.adapters.tau2 import environment
+
+    task = ADAPTER.task_of(retail)
+    calls = read_only_calls(task) + [
+        ToolCall(id="w", name="cancel_pending_order", arguments={"order_id": "#nope"}),
+        ToolCall(id="c", name="calculate", arguments={"expression": "9**9**9**9"}),
+    ]
+    direct = Tau2Environment(RETAIL, task)
+    expected = [direct.run(call, "assistant") for call in calls]
+
+    def thread(*args, **kwargs):
+        raise AssertionError("an original domain's call went to the tool thread")
+
+    monkeypatch.setattr(environment, "run_tool_call", thread)
+    env = Tau2Environment(RETAIL, task)
+
+    async def play():
+        return [await env.execute(call) for call in calls]
+
+    assert asyncio.run(play()) == expected
+    assert expected[-1].is_error and "too expensive" in expected[-1].content  # still guarded
+    # (the token names each live state registered for scoring)
+    ours, theirs = env.final_state(), direct.final_state()
+    assert env.changed_state and {**ours, "token": None} == {**theirs, "token": None}
+
+
 def test_a_final_state_after_read_only_calls_takes_the_initial_hashes_without_hashing(
     retail, monkeypatch
 ):

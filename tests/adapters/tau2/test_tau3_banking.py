@@ -49,6 +49,24 @@ def test_every_offline_configuration_runs_offline(checkout, retrieval, monkeypat
     assert ("grep" in names) == (retrieval in ("bm25_grep", "grep_only"))
 
 
+def test_banking_calls_run_in_the_tool_thread(checkout, monkeypatch):
+    """Its retrieval tools search an index (or ask an embedding endpoint): off the
+    loop, within the time budget, unlike the original domains' table lookups."""
+    from harness.adapters.tau2 import environment
+
+    sent = []
+    real = environment.run_tool_call
+
+    async def spy(function, *args, **kwargs):
+        sent.append(args[0].name)
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(environment, "run_tool_call", spy)
+    (sample,) = load(checkout, "bm25")
+    assert oracle_reward(sample) == 1.0
+    assert sent  # every agent call of the oracle's episode
+
+
 def test_golden_retrieval_puts_the_task_s_own_documents_in_the_policy(checkout):
     (golden,) = load(checkout, "golden_retrieval")
     (plain,) = load(checkout, "no_knowledge")
