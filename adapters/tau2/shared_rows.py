@@ -115,11 +115,12 @@ class HashCheckpoints:
 @dataclass(frozen=True)
 class PristineTable:
     """One table's pristine rows, each row's pickle (its private copies come from
-    it) and its entry in tau2's hash text (``"key": {...}``), in key order; with
-    the table's whole text and where each entry sits in it."""
+    it; made the first time the row is copied) and its entry in tau2's hash text
+    (``"key": {...}``), in key order; with the table's whole text and where each
+    entry sits in it."""
 
     rows: Mapping[str, object]
-    pickles: Mapping[str, bytes]
+    pickles: dict[str, bytes]  # filled as rows are first copied (``pickle_of``)
     entries: Mapping[str, str]
     order: tuple[str, ...]  # the keys, sorted
     text: str  # the entries in order, joined by ", " (no braces)
@@ -132,7 +133,6 @@ class PristineTable:
     def build(
         cls,
         rows: Mapping[str, object],
-        pickles: Mapping[str, bytes],
         entries: Mapping[str, str],
         checkpoints: HashCheckpoints,
     ) -> PristineTable:
@@ -144,7 +144,17 @@ class PristineTable:
             start += len(entries[key]) + 2  # the ", " after it
         text = ", ".join(entries[key] for key in order)
         keys, values = list(rows), list(rows.values())
-        return cls(rows, pickles, entries, order, text, spans, keys, values, checkpoints)
+        return cls(rows, {}, entries, order, text, spans, keys, values, checkpoints)
+
+    def pickle_of(self, key: str) -> bytes:
+        """The pristine row's pickle, made when first asked for: an episode copies
+        a few of an airline table's ~2,800 rows, and pickling them all took ~0.1 s
+        of the domain's first environment. A pristine row never changes, so the
+        pickle is the same whenever it is made (two threads may both make it)."""
+        found = self.pickles.get(key)
+        if found is None:
+            found = self.pickles[key] = pickle.dumps(self.rows[key], pickle.HIGHEST_PROTOCOL)
+        return found
 
 
 class SharedRows(dict[str, object]):
@@ -161,7 +171,7 @@ class SharedRows(dict[str, object]):
         """``row`` stored at ``key``, replaced by a private copy when it is pristine."""
         if self.lending or row is not self.pristine.rows.get(key):
             return row
-        own = pickle.loads(self.pristine.pickles[key])
+        own = pickle.loads(self.pristine.pickle_of(key))
         dict.__setitem__(self, key, own)
         return own
 
@@ -252,12 +262,12 @@ def _large_tables(database: BaseModel) -> dict[str, dict[str, object]]:
 
 
 def _pristine_table(
-    database: BaseModel, name: str, rows: dict[str, object], checkpoints: HashCheckpoints
+    rows: dict[str, object], dumped: Mapping[str, object], checkpoints: HashCheckpoints
 ) -> PristineTable:
-    dumped = database.model_dump(include={name})[name]
+    """``dumped``: the table as the database's whole ``model_dump`` gives it (the
+    check in ``share`` compares the text built from it with tau2's own)."""
     return PristineTable.build(
         rows=rows,
-        pickles={key: pickle.dumps(row, pickle.HIGHEST_PROTOCOL) for key, row in rows.items()},
         entries={key: hash_entry(key, dumped[key]) for key in rows},
         checkpoints=checkpoints,
     )
@@ -282,8 +292,7 @@ def share(database: BaseModel) -> PristineDatabase | None:
     pristine = PristineDatabase(
         database=database,
         tables={
-            name: _pristine_table(database, name, rows, checkpoints)
-            for name, rows in tables.items()
+            name: _pristine_table(rows, dumped[name], checkpoints) for name, rows in tables.items()
         },
         others=pickle.dumps(others, pickle.HIGHEST_PROTOCOL),
     )

@@ -89,6 +89,18 @@ def test_a_row_read_is_a_private_copy_and_the_pristine_row_never_changes(pristin
     assert second.flights.changed_keys() == ["F001"]  # read: copied, same content
 
 
+def test_a_rows_pickle_is_made_when_it_is_first_copied(pristine):
+    table = pristine.tables["flights"]
+    assert table.pickles == {}  # none made while the pristine rows were prepared
+    first, second = pristine.new_copy(), pristine.new_copy()
+    row = first.flights["F001"]
+    assert list(table.pickles) == ["F001"]
+    made = table.pickles["F001"]
+    again = second.flights["F001"]
+    assert table.pickles["F001"] is made  # made once
+    assert again is not row and again == row == pristine.database.flights["F001"]
+
+
 @pytest.mark.parametrize(
     "read",
     [
