@@ -198,9 +198,8 @@ class _Pristine:
     shared_user_db: PristineDatabase | None
 
 
-def _shared(database: bytes | None) -> PristineDatabase | None:
-    loaded = None if database is None else pickle.loads(database)
-    return share(loaded) if isinstance(loaded, BaseModel) else None
+def _shared(database: object) -> PristineDatabase | None:
+    return share(database) if isinstance(database, BaseModel) else None
 
 
 @functools.cache
@@ -211,7 +210,9 @@ def _pristine(domain: Domain) -> _Pristine:
         user_db = None  # one database for both sides (banking_knowledge): built from ``db``
     agent_db = pickle.dumps(env.tools.db, protocol=pickle.HIGHEST_PROTOCOL)
     user_pickle = None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL)
-    return _Pristine(agent_db, user_pickle, _shared(agent_db), _shared(user_pickle))
+    # The databases just loaded are the pristine ones themselves: this environment
+    # is dropped here, and nothing else reaches them (no copy unpickled for it).
+    return _Pristine(agent_db, user_pickle, _shared(env.tools.db), _shared(user_db))
 
 
 def check_buildable(domain: Domain) -> None:
