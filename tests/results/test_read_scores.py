@@ -134,3 +134,30 @@ def test_the_run_tables_from_the_end_of_a_run_are_those_of_the_folder(summary):
     assert write_run_tables(summary.run_dir) == shared
     assert (summary.run_dir / RUN_TABLES).read_text() == tables
     assert summary.results.benchmarks == before  # the results are not marked in place
+
+
+def test_a_run_plans_and_scores_with_the_collector_paused_and_resumes_it(tmp_path, monkeypatch):
+    """Both make many objects and hardly any garbage; the run itself collects."""
+    import gc
+
+    from harness.evaluate import plan
+    from harness.run import scoring
+
+    seen = []
+
+    def spy(module, name):
+        real = getattr(module, name)
+
+        def call(*args, **kwargs):
+            seen.append((name, gc.isenabled()))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, call)
+
+    spy(plan, "plan_run")
+    spy(scoring, "score_run_records")
+    assert gc.isenabled()
+    config = RunConfig(suite="smoke", model="oracle", out=tmp_path / "run", limit=1)
+    summary = run_suite(dataclasses.replace(config, progress=False))
+    assert seen == [("plan_run", False), ("score_run_records", False)]
+    assert gc.isenabled() and summary.benchmarks
