@@ -70,6 +70,26 @@ def write_json_atomic(path: Path, data: object) -> None:
     write_atomic(path, dumps_safe(mask(data), indent=2, default=str))
 
 
+def scores_text(data: JsonMapping) -> str:
+    """scores.json's text: indented by two spaces, except that each of its records
+    is one line (``"key": {...}``). A large run's thousands of records indented
+    took most of the file's lines, and json encodes indented text in Python, ~5x
+    slower than compact text (0.14 s against 0.03 s at 4,448 records)."""
+    records = data.get("records")
+    if not isinstance(records, dict) or not records:
+        return dumps_safe(data, indent=2, default=str)
+    head = {key: value for key, value in data.items() if key != "records"}
+    head["records"] = {}
+    text = dumps_safe(head, indent=2, default=str)
+    empty = '"records": {}\n}'
+    assert text.endswith(empty)  # the last key, empty: what is spliced in below
+    lines = ",\n".join(
+        f"    {dumps_safe(str(key))}: {dumps_safe(value, default=str)}"
+        for key, value in records.items()
+    )
+    return text[: -len(empty)] + '"records": {\n' + lines + "\n  }\n}"
+
+
 @dataclass
 class LoadedRecords:
     # key -> last record, in its JSON form (Record.to_dict), as the exporters read
@@ -219,8 +239,9 @@ class RunStore:
         return ScoresFile.from_dict(self.read_scores())
 
     def write_scores(self, scores: ScoresFile) -> None:
-        """Write scores.json (atomically, the held secrets masked)."""
-        write_json_atomic(self.scores_path, scores.to_dict())
+        """Write scores.json (atomically, the held secrets masked): indented, each
+        record's entry on a line of its own (``scores_text``)."""
+        write_atomic(self.scores_path, scores_text(mask(scores.to_dict())))
 
     def load_manifest(self) -> Manifest:
         """manifest.json as a Manifest (ConfigError as read_manifest)."""

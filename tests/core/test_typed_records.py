@@ -210,3 +210,22 @@ def test_no_module_compares_a_record_status_spelled_out():
             ):
                 spelled.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert spelled == []
+
+
+def test_scores_json_is_indented_with_each_record_on_a_line(tmp_path):
+    records = [record("bfcl", "simple", f"s{i}", passed=i % 2 == 0) for i in range(5)]
+    records.append(record("bfcl", "simple", 'odd "id"\n\u00e9', status="infra_error"))
+    run_dir = make_run(tmp_path, "r", records, {})
+    scores = score_run(run_dir, rescore=False)
+    text = (run_dir / "scores.json").read_text(encoding="utf-8")
+    assert json.loads(text) == RunStore(run_dir).read_scores()
+    assert ScoresFile.from_dict(json.loads(text)) == scores
+    lines = text.splitlines()
+    assert lines[0] == "{" and lines[1].startswith('  "run_id": ')
+    start = lines.index('  "records": {')
+    entries = lines[start + 1 : start + 1 + len(records)]
+    assert [line.split('": ', 1)[0].strip().strip('"') for line in entries][:5] == [
+        f"bfcl/simple/s{i}#0" for i in range(5)
+    ]
+    assert all(json.loads("{" + line.rstrip(",") + "}") for line in entries)
+    assert lines[start + 1 + len(records) :] == ["  }", "}"]
