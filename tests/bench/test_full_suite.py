@@ -233,3 +233,27 @@ def test_rss_growth_is_judged_once_the_in_flight_window_is_full():
     assert full_suite.growth(marks, 0.5) == pytest.approx(0.04)
     assert full_suite.growth(marks, 0.1) == pytest.approx(0.3)
     assert full_suite.growth({"1.0": 260.0}, 0.5) is None
+
+
+def test_a_metered_environment_holds_no_reference_cycle():
+    """The run freezes a large world out of the collector once built: a cycle
+    through the meters would keep each environment until the run ends."""
+    import gc
+    import weakref
+
+    class World:
+        large_state = True
+
+        def final_state(self) -> dict:
+            return {"total": 1}
+
+    world = World()
+    world.final_state = full_suite.unbound(world, "final_state")
+    assert world.final_state() == {"total": 1}
+    gone = weakref.ref(world)
+    gc.disable()
+    try:
+        del world
+        assert gone() is None
+    finally:
+        gc.enable()
