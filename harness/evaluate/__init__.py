@@ -176,15 +176,9 @@ def _now_iso() -> str:
 
 
 def _plan(config: RunConfig) -> PlannedRun:
-    """The run planned with the collector paused: loading the samples makes many
-    objects and hardly any garbage (~700 cyclic objects for a suite of 5,000
-    samples), and the collector's full passes over them took more than the rest
-    of planning (that suite's: ~2.6-3.4 s with them, ~1.3 s without)."""
-    from harness.boundary.collector import collector_paused
     from harness.evaluate.plan import plan_run
 
-    with collector_paused():
-        return plan_run(config)
+    return plan_run(config)
 
 
 def _finish(run: PlannedRun, counts: RunCounts, started: float) -> RunSummary:

@@ -217,7 +217,19 @@ class PlannedRun:
 
 
 def plan_run(config: RunConfig) -> PlannedRun:
-    """SuiteSamples the run; nothing is written yet. The config is not changed."""
+    """SuiteSamples the run; nothing is written yet. The config is not changed.
+
+    Planned with the collector paused: loading the samples makes many objects
+    and hardly any garbage (~700 cyclic objects for a suite of 5,000 samples),
+    and the collector's full passes over them took more than the rest of
+    planning (that suite's: ~2.6-3.4 s with them, ~1.3 s without)."""
+    from harness.boundary.collector import collector_paused
+
+    with collector_paused():
+        return _plan_run(config)
+
+
+def _plan_run(config: RunConfig) -> PlannedRun:
     from harness.config.shard import Shard
     from harness.config.suites import load_suite
     from harness.evaluate.manifest import ManifestInputs, build_manifest

@@ -247,7 +247,6 @@ def worker_main() -> None:
 def run_share(spec: WorkerSpec, conn: Connection) -> None:
     """A worker process: plan the run as its process did, run the given pairs
     into the run folder beside the other workers, report the cache's counts."""
-    from harness.boundary.collector import collector_paused
     from harness.evaluate.plan import plan_run
     from harness.models.redact import environment_read_once
     from harness.run.runner import WorkItem
@@ -255,8 +254,7 @@ def run_share(spec: WorkerSpec, conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process decides what stops
     _stop_with_parent(spec.parent_pid)
     with environment_read_once():
-        with collector_paused():  # as the run's process plans (evaluate._plan)
-            run = plan_run(spec.config)
+        run = plan_run(spec.config)
         samples = {sample.key: sample for sample in run.plan.samples}
         items = [WorkItem(samples[key], trial) for key, trial in spec.pairs]
         run.store.open_as_worker()

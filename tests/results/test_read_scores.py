@@ -154,10 +154,10 @@ def test_a_run_plans_and_scores_with_the_collector_paused_and_resumes_it(tmp_pat
 
         monkeypatch.setattr(module, name, call)
 
-    spy(plan, "plan_run")
+    spy(plan, "plan_samples")
     spy(scoring, "score_run_records")
     assert gc.isenabled()
     config = RunConfig(suite="smoke", model="oracle", out=tmp_path / "run", limit=1)
     summary = run_suite(dataclasses.replace(config, progress=False))
-    assert seen == [("plan_run", False), ("score_run_records", False)]
+    assert seen == [("plan_samples", False), ("score_run_records", False)]
     assert gc.isenabled() and summary.benchmarks
