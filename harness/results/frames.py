@@ -354,8 +354,8 @@ class RunOutcomes:
     """One loaded run's tasks (``task_outcomes``) and, built when first read, its
     record table (``records_of``): what its results and its leaderboard row are
     computed over. The end of a run builds the tasks once for both, from the
-    records (~0.1 s at 4,448 records), and never the table: that would load
-    pandas (~0.8 s) for what only the plots read."""
+    records (~0.03 s at 4,448 records), and never the table: that would load
+    pandas (~0.4 s) for what only the plots read."""
 
     run: LoadedRun = field(repr=False)
     tasks: dict[str, stats.TaskOutcome]

@@ -225,8 +225,10 @@ class RunStore:
         try:
             # A large run's scores.json holds every record's scores (MBs): read as
             # samples.jsonl is (json_read), without the collector walking it.
+            raw = self.scores_path.read_bytes()
+            raw.decode("utf-8")  # damaged bytes: not readable (read_json would replace them)
             with collector_paused():
-                scores = read_json(self.scores_path.read_bytes())
+                scores = read_json(raw)
         except (ValueError, RecursionError):
             raise ConfigError(f"{self.scores_path} is not readable JSON; {rebuild}") from None
         problem = scores_problem(scores)

@@ -12,6 +12,7 @@ import pytest
 from fake_runs import make_run, pass_fail_records, record
 from support import REPO
 
+from harness.errors import ConfigError
 from harness.run.scoring import aggregate_records, score_run
 from harness.store.records import INFRA_ERROR, OK, SCORE_ERROR, STATUSES, Record
 from harness.store.run_store import RunStore
@@ -229,3 +230,12 @@ def test_scores_json_is_indented_with_each_record_on_a_line(tmp_path):
     ]
     assert all(json.loads("{" + line.rstrip(",") + "}") for line in entries)
     assert lines[start + 1 + len(records) :] == ["  }", "}"]
+
+
+def test_a_scores_json_with_bytes_that_are_not_utf8_is_not_readable(tmp_path):
+    run_dir = make_run(tmp_path, "r", [record("bfcl", "simple", "s0")], {})
+    score_run(run_dir, rescore=False)
+    path = run_dir / "scores.json"
+    path.write_bytes(path.read_bytes().replace(b'"run_id": "r"', b'"run_id": "r\xff"'))
+    with pytest.raises(ConfigError, match="not readable JSON"):
+        RunStore(run_dir).read_scores()
