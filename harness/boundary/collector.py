@@ -46,7 +46,9 @@ _set_by_run = False
 def garbage_collection_for_a_run() -> Iterator[None]:
     """The collector set for a run while it runs, and given back after."""
     global _set_by_run
-    if gc.get_freeze_count() != 0:  # an enclosing run (or the caller) has set it already
+    # Set already by an enclosing run, the caller, or the run's process this
+    # worker was forked from (a fork copies the collector's state).
+    if gc.get_freeze_count() != 0:
         yield
         return
     thresholds = gc.get_threshold()

@@ -6,8 +6,8 @@ Here the run's process plans the run as always (the run folder, its manifest
 and its lock, a server's start, the preflight, what is left to do), then starts
 N worker processes (forked from it where that is safe, so that they start
 with its imports and loaded samples: ``worker_start_method``), each with its
-own event loop, and gives each its own share of the pending (sample, trial)
-pairs.
+own event loop. The workers take the pending samples in turn, all the trials
+of one at a time, in the run's order (harness/evaluate/claims.py).
 
 Why workers append to the run's one samples.jsonl (rather than each writing a
 part folder merged afterwards, as ``--parts`` does):
@@ -15,9 +15,10 @@ part folder merged afterwards, as ``--parts`` does):
 - One run folder, as with one process: the records stay append-only (no merge
   rewrites them), a rerun with any number of workers (or one process) resumes
   it, and nothing waits for the slowest worker to be merged.
-- Never duplicated: the shares are disjoint and made by the run's process from
-  one reading of samples.jsonl; all trials of a sample go to one worker, so its
-  input is kept once too. A pair is written by the one worker that ran it.
+- Never duplicated: the pending pairs come from the run's process's one
+  reading of samples.jsonl, and each sample is taken by one worker; all its
+  trials go with it, so its input is kept once too. A pair is written by the
+  one worker that ran it.
 - Resumable after a kill of any worker: each record is one whole line appended
   under a file lock (harness/store/shared_append.py); a worker killed mid-write
   leaves at most its own torn line, which readers skip and the next writer
@@ -46,15 +47,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
+from harness.boundary.collector import garbage_collection_for_a_run
 from harness.boundary.json_read import read_json
 from harness.config.run_config import RunConfig
 from harness.errors import ConfigError
+from harness.evaluate.claims import ClaimCounter, new_counter
 from harness.models.base import CallMeter
 from harness.run.run_counts import RunCounts
 from harness.store.records import INFRA_ERROR, OK, SCORE_ERROR, Record
@@ -132,24 +135,20 @@ def worker_count(config: RunConfig, pending: int, cores: int | None = None) -> i
     return max(1, min(cores, pending // MIN_PAIRS_PER_WORKER, limit))
 
 
-def split_work(todo: list[WorkItem], workers: int) -> list[list[WorkItem]]:
-    """``workers`` disjoint shares of ``todo``, each in its order: the samples dealt
-    as they first come (so each share starts with the work that comes first),
-    every trial of a sample in the same share. The deal goes back and forth
-    (0, 1, 1, 0, 0, 1, ...): the work comes longest first, and a deal in turn
-    would give the first share the longer of every round."""
-    owner: dict[str, int] = {}
-    shares: list[list[WorkItem]] = [[] for _ in range(workers)]
+def sample_groups(todo: list[WorkItem]) -> list[list[WorkItem]]:
+    """``todo`` as the workers take it: a group a sample, its trials together, the
+    samples in the order they first come (the run's order: longest first)."""
+    groups: dict[str, list[WorkItem]] = {}
     for item in todo:
-        index = owner.setdefault(item.sample.key, _dealt_to(len(owner), workers))
-        shares[index].append(item)
-    return shares
+        groups.setdefault(item.sample.key, []).append(item)
+    return list(groups.values())
 
 
-def _dealt_to(n: int, workers: int) -> int:
-    """The share the ``n``-th sample goes to, dealt back and forth."""
-    turn = n % (2 * workers)
-    return turn if turn < workers else 2 * workers - 1 - turn
+def claimed(groups: list[list[WorkItem]], counter: ClaimCounter) -> Iterator[WorkItem]:
+    """The items of the groups this process takes, a group at a time, as the
+    runner asks for them (the other workers take the rest)."""
+    while (index := counter.take()) is not None:
+        yield from groups[index]
 
 
 def share_of(concurrency: int, index: int, workers: int) -> int:
@@ -160,10 +159,12 @@ def share_of(concurrency: int, index: int, workers: int) -> int:
 @dataclass(frozen=True)
 class WorkerSpec:
     """What a worker process is given: the run's config (its share of the
-    concurrency, no preflight, no display) and its pairs as (sample key, trial)."""
+    concurrency, no preflight, no display), the run's pending pairs as (sample
+    key, trial), a group a sample, and the counter the workers take them by."""
 
     config: RunConfig
-    pairs: list[tuple[str, int]]
+    groups: list[list[tuple[str, int]]]
+    claims: Path
     parent_pid: int
 
 
@@ -245,8 +246,9 @@ def worker_main() -> None:
 
 
 def run_share(spec: WorkerSpec, conn: Connection) -> None:
-    """A worker process: plan the run as its process did, run the given pairs
-    into the run folder beside the other workers, report the cache's counts."""
+    """A worker process: plan the run as its process did, run the samples it
+    takes into the run folder beside the other workers, report the cache's
+    counts."""
     from harness.evaluate.plan import plan_run
     from harness.models.redact import environment_read_once
     from harness.run.runner import WorkItem
@@ -256,12 +258,15 @@ def run_share(spec: WorkerSpec, conn: Connection) -> None:
     with environment_read_once():
         run = plan_run(spec.config)
         samples = {sample.key: sample for sample in run.plan.samples}
-        items = [WorkItem(samples[key], trial) for key, trial in spec.pairs]
+        groups = [[WorkItem(samples[key], trial) for key, trial in group] for group in spec.groups]
+        counter = ClaimCounter(spec.claims, len(groups))
         run.store.open_as_worker()
         try:
+            items = claimed(groups, counter)
             asyncio.run(_run_share(run, items, _Teller(conn, run.settings.calls)))
         finally:
             run.store.close()
+            counter.close()
     stats = run.settings.cache_stats
     notes = list(run.settings.fit_report.lines(run.config.timeout))
     # Plain values: this module is __main__ here, its classes are not the parent's.
@@ -269,7 +274,7 @@ def run_share(spec: WorkerSpec, conn: Connection) -> None:
     conn.close()
 
 
-async def _run_share(run: PlannedRun, items: list[WorkItem], teller: _Teller) -> None:
+async def _run_share(run: PlannedRun, items: Iterator[WorkItem], teller: _Teller) -> None:
     run.runner.progress = teller
     telling = asyncio.get_running_loop().create_task(_tell_every(teller))
     try:
@@ -319,7 +324,6 @@ class _Worker:
     index: int
     process: _Process
     conn: Connection
-    pairs: int
     done: WorkerDone | None = None
     calls_in_flight: int = 0
     pipe_closed: bool = False  # the worker has ended and its messages are all read
@@ -431,13 +435,15 @@ def _spawn_worker(spec: WorkerSpec, sending: int) -> subprocess.Popen[bytes]:
     return process
 
 
-def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worker]:
-    """One worker process a share (``worker_start_method``), its messages on a
-    pipe of its own."""
+def _start_workers(
+    run: PlannedRun, groups: list[list[WorkItem]], claims: Path, count: int
+) -> list[_Worker]:
+    """``count`` worker processes (``worker_start_method``) taking ``groups`` by
+    the ``claims`` counter, each with its messages on a pipe of its own."""
     workers = []
-    count = len(shares)
     method = worker_start_method()
-    for index, share in enumerate(shares):
+    pairs = [[(item.sample.key, item.trial) for item in group] for group in groups]
+    for index in range(count):
         config = replace(
             run.config,
             out=run.run_dir,
@@ -446,7 +452,7 @@ def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worke
             preflight=False,  # the run's process made it
             progress=False,
         )
-        spec = WorkerSpec(config, [(item.sample.key, item.trial) for item in share], os.getpid())
+        spec = WorkerSpec(config, pairs, claims, os.getpid())
         receiving, sending = os.pipe()
         try:
             process: _Process = (
@@ -456,7 +462,7 @@ def _start_workers(run: PlannedRun, shares: list[list[WorkItem]]) -> list[_Worke
             )
         finally:
             os.close(sending)
-        workers.append(_Worker(index, process, Connection(receiving, writable=False), len(share)))
+        workers.append(_Worker(index, process, Connection(receiving, writable=False)))
     return workers
 
 
@@ -485,14 +491,12 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
     )
     tail = RecordTail(run.store.samples_path)
     latest: dict[str, Record] = {}
-    # All trials of a sample go together: fewer samples than workers leave some idle.
-    shares = [share for share in split_work(session.todo, count) if share]
-    print(f"run: {len(shares)} worker processes, one event loop each", file=sys.stderr)
-    workers = _start_workers(run, shares)
-    try:
-        asyncio.run(_watch(workers, reporter, todo_keys, latest))
-    finally:
-        _stop(workers)
+    # Set as for a run in one process (harness/boundary/collector.py), before the
+    # fork: forked workers start with it set, and the loaded samples are out of
+    # the collector's passes in this process too (a full pass over them, started
+    # by the messages it reads meanwhile, took ~0.2 s of a worker's core).
+    with garbage_collection_for_a_run():
+        workers = _run_workers(run, session.todo, count, reporter, todo_keys, latest)
     if any(worker.done is None for worker in workers):
         read_untold(tail, todo_keys, latest)
     for worker in workers:
@@ -508,6 +512,32 @@ def run_in_workers(run: PlannedRun, session: Session, count: int) -> WorkersOutc
     notes = [note for worker in workers if worker.done for note in worker.done.notes]
     counts = _counts(session, latest, todo_keys, time.monotonic() - start)
     return WorkersOutcome(counts, list(dict.fromkeys(notes)))
+
+
+def _run_workers(
+    run: PlannedRun,
+    todo: list[WorkItem],
+    count: int,
+    reporter: ProgressReporter,
+    todo_keys: set[str],
+    latest: dict[str, Record],
+) -> list[_Worker]:
+    """Up to ``count`` workers taking ``todo`` a sample at a time, watched until
+    every one has ended (or stopped, when this process is interrupted)."""
+    groups = sample_groups(todo)
+    # All trials of a sample go together: fewer samples than workers leave some idle.
+    count = min(count, len(groups))
+    print(f"run: {count} worker processes, one event loop each", file=sys.stderr)
+    claims = new_counter()
+    try:
+        workers = _start_workers(run, groups, claims, count)
+        try:
+            asyncio.run(_watch(workers, reporter, todo_keys, latest))
+        finally:
+            _stop(workers)
+    finally:
+        claims.unlink(missing_ok=True)
+    return workers
 
 
 async def _watch(

@@ -12,12 +12,12 @@ import asyncio
 import dataclasses
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from harness.boundary.collector import garbage_collection_for_a_run
+from harness.boundary.collector import collector_paused, garbage_collection_for_a_run
 from harness.boundary.deadline import Deadline
 from harness.config.shard import Shard
 from harness.errors import ModelOutputError
@@ -214,13 +214,18 @@ class Runner:
     def pending(self, samples: list[Sample], trials: int) -> tuple[list[WorkItem], int]:
         """The items of this shard not yet done, in the order they start (the longest
         estimated episodes first, harness/run/order.py, unless asked for load order),
-        and how many are done."""
-        done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
-        items = [WorkItem(s, t) for t in range(trials) for s in samples]
-        items = [item for item in items if self.shard.owns(item.key)]
-        todo = [item for item in items if item.key not in done]
-        if self.longest_first:
-            todo = longest_first(todo, lambda item: item.sample)
+        and how many are done.
+
+        The collector is paused: the items hold no cycle, and a full pass that
+        their allocation started walked every loaded sample (~0.25 s before the
+        first episode of a run of 4,448 pairs)."""
+        with collector_paused():
+            done = {key for key, rec in self.store.records().items() if rec.get("status") == OK}
+            items = [WorkItem(s, t) for t in range(trials) for s in samples]
+            items = [item for item in items if self.shard.owns(item.key)]
+            todo = [item for item in items if item.key not in done]
+            if self.longest_first:
+                todo = longest_first(todo, lambda item: item.sample)
         return todo, len(items) - len(todo)
 
     async def run_item(self, item: WorkItem) -> Record:
@@ -345,8 +350,9 @@ class Runner:
         if not self.store.has_input(sample.key):
             self.store.append_input(sample_input_of(sample))
 
-    async def run_items(self, todo: list[WorkItem], skipped: int) -> RunCounts:
-        """Run the given pending items (``skipped``: how many were already done).
+    async def run_items(self, todo: Iterable[WorkItem], skipped: int) -> RunCounts:
+        """Run the given pending items (``skipped``: how many were already done),
+        each taken from ``todo`` when an episode can start.
 
         ``concurrency`` episodes at a time, and as many being scored and written
         (harness/run/worker_pool.py): an episode's scoring (a judge, a replay in the
@@ -371,10 +377,11 @@ class Runner:
         )
         with garbage_collection_for_a_run():
             await pool.run(todo)
+        ran = sum(counts.values())  # every item taken has its record once the pool ends
         return RunCounts(
-            total=len(todo) + skipped,
+            total=ran + skipped,
             skipped=skipped,
-            ran=len(todo),
+            ran=ran,
             ok=counts[OK],
             infra_errors=counts[INFRA_ERROR],
             score_errors=counts[SCORE_ERROR],

@@ -18,16 +18,19 @@ A job still running ``give_up_after`` seconds after it started (one that does no
 stop when cancelled) is left behind: its item's result comes from
 ``abandoned(item, started)`` and a new worker takes its place, so such a job holds
 up neither the run nor a worker.
+
+Items are taken from the iterable one at a time, when a worker is free: a run's
+worker processes share their pending samples by taking them in turn
+(harness/evaluate/claims.py), so an item is asked for only when it can start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -65,32 +68,52 @@ class WorkerPool(Generic[Item, Result]):
     async def run(self, items: Iterable[Item]) -> None:
         """Every item's job and follow-up; the first exception of either ends the
         run (the other workers and follow-ups are cancelled) and is raised."""
-        run = _Run(self, deque(items))
+        run = _Run(self, iter(items))
         await run.wait()
 
 
 class _Run(Generic[Item, Result]):
-    """One WorkerPool.run: the queue, the tasks, and the end of the run."""
+    """One WorkerPool.run: the items, the tasks, and the end of the run."""
 
-    def __init__(self, pool: WorkerPool[Item, Result], queue: deque[Item]):
+    def __init__(self, pool: WorkerPool[Item, Result], items: Iterator[Item]):
         self.pool = pool
-        self.queue = queue
-        self.remaining = len(queue)  # items whose follow-up has not ended
+        self.items = items
+        self.exhausted = False  # every item has been taken
+        self.unfinished = 0  # items taken whose follow-up has not ended
         self.loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = self.loop.create_future()
         self.follow_slots = asyncio.Semaphore(pool.follow_ups)
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def wait(self) -> None:
-        if not self.remaining:
-            return
-        for _ in range(min(self.pool.workers, len(self.queue))):
+        for _ in range(self.pool.workers):
+            if self.exhausted:
+                break
             self._start_worker()
         try:
             await self.ended
         finally:
             for task in self.tasks:
                 task.cancel()
+
+    def _take(self) -> tuple[bool, Item | None]:
+        """(True, the next item), or (False, None) once every item is taken."""
+        if not self.exhausted:
+            try:
+                item = next(self.items)
+            except StopIteration:
+                self.exhausted = True
+            except BaseException as exc:  # the iterable's own failure ends the run
+                self.exhausted = True
+                self._fail(exc)
+            else:
+                self.unfinished += 1
+                return True, item
+        return False, None
+
+    def _end_if_done(self) -> None:
+        if self.exhausted and not self.unfinished and not self.ended.done():
+            self.ended.set_result(None)
 
     def _spawn(self, coroutine: Coroutine[object, object, None]) -> asyncio.Task[None]:
         task = self.loop.create_task(coroutine)
@@ -108,8 +131,12 @@ class _Run(Generic[Item, Result]):
 
     async def _work(self, worker: _Worker) -> None:
         pool = self.pool
-        while self.queue and not self.ended.done():
-            item = self.queue.popleft()
+        while not self.ended.done():
+            taken, item = self._take()
+            if not taken:
+                self._end_if_done()
+                return
+            item = cast(Item, item)
             started = time.monotonic()
             timer = (
                 self.loop.call_later(pool.give_up_after, self._leave_behind, worker, item, started)
@@ -142,9 +169,8 @@ class _Run(Generic[Item, Result]):
             return
         finally:
             self.follow_slots.release()
-        self.remaining -= 1
-        if not self.remaining and not self.ended.done():
-            self.ended.set_result(None)
+        self.unfinished -= 1
+        self._end_if_done()
 
     async def _follow_abandoned(self, item: Item, started: float) -> None:
         assert self.pool.abandoned is not None
@@ -164,7 +190,7 @@ class _Run(Generic[Item, Result]):
         _LEFT_BEHIND.add(task)
         task.add_done_callback(_forget)
         self._spawn(self._follow_abandoned(item, started))
-        if self.queue:
+        if not self.exhausted:
             self._start_worker()
 
 

@@ -208,3 +208,45 @@ def test_a_job_left_behind_that_fails_later_does_not_end_the_run():
     pool = WorkerPool(1, job, follow, give_up_after=0.05, abandoned=lambda item, started: item)
     run(pool.run(["stuck", "a", "b", "c", "d", "e"]))
     assert sorted(followed) == ["a", "b", "c", "d", "e", "stuck"]
+
+
+def test_items_are_taken_one_at_a_time_when_a_worker_is_free():
+    taken: list[int] = []
+    seen_at_start: dict[int, int] = {}
+
+    def items():
+        for n in range(5):
+            taken.append(n)
+            yield n
+
+    async def job(n: int) -> int:
+        seen_at_start[n] = len(taken)
+        await asyncio.sleep(0.01 * (n + 1))
+        return n
+
+    done: list[int] = []
+
+    async def follow_up(n: int, result: int) -> None:
+        done.append(result)
+
+    run(WorkerPool(2, job, follow_up).run(items()))
+    assert sorted(done) == [0, 1, 2, 3, 4]
+    # Two workers: the third item is taken only when the first job has ended.
+    assert seen_at_start[0] <= 2 and seen_at_start[1] == 2 and seen_at_start[2] == 3
+
+
+def test_an_empty_iterable_ends_at_once_and_a_failing_one_ends_the_run():
+    async def job(n: int) -> int:
+        return n
+
+    async def follow_up(n: int, result: int) -> None:
+        pass
+
+    run(WorkerPool(4, job, follow_up).run(iter(())))
+
+    def broken():
+        yield 1
+        raise OSError("the counter's file is gone")
+
+    with pytest.raises(OSError, match="counter's file"):
+        run(WorkerPool(2, job, follow_up).run(broken()))

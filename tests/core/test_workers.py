@@ -23,14 +23,16 @@ from harness.cli import main
 from harness.config.run_config import RunConfig, ServeConfig
 from harness.errors import ConfigError
 from harness.evaluate import workers as workers_module
+from harness.evaluate.claims import ClaimCounter, new_counter
 from harness.evaluate.workers import (
     TELL_AT_MOST,
     RecordTail,
     _Teller,
     _watch,
     _Worker,
+    claimed,
     read_untold,
-    split_work,
+    sample_groups,
     worker_count,
     worker_start_method,
 )
@@ -198,30 +200,83 @@ def test_asked_for_workers_are_kept_within_the_work():
         worker_count(served, 100)
 
 
-def test_shares_are_disjoint_keep_the_order_and_a_sample_whole():
+def test_the_work_is_grouped_by_sample_in_the_runs_order():
     from harness.run.runner import WorkItem
 
     samples = [
         Sample(id=str(i), benchmark="b", subset="s", tools=[], initial_messages=[])
-        for i in range(5)
+        for i in (2, 0, 1)
     ]
-    todo = [WorkItem(s, t) for s in samples for t in range(3)]
-    shares = split_work(todo, 2)
-    assert sorted(i.key for share in shares for i in share) == sorted(i.key for i in todo)
-    for share in shares:
-        assert share == [item for item in todo if item in share]  # the run's order
-    owners = {item.sample.key: n for n, share in enumerate(shares) for item in share}
-    assert len(owners) == 5 and set(owners.values()) == {0, 1}
-    for n, share in enumerate(shares):
-        assert all(owners[item.sample.key] == n for item in share)
-    # Dealt back and forth: the longest-first order favours no share.
-    assert [owners[f"b/s/{i}"] for i in range(5)] == [0, 1, 1, 0, 0]
-    three = split_work([WorkItem(s, 0) for s in samples], 3)
-    assert [[item.sample.id for item in share] for share in three] == [
-        ["0"],
-        ["1", "4"],
-        ["2", "3"],
+    todo = [WorkItem(s, t) for t in range(2) for s in samples]  # trials interleaved
+    groups = sample_groups(todo)
+    assert [[(i.sample.id, i.trial) for i in g] for g in groups] == [
+        [("2", 0), ("2", 1)],
+        [("0", 0), ("0", 1)],
+        [("1", 0), ("1", 1)],
     ]
+
+
+def test_workers_take_each_sample_once_in_the_runs_order(tmp_path):
+    from harness.run.runner import WorkItem
+
+    samples = [
+        Sample(id=str(i), benchmark="b", subset="s", tools=[], initial_messages=[])
+        for i in range(4)
+    ]
+    groups = sample_groups([WorkItem(s, t) for s in samples for t in range(2)])
+    path = new_counter()
+    try:
+        first, second = ClaimCounter(path, len(groups)), ClaimCounter(path, len(groups))
+        one, two = claimed(groups, first), claimed(groups, second)
+        # Whoever asks next takes the next sample, with all its trials.
+        taken = [next(one), next(one), next(two), next(one), next(two), next(two)]
+        assert [(i.sample.id, i.trial) for i in taken] == [
+            ("0", 0),
+            ("0", 1),
+            ("1", 0),
+            ("2", 0),
+            ("1", 1),
+            ("3", 0),
+        ]
+        assert [(i.sample.id, i.trial) for i in [*one, *two]] == [("2", 1), ("3", 1)]
+        assert first.take() is None and second.take() is None
+        first.close()
+        second.close()
+    finally:
+        path.unlink()
+
+
+def _take_all(path: str, count: int, out: str, start: threading.Barrier) -> None:
+    counter = ClaimCounter(Path(path), count)
+    taken = []
+    start.wait(30)  # all at once
+    while (index := counter.take()) is not None:
+        taken.append(index)
+    Path(out).write_text(json.dumps(taken))
+
+
+def test_processes_taking_at_once_take_every_index_once(tmp_path):
+    import multiprocessing
+
+    path, count = new_counter(), 3000
+    try:
+        context = multiprocessing.get_context("fork")
+        outs = [tmp_path / f"{n}.json" for n in range(3)]
+        start = context.Barrier(3)
+        processes = [
+            context.Process(target=_take_all, args=(str(path), count, str(out), start))
+            for out in outs
+        ]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+        taken = [json.loads(out.read_text()) for out in outs]
+    finally:
+        path.unlink()
+    assert sorted(i for part in taken for i in part) == list(range(count))
+    assert all(part == sorted(part) for part in taken)  # each in the counter's order
+    assert sum(1 for part in taken if part) >= 2  # they did take in turn
 
 
 def test_a_torn_line_of_a_killed_writer_is_closed_off_by_the_next(tmp_path):
