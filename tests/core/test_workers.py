@@ -488,3 +488,40 @@ def test_a_batch_is_shown_in_the_order_it_happened():
     assert in_flight_when_written == [set()] and set(progress.in_flight) == {second.key}
     conn.close()
     worker.conn.close()
+
+
+def test_the_collector_is_set_for_the_run_before_the_workers_start(monkeypatch, tmp_path):
+    """Forked workers inherit the run's collector setting, and the run's process
+    watches them with the loaded samples frozen out of its passes."""
+    import gc
+    from types import SimpleNamespace
+
+    from harness.boundary.collector import RUN_GC_THRESHOLD
+    from harness.evaluate.workers import run_in_workers
+    from harness.run.runner import WorkItem
+
+    seen: dict = {}
+
+    def start(run, groups, claims, count):
+        seen.update(frozen=gc.get_freeze_count(), threshold=gc.get_threshold()[0])
+        seen.update(groups=len(groups), count=count, claims=claims.exists(), path=claims)
+        return []
+
+    monkeypatch.setattr(workers_module, "_start_workers", start)
+    samples = [
+        Sample(id=str(i), benchmark="b", subset="s", tools=[], initial_messages=[])
+        for i in range(3)
+    ]
+    run = SimpleNamespace(
+        progress=None,
+        settings=SimpleNamespace(api_base=None),
+        config=SimpleNamespace(progress=False, progress_interval=1.0),
+        store=SimpleNamespace(samples_path=tmp_path / "samples.jsonl"),
+    )
+    session = SimpleNamespace(todo=[WorkItem(s, t) for s in samples for t in range(2)], skipped=0)
+    before = gc.get_threshold()
+    run_in_workers(run, session, 2)
+    assert seen["frozen"] > 0 and seen["threshold"] >= RUN_GC_THRESHOLD
+    assert seen == {**seen, "groups": 3, "count": 2, "claims": True}
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before  # given back
+    assert not seen["path"].exists()  # the counter's file goes with the run
