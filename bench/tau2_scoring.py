@@ -60,8 +60,8 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from harness.adapters.tau2 import Tau2Adapter, Tau3Adapter, replay_memo  # noqa: E402
+from harness.adapters.tau2.cache_files import CACHE_ENV  # noqa: E402
 from harness.adapters.tau2.domains import write_tools  # noqa: E402
-from harness.adapters.tau2.gold_cache import CACHE_ENV  # noqa: E402
 from harness.adapters.tau2.gold_cache import clear_memory as clear_gold_memory  # noqa: E402
 from harness.adapters.tau2.nl_judge import StubJudge  # noqa: E402
 from harness.adapters.tau2.official import (  # noqa: E402
