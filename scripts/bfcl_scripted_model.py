@@ -440,6 +440,8 @@ class ScriptedModel:
                 documented = [doc["name"] for doc in entry.checker_functions]
                 by_fc = {name.replace(".", "_"): name for name in documented}
                 calls = [(by_fc.get(name, name), args) for name, args in calls]
+        elif not entry.functions:  # a live_irrelevance entry that offers none: nothing to call
+            calls = []
         else:
             doc = entry.functions[0]
             required = doc.get("parameters", {}).get("required", [])
