@@ -170,7 +170,7 @@ class WorkerSpec:
 
 @dataclass(frozen=True)
 class WorkerDone:
-    """What a worker sends back when its share is done."""
+    """What a worker sends back when no sample is left for it to take."""
 
     cache_hits: int
     cache_misses: int
@@ -404,7 +404,7 @@ class _ForkedWorker:
 
 
 def _forked_main(spec: WorkerSpec, sending: int, receiving: int) -> None:
-    """A forked worker: the run's process's own handlers undone, then its share."""
+    """A forked worker: the run's process's own handlers undone, then its work."""
     os.close(receiving)
     # The run's SIGTERM handler (harness/boundary/interrupts.py) would unwind this
     # copy of the run's stack; a worker ends at once, as a fresh interpreter does.
