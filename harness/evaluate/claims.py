@@ -5,8 +5,8 @@ Dealing each worker a fixed share up front left one worker idle while the other
 finished: the estimate of an episode's cost orders the work but does not weigh it,
 and a core the machine slows (another tenant, a noisy neighbour) held its whole
 share back. Taken in turn, the samples start in the run's one order (the longest
-first) whichever worker runs them, and the workers end within an episode of each
-other.
+first) whichever worker runs them, and the workers end within one sample's
+trials of each other.
 
 The turn is a counter in a small file that the workers share: ``take`` locks it
 (``flock``), reads the next index, writes it plus one. Each worker opens the file

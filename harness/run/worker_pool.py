@@ -86,9 +86,9 @@ class _Run(Generic[Item, Result]):
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def wait(self) -> None:
+        # Each worker takes its first item when it first runs: one that finds
+        # none left (more workers than items) ends at once.
         for _ in range(self.pool.workers):
-            if self.exhausted:
-                break
             self._start_worker()
         try:
             await self.ended
